@@ -1,0 +1,209 @@
+//! Lazy message content. A message carries segments of (kind, length, seed, facts) and
+//! materializes bytes only when something needs them (an external adapter, a report).
+//! A row made by merging rows keeps every segment, so the oracle can still find each
+//! original text byte for byte inside the merged row.
+
+use crate::ids::{FactId, MsgId};
+use crate::tokens::{real_tokens, rough_tokens, ContentKind};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Separator the repair pass and supersede use when merging two rows (a blank line).
+pub const MERGE_SEPARATOR: &str = "\n\n";
+const MERGE_SEPARATOR_CHARS: u32 = MERGE_SEPARATOR.len() as u32;
+
+/// One run of generated text.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Segment {
+    pub kind: ContentKind,
+    /// Length in characters (the text is ASCII, so also in bytes).
+    pub chars: u32,
+    /// Seed of the text generator for this segment.
+    pub seed: u64,
+    /// The message this text was first written in.
+    pub origin: MsgId,
+    /// Facts mentioned in the text, in ascending order.
+    pub facts: Vec<FactId>,
+}
+
+impl Segment {
+    /// Materializes the text: `chars` ASCII characters, deterministic in (kind, seed,
+    /// facts), every fact spelled out once while room allows.
+    pub fn materialize(&self) -> String {
+        let mut out = String::with_capacity(self.chars as usize);
+        let mut state = self.seed ^ 0x9E37_79B9_7F4A_7C15;
+        let mut facts = self.facts.iter();
+        let limit = self.chars as usize;
+        let (open, close) = match self.kind {
+            ContentKind::Json => ("{\"k\": \"", "\"}"),
+            ContentKind::Code => ("fn f() { ", " }"),
+            _ => ("", ""),
+        };
+        if limit >= open.len() + close.len() {
+            out.push_str(open);
+        }
+        let body_limit = limit.saturating_sub(close.len()).max(out.len());
+        while out.len() < body_limit {
+            let word = match facts.next() {
+                Some(f) => f.to_string(),
+                None => WORDS[(splitmix(&mut state) % WORDS.len() as u64) as usize].to_string(),
+            };
+            if !out.is_empty() && out.len() < body_limit {
+                out.push(' ');
+            }
+            let room = body_limit - out.len();
+            out.push_str(&word[..word.len().min(room)]);
+        }
+        if out.len() + close.len() == limit {
+            out.push_str(close);
+        }
+        while out.len() < limit {
+            out.push('.');
+        }
+        out.truncate(limit);
+        debug_assert_eq!(out.len(), limit);
+        out
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the", "agent", "reads", "file", "config", "test", "passes", "build", "error", "fixed", "user",
+    "asks", "for", "a", "review", "of", "module", "parser", "output", "line",
+];
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The content of one message: one or more segments joined by [`MERGE_SEPARATOR`].
+/// Segments are shared, so cloning a message (a transcript snapshot) is cheap.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+pub struct Content {
+    pub segments: Arc<[Segment]>,
+}
+
+impl Content {
+    pub fn empty() -> Self {
+        Content {
+            segments: Arc::from(Vec::new()),
+        }
+    }
+
+    pub fn single(segment: Segment) -> Self {
+        Content {
+            segments: Arc::from(vec![segment]),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.chars() == 0
+    }
+
+    /// Length in characters, separators included.
+    pub fn chars(&self) -> u32 {
+        let text: u32 = self.segments.iter().map(|s| s.chars).sum();
+        let seps = self.segments.len().saturating_sub(1) as u32 * MERGE_SEPARATOR_CHARS;
+        text + seps
+    }
+
+    pub fn rough_tokens(&self) -> u32 {
+        rough_tokens(self.chars())
+    }
+
+    pub fn real_tokens(&self) -> u32 {
+        let seps = self.segments.len().saturating_sub(1) as u32;
+        self.segments
+            .iter()
+            .map(|s| real_tokens(s.kind, s.chars))
+            .sum::<u32>()
+            + seps
+    }
+
+    /// Every fact mentioned anywhere in this content, ascending, without duplicates.
+    pub fn facts(&self) -> Vec<FactId> {
+        let mut all: Vec<FactId> = self
+            .segments
+            .iter()
+            .flat_map(|s| s.facts.iter().copied())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// Appends `other` after a blank line (the Hermes merge of two plain-text rows).
+    pub fn merge(&mut self, other: &Content) {
+        let merged: Vec<Segment> = self
+            .segments
+            .iter()
+            .chain(other.segments.iter())
+            .cloned()
+            .collect();
+        self.segments = Arc::from(merged);
+    }
+
+    /// Content made of the given segments, in order.
+    pub fn from_segments(segments: Vec<Segment>) -> Self {
+        Content {
+            segments: Arc::from(segments),
+        }
+    }
+
+    pub fn materialize(&self) -> String {
+        let parts: Vec<String> = self.segments.iter().map(Segment::materialize).collect();
+        parts.join(MERGE_SEPARATOR)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(kind: ContentKind, chars: u32, seed: u64, facts: &[u32]) -> Segment {
+        Segment {
+            kind,
+            chars,
+            seed,
+            origin: MsgId(1),
+            facts: facts.iter().map(|&f| FactId(f)).collect(),
+        }
+    }
+
+    #[test]
+    fn materialize_has_exact_length_and_is_deterministic() {
+        for kind in [
+            ContentKind::Prose,
+            ContentKind::Code,
+            ContentKind::Json,
+            ContentKind::Summary,
+        ] {
+            for chars in [0, 1, 3, 7, 11, 12, 100, 1001] {
+                let s = seg(kind, chars, 42, &[7, 9]);
+                let a = s.materialize();
+                assert_eq!(a.len(), chars as usize, "{kind:?} {chars}");
+                assert_eq!(a, s.materialize());
+            }
+        }
+        let with_room = seg(ContentKind::Prose, 200, 1, &[7, 9]).materialize();
+        assert!(with_room.contains("FACT-000007") && with_room.contains("FACT-000009"));
+        assert_ne!(
+            with_room,
+            seg(ContentKind::Prose, 200, 2, &[7, 9]).materialize()
+        );
+    }
+
+    #[test]
+    fn merged_content_counts_the_separator_and_keeps_segments() {
+        let mut c = Content::single(seg(ContentKind::Prose, 10, 1, &[3]));
+        c.merge(&Content::single(seg(ContentKind::Prose, 6, 2, &[1, 3])));
+        assert_eq!(c.chars(), 18);
+        assert_eq!(c.materialize().len(), 18);
+        assert!(c.materialize().contains(MERGE_SEPARATOR));
+        assert_eq!(c.facts(), vec![FactId(1), FactId(3)]);
+        assert_eq!(c.segments.len(), 2);
+    }
+}

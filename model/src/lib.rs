@@ -1,0 +1,17 @@
+//! compactsim-model: the shared vocabulary of compactsim — messages with lazy content and
+//! cached token counts, trace events, and violations with witnesses. No behaviour lives
+//! here beyond what keeps a value consistent with itself.
+
+pub mod content;
+pub mod event;
+pub mod ids;
+pub mod message;
+pub mod tokens;
+pub mod verdict;
+
+pub use content::{Content, Segment, MERGE_SEPARATOR};
+pub use event::{Event, MicroOutcome, MicroPass, Transition};
+pub use ids::{CallId, FactId, MsgId};
+pub use message::{tokens_real_total, tokens_rough_total, Flags, Message, Role, ToolCall};
+pub use tokens::{ContentKind, Tokens};
+pub use verdict::{Violation, Witness, WitnessRow};

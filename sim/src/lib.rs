@@ -1,0 +1,4 @@
+//! compactsim: the simulated world (conversation shapes, fake summarizer and provider,
+//! reference compactors with bug switches), the case engine and the parallel runner.
+
+pub mod rng;
