@@ -1,4 +1,8 @@
 //! compactsim: the simulated world (conversation shapes, fake summarizer and provider,
 //! reference compactors with bug switches), the case engine and the parallel runner.
 
+pub mod compactor;
+pub mod ids;
 pub mod rng;
+pub mod shapes;
+pub mod summarizer;

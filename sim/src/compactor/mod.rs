@@ -1,0 +1,3 @@
+//! The systems under test: reference Hermes-style compactors with bug switches.
+
+pub mod threshold;
