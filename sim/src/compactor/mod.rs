@@ -1,3 +1,4 @@
 //! The systems under test: reference Hermes-style compactors with bug switches.
 
+pub mod boundaries;
 pub mod threshold;

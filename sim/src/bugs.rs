@@ -1,0 +1,153 @@
+//! Bug switches: each catalogued historical bug (hermes-domain §4) can be switched back
+//! on in the reference model with `--bug ID`. Every entry names the invariants expected
+//! to catch it; `compactsim selftest` and the scenario seeds prove both directions.
+
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// A catalogued bug that the reference model can reproduce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Bug {
+    /// User-role micro marker merged into a real user row by the pre-send repair.
+    H75345A,
+    /// Older micro markers never superseded.
+    H75345B,
+    /// Micro cursor taken from the pre-splice exchange end.
+    HMCursor,
+    /// A resumed process supersedes the marker with an empty rolling summary.
+    HMResume,
+    /// Defrag splices the whole window, dropping user turns.
+    HMDefrag,
+}
+
+/// Catalogue entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BugInfo {
+    pub bug: Bug,
+    /// Stable id, as on the command line.
+    pub id: &'static str,
+    /// The strategy whose reference model carries the switch.
+    pub strategy: &'static str,
+    pub summary: &'static str,
+    /// Invariants expected to catch it (any one suffices).
+    pub expected: &'static [&'static str],
+}
+
+/// Every bug switch, in the order `compactsim list bugs` prints them.
+pub const CATALOGUE: &[BugInfo] = &[
+    BugInfo {
+        bug: Bug::H75345A,
+        id: "H-75345-A",
+        strategy: "micro",
+        summary: "marker spliced as a user row; the pre-send repair merges it into the real user row and its metadata is lost",
+        expected: &["api-valid", "marker-contained", "tokens-non-growing"],
+    },
+    BugInfo {
+        bug: Bug::H75345B,
+        id: "H-75345-B",
+        strategy: "micro",
+        summary: "older micro markers are never superseded; near-duplicate summaries stack up every pass",
+        expected: &["one-marker-max", "tokens-non-growing"],
+    },
+    BugInfo {
+        bug: Bug::HMCursor,
+        id: "H-M-cursor",
+        strategy: "micro",
+        summary: "cursor set to the pre-splice exchange end; the next pass skips exchanges on tool-heavy shapes",
+        expected: &["exchange-absorbed-once", "api-valid"],
+    },
+    BugInfo {
+        bug: Bug::HMResume,
+        id: "H-M-resume",
+        strategy: "micro",
+        summary: "a restarted process starts with an empty rolling summary and supersedes the marker holding all history",
+        expected: &["marker-contained"],
+    },
+    BugInfo {
+        bug: Bug::HMDefrag,
+        id: "H-M-defrag",
+        strategy: "micro",
+        summary: "defrag splices the whole compressible window into the marker, dropping every user turn in it",
+        expected: &["user-turns-intact"],
+    },
+];
+
+impl Bug {
+    pub fn info(self) -> &'static BugInfo {
+        CATALOGUE
+            .iter()
+            .find(|b| b.bug == self)
+            .expect("every bug is catalogued")
+    }
+
+    pub fn id(self) -> &'static str {
+        self.info().id
+    }
+
+    /// Parses a catalogue id (case-insensitive).
+    pub fn parse(id: &str) -> Result<Bug, String> {
+        CATALOGUE
+            .iter()
+            .find(|b| b.id.eq_ignore_ascii_case(id))
+            .map(|b| b.bug)
+            .ok_or_else(|| {
+                let known: Vec<&str> = CATALOGUE.iter().map(|b| b.id).collect();
+                format!("unknown bug id `{id}` (known: {})", known.join(", "))
+            })
+    }
+}
+
+impl fmt::Display for Bug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// The bug switches turned on for a case.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BugSet(BTreeSet<Bug>);
+
+impl BugSet {
+    pub fn none() -> Self {
+        BugSet::default()
+    }
+
+    pub fn of(bugs: &[Bug]) -> Self {
+        BugSet(bugs.iter().copied().collect())
+    }
+
+    pub fn has(&self, bug: Bug) -> bool {
+        self.0.contains(&bug)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Bug> + '_ {
+        self.0.iter().copied()
+    }
+
+    pub fn ids(&self) -> Vec<String> {
+        self.iter().map(|b| b.id().to_string()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_parse_back_and_are_unique() {
+        let mut seen = BTreeSet::new();
+        for b in CATALOGUE {
+            assert_eq!(Bug::parse(b.id), Ok(b.bug));
+            assert_eq!(Bug::parse(&b.id.to_lowercase()), Ok(b.bug));
+            assert!(seen.insert(b.id), "duplicate {}", b.id);
+            assert!(!b.expected.is_empty() && !b.summary.is_empty());
+        }
+        let err = Bug::parse("H-0").unwrap_err();
+        assert!(err.contains("H-0") && err.contains("H-75345-B"), "{err}");
+    }
+}
