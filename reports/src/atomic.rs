@@ -84,12 +84,10 @@ impl PendingFile {
             .out
             .take()
             .expect("PendingFile writer is present until commit");
-        let file = out
-            .into_inner()
-            .map_err(|e| ReportError::Io {
-                path: self.temp_path.clone(),
-                source: e.into_error(),
-            })?;
+        let file = out.into_inner().map_err(|e| ReportError::Io {
+            path: self.temp_path.clone(),
+            source: e.into_error(),
+        })?;
         file.sync_all().map_err(ReportError::io(&self.temp_path))?;
         drop(file);
         fs::rename(&self.temp_path, &self.final_path).map_err(ReportError::io(&self.final_path))?;

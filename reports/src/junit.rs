@@ -18,7 +18,10 @@ pub const JUNIT_REPORT_NAME: &str = "compactsim";
 pub enum JunitOutcome {
     Passed,
     /// `message` becomes the `message` attribute, `detail` the element's text.
-    Failed { message: String, detail: String },
+    Failed {
+        message: String,
+        detail: String,
+    },
 }
 
 /// One JUnit test case.

@@ -37,9 +37,7 @@ mod writer;
 pub use aggregate::{Aggregator, FAILURES_KEPT_MAX};
 pub use atomic::atomic_write;
 pub use error::ReportError;
-pub use junit::{
-    render_junit, write_junit, JunitCase, JunitOutcome, JUNIT_REPORT_NAME, JUNIT_XML,
-};
+pub use junit::{render_junit, write_junit, JunitCase, JunitOutcome, JUNIT_REPORT_NAME, JUNIT_XML};
 pub use markdown::{render_summary_md, write_summary_md, SUMMARY_MD};
 pub use repro::{write_repro, REPRO_TXT};
 pub use schema::{

@@ -40,10 +40,17 @@ pub fn render_summary_md(header: &Header, summary: &Summary) -> String {
         ("transitions", Align::Right),
     ]);
     totals.row(
-        [t.cases, t.cases_failed, t.cases_liveness, t.turns, t.passes, t.transitions]
-            .iter()
-            .map(u64::to_string)
-            .collect(),
+        [
+            t.cases,
+            t.cases_failed,
+            t.cases_liveness,
+            t.turns,
+            t.passes,
+            t.transitions,
+        ]
+        .iter()
+        .map(u64::to_string)
+        .collect(),
     );
     out.push_str(&totals.render_markdown());
 
@@ -184,7 +191,11 @@ fn longest_backtick_run(s: &str) -> usize {
 fn inline_code(s: &str) -> String {
     let s = md_cell(s);
     let ticks = "`".repeat(longest_backtick_run(&s) + 1);
-    let pad = if s.starts_with('`') || s.ends_with('`') { " " } else { "" };
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
     format!("{ticks}{pad}{s}{pad}{ticks}")
 }
 

@@ -10,6 +10,9 @@ pub(crate) enum Align {
 /// Spaces between two plain-text columns.
 const COLUMN_GAP: &str = "  ";
 
+/// Narrowest Markdown column: three delimiter dashes, which every renderer accepts.
+const MD_DELIMITER_WIDTH_MIN: usize = 3;
+
 /// A table of already formatted cells.
 #[derive(Clone, Debug)]
 pub(crate) struct Table {
@@ -67,7 +70,11 @@ impl Table {
 
     /// A GitHub-flavoured Markdown table with escaped, padded cells.
     pub(crate) fn render_markdown(&self) -> String {
-        let widths = self.widths(|c| md_cell(c));
+        let widths: Vec<usize> = self
+            .widths(md_cell)
+            .into_iter()
+            .map(|w| w.max(MD_DELIMITER_WIDTH_MIN))
+            .collect();
         let mut out = String::new();
         let mut push_line = |cells: Vec<String>| {
             out.push_str("| ");
@@ -81,8 +88,8 @@ impl Table {
                 .iter()
                 .zip(&self.aligns)
                 .map(|(w, a)| match a {
-                    Align::Left => "-".repeat((*w).max(1)),
-                    Align::Right => format!("{}:", "-".repeat((*w).max(2) - 1)),
+                    Align::Left => "-".repeat(*w),
+                    Align::Right => format!("{}:", "-".repeat(*w - 1)),
                 })
                 .collect(),
         );
@@ -138,6 +145,8 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[1], "| --------- | ----: |");
         assert_eq!(lines[2], "| a\\|b      |     7 |");
-        assert!(lines.iter().all(|l| l.starts_with("| ") && l.ends_with(" |")));
+        assert!(lines
+            .iter()
+            .all(|l| l.starts_with("| ") && l.ends_with(" |")));
     }
 }

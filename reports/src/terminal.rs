@@ -93,7 +93,10 @@ pub(crate) fn unreached(summary: &Summary) -> Vec<&str> {
 fn coverage_line(summary: &Summary) -> String {
     let total = summary.coverage.len();
     let missing = unreached(summary);
-    let mut line = format!("coverage: {} of {total} paths reached", total - missing.len());
+    let mut line = format!(
+        "coverage: {} of {total} paths reached",
+        total - missing.len()
+    );
     if !missing.is_empty() {
         line.push_str(&format!("; never reached: {}", missing.join(", ")));
     }

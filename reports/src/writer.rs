@@ -52,7 +52,8 @@ impl ReportWriter {
         write!(out, "{{\"schema_version\":{SCHEMA_VERSION},\n\"header\":")
             .map_err(ReportError::io(&path))?;
         serde_json::to_writer(&mut *out, header).map_err(ReportError::json(&path))?;
-        out.write_all(b",\n\"cases\":[").map_err(ReportError::io(&path))?;
+        out.write_all(b",\n\"cases\":[")
+            .map_err(ReportError::io(&path))?;
         Ok(writer)
     }
 
@@ -79,7 +80,11 @@ impl ReportWriter {
         }
         let path = self.path().to_path_buf();
         let out = self.file.writer();
-        let separator: &[u8] = if self.last_case.is_some() { b",\n" } else { b"\n" };
+        let separator: &[u8] = if self.last_case.is_some() {
+            b",\n"
+        } else {
+            b"\n"
+        };
         out.write_all(separator).map_err(ReportError::io(&path))?;
         serde_json::to_writer(&mut *out, row).map_err(ReportError::json(&path))?;
         self.last_case = Some(row.case);
