@@ -1,1 +1,48 @@
-//! placeholder
+//! compactsim-reports: the files a run leaves behind — `report.json` (versioned,
+//! streamed), `summary.md`, `junit.xml`, `repro.txt` — and the terminal tables.
+//!
+//! Every file is written atomically ([`atomic_write`]) and is byte-identical for
+//! identical inputs: no wall time, no thread count, no varying paths, `BTreeMap`s only.
+//!
+//! Typical use by the simulator:
+//! ```no_run
+//! # use compactsim_reports::*;
+//! # fn run(dir: &std::path::Path, header: Header, rows: Vec<CaseRow>) -> Result<(), ReportError> {
+//! let mut writer = ReportWriter::create(dir, &header)?;
+//! let mut agg = Aggregator::new().with_invariants(["one-marker-max"]);
+//! for row in &rows {
+//!     writer.push(row)?;
+//!     agg.add_case(row, 0, [("one-marker-max", 1)], []);
+//! }
+//! let summary = agg.into_summary();
+//! writer.finish(&summary)?;
+//! write_summary_md(dir, &header, &summary)?;
+//! let repro: Vec<String> = summary.failures.iter().map(|f| f.repro.clone()).collect();
+//! write_repro(dir, &repro)?;
+//! print!("{}", render_table(&header, &summary));
+//! # Ok(()) }
+//! ```
+
+mod aggregate;
+mod atomic;
+mod error;
+mod junit;
+mod markdown;
+mod repro;
+mod schema;
+mod table;
+mod terminal;
+mod writer;
+
+pub use aggregate::{Aggregator, FAILURES_KEPT_MAX};
+pub use atomic::atomic_write;
+pub use error::ReportError;
+pub use junit::{render_junit, write_junit, JunitCase, JunitOutcome, JUNIT_REPORT_NAME, JUNIT_XML};
+pub use markdown::{render_summary_md, write_summary_md, SUMMARY_MD};
+pub use repro::{write_repro, REPRO_TXT};
+pub use schema::{
+    CaseRow, Failure, FamilyRow, Header, InvariantRow, Outcome, Report, Summary, Totals,
+    SCHEMA_VERSION,
+};
+pub use terminal::{header_line, render_table};
+pub use writer::{read_report, ReportWriter, REPORT_JSON};

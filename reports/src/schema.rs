@@ -1,0 +1,129 @@
+//! The `report.json` schema, version [`SCHEMA_VERSION`]. Field order here is the order
+//! on disk; maps are `BTreeMap`s; nothing depends on wall time, paths or thread count.
+//! Any change that renames, removes or re-types a field bumps [`SCHEMA_VERSION`].
+
+use compactsim_model::Violation;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the `report.json` layout written by this crate.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Run parameters: everything needed to rerun the same run, nothing that varies
+/// between two runs of it (no wall time, no job count, no output path).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    pub tool: String,
+    pub version: String,
+    pub seed: u64,
+    pub cases: u32,
+    pub passes: u32,
+    pub strategy: String,
+    pub bugs: Vec<String>,
+    /// Every other chosen parameter, rendered as the CLI would accept it.
+    pub params: BTreeMap<String, String>,
+}
+
+/// How one case ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every invariant held until the case's end.
+    Clean,
+    /// The first invariant that failed, and on which turn.
+    Violation { invariant: String, turn: u32 },
+    /// The case did not finish within its budget (loop, stall).
+    Liveness { reason: String },
+}
+
+impl Outcome {
+    pub fn is_clean(&self) -> bool {
+        matches!(self, Outcome::Clean)
+    }
+}
+
+/// One line of `cases`: a case's identity and outcome.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseRow {
+    pub case: u32,
+    pub case_seed: u64,
+    pub family: String,
+    pub turns: u32,
+    pub passes: u32,
+    pub outcome: Outcome,
+    pub tokens_max: u64,
+    pub messages_max: u32,
+}
+
+/// Run-wide counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    pub cases: u64,
+    /// Cases that ended with [`Outcome::Violation`].
+    pub cases_failed: u64,
+    /// Cases that ended with [`Outcome::Liveness`] (not counted in `cases_failed`).
+    pub cases_liveness: u64,
+    pub turns: u64,
+    pub passes: u64,
+    pub transitions: u64,
+}
+
+/// Per-invariant counts: how many transitions it checked, how many cases it failed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvariantRow {
+    pub id: String,
+    pub checked: u64,
+    pub violated: u64,
+}
+
+/// Per-shape-family counts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FamilyRow {
+    pub family: String,
+    pub cases: u64,
+    /// Cases of this family that ended with a violation.
+    pub failed: u64,
+    /// Cases of this family that ended with a liveness failure.
+    pub liveness: u64,
+    pub turns: u64,
+    pub passes: u64,
+}
+
+/// One kept failure, with its evidence and the command that replays it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub case: u32,
+    pub case_seed: u64,
+    pub family: String,
+    pub violation: Violation,
+    /// One shell command line.
+    pub repro: String,
+}
+
+/// The run's aggregate. Its size does not grow with the number of cases: rows are keyed
+/// by invariant id, family and counter name, and `failures` keeps at most
+/// [`crate::FAILURES_KEPT_MAX`] entries (those of the lowest case ids).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub totals: Totals,
+    /// Sorted by id.
+    pub invariants: Vec<InvariantRow>,
+    /// Sorted by family name.
+    pub families: Vec<FamilyRow>,
+    /// "Sometimes" counters: how often each fault path was reached. A counter at 0 is a
+    /// path the run never exercised.
+    pub coverage: BTreeMap<String, u64>,
+    /// Sorted by case id.
+    pub failures: Vec<Failure>,
+    /// Failures reported beyond the kept bound.
+    pub failures_omitted: u64,
+}
+
+/// A whole `report.json` as read back (the writer streams it; see [`crate::ReportWriter`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub header: Header,
+    pub cases: Vec<CaseRow>,
+    pub summary: Summary,
+}
