@@ -1,0 +1,340 @@
+use super::*;
+use crate::rng::{case_seed, stream, Stream};
+
+/// Cases each property test draws.
+const CASES: u32 = 200;
+/// Calls each case makes.
+const CALLS: u32 = 60;
+
+fn facts(range: std::ops::Range<u32>) -> Vec<FactId> {
+    range.map(FactId).collect()
+}
+
+fn summarizer(config: SummarizerConfig, seed: u64) -> Summarizer {
+    Summarizer::new(config, stream(seed, Stream::Summarizer))
+}
+
+fn drawn_config(case: u32) -> SummarizerConfig {
+    SummarizerConfig::draw(&mut stream(case_seed(11, case), Stream::Params))
+}
+
+fn without_faults(config: SummarizerConfig) -> SummarizerConfig {
+    SummarizerConfig {
+        error_per_mille: 0,
+        empty_per_mille: 0,
+        length_per_mille: 0,
+        expansion_per_mille: 0,
+        ..config
+    }
+}
+
+/// Drives one case through `CALLS` summarize calls on a growing input, yielding each
+/// (previous, input facts, input tokens, call).
+fn drive(
+    config: SummarizerConfig,
+    seed: u64,
+    mut check: impl FnMut(&SummarizerConfig, &RollingSummary, &[FactId], u32, &SummaryCall),
+) {
+    let mut s = summarizer(config, seed);
+    let mut prev = RollingSummary::default();
+    let mut inputs = stream(seed, Stream::Shape);
+    let mut next_fact = 0;
+    for _ in 0..CALLS {
+        let n = between(&mut inputs, 0, 6);
+        let input = facts(next_fact..next_fact + n);
+        next_fact += n;
+        let input_tokens = between(&mut inputs, 0, 20_000);
+        let call = s.summarize(&prev, &input, input_tokens);
+        check(&s.config, &prev, &input, input_tokens, &call);
+        if let Ok(next) = &call.result {
+            prev = next.clone();
+        }
+    }
+}
+
+#[test]
+fn drawn_configs_stay_in_their_ranges_and_switch_faults_per_case() {
+    let mut fault_on = [0u32; 4];
+    let mut lossy = 0;
+    for case in 0..CASES {
+        let c = drawn_config(case);
+        assert!((100..=400).contains(&c.ratio_per_mille), "{c:?}");
+        assert!((1_500..=4_000).contains(&c.max_tokens), "{c:?}");
+        assert!((300..=600).contains(&c.condense_per_mille), "{c:?}");
+        assert!(c.min_tokens < c.max_tokens && (32..=128).contains(&c.min_tokens));
+        assert!(c.retention_per_mille <= 1000 && c.tokens_per_s > 0);
+        let rates = [
+            c.error_per_mille,
+            c.empty_per_mille,
+            c.length_per_mille,
+            c.expansion_per_mille,
+        ];
+        for (on, rate) in fault_on.iter_mut().zip(rates) {
+            assert!(rate <= 80, "{c:?}");
+            *on += (rate > 0) as u32;
+        }
+        lossy += (c.retention_per_mille < 1000) as u32;
+    }
+    for on in fault_on {
+        assert!(
+            on > CASES / 5 && on < CASES * 4 / 5,
+            "swarm switch {on}/{CASES}"
+        );
+    }
+    assert!(
+        lossy > 0 && lossy < CASES / 2,
+        "lossy retention in {lossy} cases"
+    );
+}
+
+#[test]
+fn reliable_has_no_faults_and_the_documented_sizes() {
+    let c = SummarizerConfig::reliable();
+    assert!(c.fault_free());
+    assert_eq!(
+        (c.ratio_per_mille, c.retention_per_mille, c.max_tokens),
+        (200, 1000, 4_000)
+    );
+}
+
+#[test]
+fn success_grows_by_at_most_ratio_times_input_and_stays_clamped() {
+    for case in 0..CASES {
+        drive(
+            without_faults(drawn_config(case)),
+            case as u64,
+            |c, prev, _, input, call| {
+                let next = call.result.as_ref().expect("no faults");
+                assert!(!call.expanded);
+                assert!(next.tokens >= c.min_tokens && next.tokens <= c.max_tokens);
+                if prev.tokens >= c.min_tokens {
+                    let bound = prev.tokens as u64 + input as u64 * c.ratio_per_mille as u64 / 1000;
+                    assert!(next.tokens as u64 <= bound, "{prev:?} +{input} -> {next:?}");
+                }
+            },
+        );
+    }
+}
+
+#[test]
+fn previous_facts_are_kept_and_full_retention_keeps_every_input_fact() {
+    for case in 0..CASES {
+        let config = drawn_config(case);
+        let full = config.retention_per_mille == 1000;
+        drive(config, case as u64, |_, prev, input, _, call| {
+            if let Ok(next) = &call.result {
+                assert!(next.facts.windows(2).all(|w| w[0] < w[1]), "sorted, unique");
+                assert!(prev.facts.iter().all(|f| next.facts.contains(f)));
+                if full {
+                    assert!(input.iter().all(|f| next.facts.contains(f)));
+                }
+                let known = |f: &FactId| prev.facts.contains(f) || input.contains(f);
+                assert!(next.facts.iter().all(known), "no invented facts");
+            }
+        });
+    }
+}
+
+#[test]
+fn lossy_retention_drops_about_its_share_of_input_facts() {
+    let config = SummarizerConfig {
+        retention_per_mille: 600,
+        ..SummarizerConfig::reliable()
+    };
+    let mut s = summarizer(config, 5);
+    let input = facts(0..5_000);
+    let kept = s
+        .summarize(&RollingSummary::default(), &input, 100)
+        .result
+        .unwrap()
+        .facts
+        .len();
+    assert!(
+        (2_700..=3_300).contains(&kept),
+        "kept {kept} of 5000 at 600 ‰"
+    );
+}
+
+#[test]
+fn faults_never_fire_when_their_rate_is_zero() {
+    for case in 0..CASES {
+        let config = without_faults(drawn_config(case));
+        drive(config, case as u64, |_, _, _, _, call| {
+            assert!(call.result.is_ok() && !call.expanded);
+        });
+    }
+}
+
+#[test]
+fn each_fault_fires_at_about_its_rate_and_alone() {
+    let rates = [
+        SummarizerConfig {
+            error_per_mille: 50,
+            ..SummarizerConfig::reliable()
+        },
+        SummarizerConfig {
+            empty_per_mille: 50,
+            ..SummarizerConfig::reliable()
+        },
+        SummarizerConfig {
+            length_per_mille: 50,
+            ..SummarizerConfig::reliable()
+        },
+        SummarizerConfig {
+            expansion_per_mille: 50,
+            ..SummarizerConfig::reliable()
+        },
+    ];
+    for (which, config) in rates.into_iter().enumerate() {
+        let mut s = summarizer(config, 77);
+        let mut hits = 0;
+        let mut classes = std::collections::BTreeSet::new();
+        for _ in 0..10_000 {
+            let call = s.summarize(&RollingSummary::default(), &[], 1_000);
+            let hit = match (&call.result, call.expanded) {
+                (Err(SummaryFailure::Error(class)), false) => {
+                    classes.insert(format!("{class:?}"));
+                    which == 0
+                }
+                (Err(SummaryFailure::Empty), false) => which == 1,
+                (Err(SummaryFailure::Length), false) => which == 2,
+                (Ok(_), true) => which == 3,
+                (Ok(_), false) => false,
+                (Err(_), true) => panic!("a failure is never marked expanded"),
+            };
+            let is_fault = !(call.result.is_ok() && !call.expanded);
+            assert_eq!(hit, is_fault, "fault {which} only");
+            hits += hit as u32;
+        }
+        assert!(
+            (400..=600).contains(&hits),
+            "fault {which}: {hits} of 10000 at 50 ‰"
+        );
+        if which == 0 {
+            assert_eq!(classes.len(), 5, "every error class shows up: {classes:?}");
+        }
+    }
+}
+
+#[test]
+fn expansion_really_expands_and_is_not_clamped() {
+    let config = SummarizerConfig {
+        expansion_per_mille: 1000,
+        ..SummarizerConfig::reliable()
+    };
+    let mut s = summarizer(config.clone(), 3);
+    let prev = RollingSummary {
+        facts: facts(0..3),
+        tokens: 3_900,
+    };
+    for input in [1, 10, 500, 5_000] {
+        let call = s.summarize(&prev, &facts(3..5), input);
+        let next = call.result.unwrap();
+        assert!(call.expanded);
+        assert!(
+            next.tokens > prev.tokens + input,
+            "{input} -> {}",
+            next.tokens
+        );
+        assert!(next.tokens <= prev.tokens + 2 * input.max(1));
+        assert_eq!(next.facts, facts(0..5));
+    }
+    let call = s.summarize(&prev, &[], 5_000);
+    assert!(call.result.unwrap().tokens > config.max_tokens);
+    let condensed = s.condense(&prev);
+    assert!(condensed.expanded && condensed.result.unwrap().tokens > prev.tokens);
+}
+
+#[test]
+fn condense_keeps_facts_and_shrinks_to_the_floor() {
+    let mut s = summarizer(SummarizerConfig::reliable(), 1);
+    let c = s.config.clone();
+    for tokens in [10, c.min_tokens, 100, 2_000, 9_000] {
+        let summary = RollingSummary {
+            facts: facts(4..40),
+            tokens,
+        };
+        let call = s.condense(&summary);
+        let out = call.result.unwrap();
+        assert_eq!(out.facts, summary.facts);
+        assert!(
+            out.tokens <= tokens,
+            "condense never grows: {tokens} -> {}",
+            out.tokens
+        );
+        let shrunk = tokens * c.condense_per_mille / 1000;
+        assert_eq!(out.tokens, shrunk.max(c.min_tokens).min(tokens));
+    }
+}
+
+#[test]
+fn condense_suffers_the_same_faults() {
+    let config = SummarizerConfig {
+        empty_per_mille: 1000,
+        ..SummarizerConfig::reliable()
+    };
+    let mut s = summarizer(config, 2);
+    let summary = RollingSummary {
+        facts: facts(0..2),
+        tokens: 2_000,
+    };
+    assert_eq!(s.condense(&summary).result, Err(SummaryFailure::Empty));
+}
+
+#[test]
+fn same_seed_same_calls_different_seed_different_faults() {
+    let config = SummarizerConfig {
+        error_per_mille: 80,
+        empty_per_mille: 80,
+        length_per_mille: 80,
+        expansion_per_mille: 80,
+        retention_per_mille: 700,
+        ..SummarizerConfig::reliable()
+    };
+    let run = |seed| {
+        let mut calls = Vec::new();
+        drive(config.clone(), seed, |_, _, _, _, call| {
+            calls.push(call.clone())
+        });
+        calls
+    };
+    assert_eq!(run(9), run(9));
+    assert_ne!(run(9), run(10));
+}
+
+#[test]
+fn latency_grows_with_tokens_and_a_timeout_costs_the_timeout() {
+    let s = summarizer(SummarizerConfig::reliable(), 0);
+    let base = s.config.base_latency_ms as u64;
+    assert_eq!(s.latency_ms(0, 0), base);
+    assert!(s.latency_ms(10_000, 0) > base);
+    assert!(s.latency_ms(0, 1_000) > s.latency_ms(1_000, 0));
+    // 1,500 output tokens at 50 tokens/s: 30 virtual seconds on top of the base.
+    assert_eq!(s.latency_ms(0, 1_500), base + 30_000);
+    let mut s = summarizer(
+        SummarizerConfig {
+            error_per_mille: 1000,
+            ..SummarizerConfig::reliable()
+        },
+        4,
+    );
+    let timeouts = (0..200)
+        .map(|_| s.summarize(&RollingSummary::default(), &[], 100))
+        .filter(|c| c.result == Err(SummaryFailure::Error(SummaryErrorClass::Timeout)))
+        .inspect(|c| assert_eq!(c.latency_ms, TIMEOUT_LATENCY_MS))
+        .count();
+    assert!(timeouts > 0);
+}
+
+#[test]
+fn a_success_latency_counts_prompt_and_output() {
+    let mut s = summarizer(SummarizerConfig::reliable(), 0);
+    let prev = RollingSummary {
+        facts: vec![],
+        tokens: 1_000,
+    };
+    let call = s.summarize(&prev, &[], 10_000);
+    let out = call.result.as_ref().unwrap().tokens;
+    assert_eq!(out, 3_000);
+    assert_eq!(call.latency_ms, s.latency_ms(11_000, out));
+}
