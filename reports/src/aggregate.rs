@@ -97,6 +97,7 @@ impl Aggregator {
                 family.failed += 1;
                 slot(&mut self.invariants, invariant).violated += 1;
             }
+            Outcome::Internal { .. } => self.totals.cases_internal += 1,
             Outcome::Liveness { .. } => {
                 self.totals.cases_liveness += 1;
                 family.liveness += 1;
@@ -132,6 +133,7 @@ impl Aggregator {
         t.cases += other.totals.cases;
         t.cases_failed += other.totals.cases_failed;
         t.cases_liveness += other.totals.cases_liveness;
+        t.cases_internal += other.totals.cases_internal;
         t.turns += other.totals.turns;
         t.passes += other.totals.passes;
         t.transitions += other.totals.transitions;

@@ -34,6 +34,8 @@ pub enum Outcome {
     Violation { invariant: String, turn: u32 },
     /// The case did not finish within its budget (loop, stall).
     Liveness { reason: String },
+    /// The harness itself failed inside the case (a panic, an adapter crash).
+    Internal { reason: String },
 }
 
 impl Outcome {
@@ -63,6 +65,8 @@ pub struct Totals {
     pub cases_failed: u64,
     /// Cases that ended with [`Outcome::Liveness`] (not counted in `cases_failed`).
     pub cases_liveness: u64,
+    /// Cases that ended with [`Outcome::Internal`].
+    pub cases_internal: u64,
     pub turns: u64,
     pub passes: u64,
     pub transitions: u64,

@@ -28,10 +28,11 @@ pub fn render_table(header: &Header, summary: &Summary) -> String {
     let clean = t
         .cases
         .saturating_sub(t.cases_failed)
-        .saturating_sub(t.cases_liveness);
+        .saturating_sub(t.cases_liveness)
+        .saturating_sub(t.cases_internal);
     let mut out = format!(
-        "seed {}: {} cases, {clean} clean, {} failed, {} liveness; {} turns, {} passes, {} transitions\n\n",
-        header.seed, t.cases, t.cases_failed, t.cases_liveness, t.turns, t.passes, t.transitions
+        "seed {}: {} cases, {clean} clean, {} failed, {} liveness, {} internal; {} turns, {} passes, {} transitions\n\n",
+        header.seed, t.cases, t.cases_failed, t.cases_liveness, t.cases_internal, t.turns, t.passes, t.transitions
     );
     out.push_str(&invariant_table(summary).render_plain());
     out.push('\n');

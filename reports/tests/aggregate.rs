@@ -42,6 +42,7 @@ fn counts_cases_outcomes_checks_and_coverage() {
             cases: 3,
             cases_failed: 1,
             cases_liveness: 1,
+            cases_internal: 0,
             turns: 21,
             passes: 6,
             transitions: 41,
