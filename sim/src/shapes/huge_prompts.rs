@@ -36,7 +36,7 @@ pub const RECIPE: Recipe = Recipe {
 };
 
 /// Chance a user prompt is huge: the drawn range.
-pub const HUGE_PER_MILLE: SizeRange = SizeRange::new(150, 1000);
+pub const HUGE_PER_MILLE: SizeRange = SizeRange::new(100, 500);
 /// Smallest huge prompt, per mille of the tail budget.
 pub const HUGE_LO_PER_MILLE: u32 = 100;
 /// Largest huge prompt, per mille of the tail budget: the drawn range.

@@ -12,6 +12,10 @@
 //!   with text and no tool calls. Tool-call arguments are valid JSON.
 //! - Every row gets fresh ids from `IdAlloc`; content is lazy (`Segment`s) and every
 //!   segment's `origin` is the row's own id; facts are planted with `ids.fact()`.
+//! - Sizes: rows are sized from the window's tail budget (`threshold::derive` with the
+//!   0.19.0 defaults) so the transcript outgrows it after about `fill_turns` turns (under
+//!   50 on average for every family); no row — content plus call envelopes — exceeds
+//!   `MESSAGE_CAP_PER_MILLE` of the budget, except the user rows of `huge-prompts`.
 
 mod args;
 mod chatty;

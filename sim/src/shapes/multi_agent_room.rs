@@ -7,16 +7,16 @@ use super::{Family, ShapeParams};
 use crate::rng::{chance, SimRng};
 
 /// Largest row of a room, characters.
-pub const ROOM_MESSAGE_CHARS_MAX: u32 = 800;
+pub const ROOM_MESSAGE_CHARS_MAX: u32 = 600;
 
 pub const RECIPE: Recipe = Recipe {
     family: Family::MultiAgentRoom,
     windows: &[(32_768, 2), (64_000, 3), (128_000, 2)],
     system_per_mille: 500,
-    fill_turns: SizeRange::new(10, 40),
+    fill_turns: SizeRange::new(15, 45),
     shares: [350, 100, 250, 300],
-    tool_turn_per_mille: SizeRange::new(300, 900),
-    rounds_max: SizeRange::new(1, 3),
+    tool_turn_per_mille: SizeRange::new(400, 1000),
+    rounds_max: SizeRange::new(1, 5),
     parallel_per_mille: 400,
     calls_max: SizeRange::new(2, 4),
     text_kinds: KindMix::new(10, 1, 1),

@@ -35,6 +35,8 @@ pub const REPLY_CHARS_MIN: u32 = 16;
 pub const SYSTEM_CHARS: SizeRange = SizeRange::new(400, 24_000);
 /// Low end of a size range as a share of its mean, per mille (skews the spread).
 pub const SPREAD_LO_PER_MILLE: SizeRange = SizeRange::new(200, 800);
+/// Largest mean of a size range, per mille of the cap.
+pub const MEAN_CAP_PER_MILLE: u32 = 750;
 /// Each share of a turn is jittered by this factor, per mille.
 pub const SHARE_JITTER_PER_MILLE: SizeRange = SizeRange::new(500, 1_500);
 
@@ -152,7 +154,7 @@ impl Recipe {
             tool_chars: around(rng, means.tool, TOOL_CHARS_MIN, cap),
             reply_chars: around(rng, means.reply, REPLY_CHARS_MIN, cap),
             args_chars,
-            long_args_chars: SizeRange::new(LONG_ARGS_CHARS.lo, long_hi),
+            long_args_chars: SizeRange::new(LONG_ARGS_CHARS.lo, long_hi.max(LONG_ARGS_CHARS.lo)),
             message_chars_max: cap,
             tool_turn_per_mille,
             rounds_max,
@@ -213,8 +215,11 @@ pub fn message_cap_chars(context_length: u32) -> u32 {
     (tail_chars(context_length) as u64 * MESSAGE_CAP_PER_MILLE as u64 / 1000) as u32
 }
 
-/// A range whose mean is about `mean`, spread by a drawn factor, within `floor..=cap`.
+/// A range whose mean is about `mean` (at most `MEAN_CAP_PER_MILLE` of `cap`, so sizes
+/// vary even when the budget asks for more), spread by a drawn factor, within
+/// `floor..=cap`.
 fn around(rng: &mut SimRng, mean: u32, floor: u32, cap: u32) -> SizeRange {
+    let mean = mean.min((cap as u64 * MEAN_CAP_PER_MILLE as u64 / 1000) as u32);
     let lo = (mean as u64 * SPREAD_LO_PER_MILLE.draw(rng) as u64 / 1000) as u32;
     let hi = (2 * mean as u64).saturating_sub(lo as u64).min(cap as u64) as u32;
     let lo = lo.max(floor).min(cap);

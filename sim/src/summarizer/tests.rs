@@ -202,7 +202,7 @@ fn each_fault_fires_at_about_its_rate_and_alone() {
                 (Ok(_), false) => false,
                 (Err(_), true) => panic!("a failure is never marked expanded"),
             };
-            let is_fault = !(call.result.is_ok() && !call.expanded);
+            let is_fault = call.result.is_err() || call.expanded;
             assert_eq!(hit, is_fault, "fault {which} only");
             hits += hit as u32;
         }

@@ -11,7 +11,7 @@ use crate::rng::{case_seed, stream, Stream};
 use compactsim_model::Message;
 
 /// Root seed of the test cases.
-const ROOT: u64 = 0x5EED_5_4A9E;
+const ROOT: u64 = 0x0005_EED5_4A9E;
 
 /// The parameters and generator of case `case` of `family`.
 fn case(family: Family, case: u32) -> (ShapeParams, Conversation) {
