@@ -8,9 +8,10 @@ use compactsim_model::{Event, Message, MsgId, Role, Segment, Transition, Witness
 /// A real user row (role user, not a summary) is recorded when it first appears after an
 /// append (and, conservatively, every real user row of the case's first transcript);
 /// what is tracked is its own text, the segments whose `origin` is its id. The tracked
-/// segments found inside user-role rows, read in order, form a sequence. An append may
-/// only extend that sequence at the end; every other transition — compaction, repair,
-/// restart and any unknown event kind — must leave it equal, segment by segment. Merging
+/// segments found inside user-role rows, read in order, form a sequence that every
+/// transition — append, compaction, repair, restart, unknown kinds — must leave equal,
+/// segment by segment, in `after` as in `before` (rows an append adds are recorded after
+/// the check, so appends may add user text only at the end, as new rows). Merging
 /// two user rows keeps both segments and is allowed; a tracked segment that ends up in a
 /// non-user row (an assistant marker, say) is lost.
 #[derive(Debug, Default)]
@@ -65,19 +66,14 @@ impl UserTurnsIntact {
         }
     }
 
-    /// First position where the sequences disagree (`extend_ok`: `after` may be longer).
-    fn first_difference(&self, t: &Transition<'_>, extend_ok: bool) -> Option<usize> {
+    /// First position where the sequences disagree.
+    fn first_difference(&self, t: &Transition<'_>) -> Option<usize> {
         let (b, a) = (&self.seq_before, &self.seq_after);
         let common = b.len().min(a.len());
         if let Some(j) = (0..common).find(|&j| segment(t.before, b[j]) != segment(t.after, a[j])) {
             return Some(j);
         }
-        let length_ok = if extend_ok {
-            a.len() >= b.len()
-        } else {
-            a.len() == b.len()
-        };
-        (!length_ok).then_some(common)
+        (a.len() != b.len()).then_some(common)
     }
 
     fn witness(&self, t: &Transition<'_>, j: usize) -> Witness {
@@ -132,12 +128,10 @@ impl Invariant for UserTurnsIntact {
             self.record_new(t.before, None);
             self.advance_newest(t.before);
         }
-        let is_append = matches!(classify(t.event), EventClass::Append);
         Self::collect(&self.recorded, t.before, &mut self.seq_before);
         Self::collect(&self.recorded, t.after, &mut self.seq_after);
-        let found = self.first_difference(t, is_append);
-        let witness = found.map(|j| self.witness(t, j));
-        if is_append {
+        let witness = self.first_difference(t).map(|j| self.witness(t, j));
+        if matches!(classify(t.event), EventClass::Append) {
             let newer_than = self.newest_id;
             self.record_new(t.after, newer_than);
         }
@@ -238,6 +232,25 @@ mod tests {
             (restart_event(2), with_summary),
         ]);
         assert!(fired.is_empty(), "{fired:?}");
+    }
+
+    #[test]
+    fn an_append_that_repeats_old_user_text_fires_new_user_rows_do_not() {
+        let mut repeated = start();
+        repeated.push(merged(&[&user(7), &user(4)]));
+        let fired = run_after_start(vec![(append_event(2), repeated)]);
+        assert_eq!(fired.len(), 1);
+        assert_eq!(fired[0].1.rows[0].index, 7);
+        let mut fresh = start();
+        fresh.extend([user(7), reply(8)]);
+        let mut dropped = fresh.clone();
+        dropped.remove(7);
+        let fired = run_after_start(vec![
+            (append_event(2), fresh),
+            (absorbed(2, &[]), dropped),
+        ]);
+        assert_eq!(fired.len(), 1, "user 7 was recorded by its append");
+        assert!(fired[0].1.facts[0].contains("m7"));
     }
 
     #[test]
