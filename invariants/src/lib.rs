@@ -3,12 +3,34 @@
 //! This crate depends on the model only: an invariant that shared code with the
 //! compactor it judges could not catch that compactor's bugs.
 
-use compactsim_model::{Transition, Violation, Witness};
+use compactsim_model::{Event, Transition, Violation, Witness};
 
+mod api_valid;
+mod class;
+mod count_non_growing;
+mod exchange_absorbed_once;
+mod head;
+mod head_protected;
+mod idset;
+mod marker_contained;
 mod one_marker_max;
+mod oracle;
 mod testkit;
+mod tokens_non_growing;
+mod user_turns_intact;
 
+pub use api_valid::{ApiRule, ApiValid};
+pub use count_non_growing::CountNonGrowing;
+pub use exchange_absorbed_once::ExchangeAbsorbedOnce;
+pub use head_protected::HeadProtected;
+pub use marker_contained::MarkerContained;
 pub use one_marker_max::OneMarkerMax;
+pub use oracle::{Oracle, UnknownInvariant};
+pub use tokens_non_growing::TokensNonGrowing;
+pub use user_turns_intact::UserTurnsIntact;
+
+/// Rows a witness lists at most when an invariant could name many.
+pub const MAX_WITNESS_ROWS: usize = 8;
 
 /// Contract parameters the oracle needs to know about the system under test. They are
 /// statements of the specification, never computed by the compactor.
@@ -35,9 +57,17 @@ pub struct InvariantInfo {
     pub catches: &'static [&'static str],
 }
 
-/// One checker. `observe` sees every transition of a case in order, from the first.
+/// One checker. `observe` sees every transition of a case in order, from the first; one
+/// instance serves one case (it keeps small per-case state).
 pub trait Invariant: Send {
     fn info(&self) -> InvariantInfo;
+
+    /// Whether `observe` judges a transition carrying `event` (as opposed to only
+    /// updating its state). Asked before `observe`, with the state before the
+    /// transition; the oracle counts these as "checked".
+    fn checks(&self, _event: &Event) -> bool {
+        true
+    }
 
     /// Checks one transition; returns the evidence when the invariant fails on it.
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness>;
@@ -56,5 +86,90 @@ pub fn violation(
         step: t.step,
         message: message.into(),
         witness,
+    }
+}
+
+/// Builds one invariant of the catalogue.
+type Build = fn(OracleConfig) -> Box<dyn Invariant>;
+
+/// The catalogue in its fixed order, with a constructor per entry.
+const REGISTRY: &[(InvariantInfo, Build)] = &[
+    (one_marker_max::INFO, |_| Box::new(OneMarkerMax)),
+    (count_non_growing::INFO, |_| {
+        Box::<CountNonGrowing>::default()
+    }),
+    (tokens_non_growing::INFO, |_| {
+        Box::<TokensNonGrowing>::default()
+    }),
+    (user_turns_intact::INFO, |_| {
+        Box::<UserTurnsIntact>::default()
+    }),
+    (api_valid::INFO, |_| Box::<ApiValid>::default()),
+    (head_protected::INFO, |c| Box::new(HeadProtected::new(c))),
+    (exchange_absorbed_once::INFO, |c| {
+        Box::new(ExchangeAbsorbedOnce::new(c))
+    }),
+    (marker_contained::INFO, |_| {
+        Box::<MarkerContained>::default()
+    }),
+];
+
+/// Every invariant this crate implements, in catalogue order (the order of reports and
+/// of `Oracle::observe`'s violations).
+pub fn catalogue() -> Vec<InvariantInfo> {
+    REGISTRY.iter().map(|(info, _)| *info).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn is_kebab(id: &str) -> bool {
+        !id.is_empty()
+            && !id.starts_with('-')
+            && !id.ends_with('-')
+            && !id.contains("--")
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    }
+
+    #[test]
+    fn catalogue_ids_are_unique_kebab_case_and_documented() {
+        let all = catalogue();
+        let ids: BTreeSet<&str> = all.iter().map(|i| i.id).collect();
+        assert_eq!(ids.len(), all.len(), "duplicate id in {all:?}");
+        for info in &all {
+            assert!(is_kebab(info.id), "{} is not kebab-case", info.id);
+            assert!(
+                !info.statement.trim().is_empty(),
+                "{} has no statement",
+                info.id
+            );
+            assert!(!info.catches.is_empty(), "{} catches nothing", info.id);
+        }
+        assert!(!is_kebab("Api_valid") && !is_kebab("api--valid") && !is_kebab("-x"));
+    }
+
+    #[test]
+    fn catalogue_order_is_fixed_and_matches_each_invariant() {
+        let ids: Vec<&str> = catalogue().iter().map(|i| i.id).collect();
+        assert_eq!(
+            ids,
+            [
+                "one-marker-max",
+                "count-non-growing",
+                "tokens-non-growing",
+                "user-turns-intact",
+                "api-valid",
+                "head-protected",
+                "exchange-absorbed-once",
+                "marker-contained",
+            ]
+        );
+        for (info, build) in REGISTRY {
+            assert_eq!(build(OracleConfig::default()).info(), *info);
+        }
     }
 }

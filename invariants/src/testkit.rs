@@ -1,6 +1,7 @@
 //! Builders for the invariant tests: short message lists and events.
 #![cfg(test)]
 
+use crate::Invariant;
 use compactsim_model::*;
 
 pub fn prose(id: u32, chars: u32, facts: &[u32]) -> Content {
@@ -72,6 +73,86 @@ pub fn micro_pass_event(pass: u32) -> Event {
         summary_tokens: 0,
         latency_ms: 0,
     })
+}
+
+pub fn append_event(turn: u32) -> Event {
+    Event::TurnAppended { turn, appended: 1 }
+}
+
+pub fn repair_event(turn: u32) -> Event {
+    Event::Repair {
+        turn,
+        merged_rows: 0,
+        dropped_rows: 0,
+        pruned_calls: 0,
+    }
+}
+
+pub fn restart_event(turn: u32) -> Event {
+    Event::Restart { turn }
+}
+
+/// A micro pass with the given outcome, exchange and skipped rows.
+pub fn micro(pass: u32, outcome: MicroOutcome, exchange: &[u32], skipped: &[u32]) -> Event {
+    Event::MicroPass(MicroPass {
+        turn: pass,
+        pass,
+        outcome,
+        exchange: exchange.iter().map(|&i| MsgId(i)).collect(),
+        skipped: skipped.iter().map(|&i| MsgId(i)).collect(),
+        cursor: 0,
+        summary_tokens: 0,
+        latency_ms: 0,
+    })
+}
+
+/// An absorbing micro pass over `exchange`.
+pub fn absorbed(pass: u32, exchange: &[u32]) -> Event {
+    micro(pass, MicroOutcome::Absorbed, exchange, &[])
+}
+
+/// A user row whose content is the given rows' content merged in order (the repair
+/// merge: the first row's id is kept).
+pub fn merged(rows: &[&Message]) -> Message {
+    let mut out = rows[0].clone();
+    for row in &rows[1..] {
+        out.merge_content(&row.content);
+    }
+    out
+}
+
+/// A user row with `chars` characters of its own text.
+pub fn user_sized(id: u32, chars: u32) -> Message {
+    Message::new(MsgId(id), Role::User, prose(id, chars, &[]))
+}
+
+/// Feeds `steps` (event, transcript after it) to `inv`, starting from `initial`, and
+/// returns each firing as (step, witness).
+pub fn run(
+    inv: &mut dyn Invariant,
+    initial: &[Message],
+    steps: &[(Event, Vec<Message>)],
+) -> Vec<(u32, Witness)> {
+    let mut fired = Vec::new();
+    let mut before: &[Message] = initial;
+    for (step, (event, after)) in steps.iter().enumerate() {
+        let t = Transition {
+            step: step as u32,
+            event,
+            before,
+            after,
+        };
+        if let Some(w) = inv.observe(&t) {
+            fired.push((step as u32, w));
+        }
+        before = after;
+    }
+    fired
+}
+
+/// The ids of a witness's rows, in order.
+pub fn witness_ids(w: &Witness) -> Vec<u32> {
+    w.rows.iter().map(|r| r.id.0).collect()
 }
 
 pub fn transition<'a>(

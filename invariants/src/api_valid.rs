@@ -1,0 +1,414 @@
+use crate::class::{classify, EventClass};
+use crate::idset::IdMap;
+use crate::{Invariant, InvariantInfo};
+use compactsim_model::{CallId, Event, Message, Role, ToolCall, Transition, Witness};
+use std::sync::Arc;
+
+/// The transcript is one a strict provider accepts: rules 1–6 of hermes-domain §1.3.
+///
+/// Checked on `after` of every transition except appends: an append is the world's
+/// input, which Hermes repairs before sending (two consecutive user rows are normal in
+/// the live list until the pre-send repair merges them). Compaction passes, repairs,
+/// restarts and unknown event kinds are all checked.
+#[derive(Debug, Default)]
+pub struct ApiValid {
+    /// Tool-call lists whose arguments already parsed, per row. Holding the `Arc` keeps
+    /// the allocation alive, so pointer equality proves the list is unchanged.
+    parsed_calls: IdMap<Arc<[ToolCall]>>,
+    known_ids: Vec<CallId>,
+    run_ids: Vec<CallId>,
+}
+
+pub const INFO: InvariantInfo = InvariantInfo {
+    id: "api-valid",
+    statement: "tool results match the nearest preceding assistant's calls, every call \
+                answered, no two consecutive user rows, first visible row is user, \
+                >= 1 user row, arguments parse as JSON",
+    catches: &["H-52160", "H-58753", "H-11762", "H-75345-A"],
+};
+
+/// The rules of hermes-domain §1.3, numbered as there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ApiRule {
+    ToolResultMatchesCall = 1,
+    CallAnswered = 2,
+    NoConsecutiveUser = 3,
+    FirstVisibleUser = 4,
+    HasUser = 5,
+    ArgumentsJson = 6,
+}
+
+const RULE_COUNT: usize = 6;
+
+impl ApiRule {
+    pub const fn name(self) -> &'static str {
+        match self {
+            ApiRule::ToolResultMatchesCall => "tool-result-matches-call",
+            ApiRule::CallAnswered => "call-answered",
+            ApiRule::NoConsecutiveUser => "no-consecutive-user",
+            ApiRule::FirstVisibleUser => "first-visible-user",
+            ApiRule::HasUser => "has-user",
+            ApiRule::ArgumentsJson => "arguments-json",
+        }
+    }
+
+    /// "rule N name", as witnesses spell it.
+    pub fn label(self) -> String {
+        format!("rule {} {}", self as u8, self.name())
+    }
+}
+
+/// The first breach of one rule.
+#[derive(Debug)]
+struct Breach {
+    fact: String,
+    rows: Vec<(usize, String)>,
+}
+
+type Breaches = [Option<Breach>; RULE_COUNT];
+
+fn note(found: &mut Breaches, rule: ApiRule, fact: String, rows: Vec<(usize, String)>) {
+    let slot = &mut found[rule as usize - 1];
+    if slot.is_none() {
+        *slot = Some(Breach { fact, rows });
+    }
+}
+
+fn rule_of(slot: usize) -> ApiRule {
+    [
+        ApiRule::ToolResultMatchesCall,
+        ApiRule::CallAnswered,
+        ApiRule::NoConsecutiveUser,
+        ApiRule::FirstVisibleUser,
+        ApiRule::HasUser,
+        ApiRule::ArgumentsJson,
+    ][slot]
+}
+
+impl ApiValid {
+    fn check(&mut self, rows: &[Message]) -> Breaches {
+        let mut found: Breaches = Default::default();
+        let start = usize::from(rows.first().is_some_and(|m| m.role == Role::System));
+        if let Some(first) = rows.get(start).filter(|m| m.role != Role::User) {
+            let fact = format!(
+                "first row after the system prompt is {}",
+                first.role.as_str()
+            );
+            note(
+                &mut found,
+                ApiRule::FirstVisibleUser,
+                fact,
+                vec![(start, "first visible row".into())],
+            );
+        }
+        let mut users = 0usize;
+        let mut known_from: Option<usize> = None;
+        self.known_ids.clear();
+        for (i, m) in rows.iter().enumerate() {
+            match m.role {
+                Role::User => {
+                    users += 1;
+                    known_from = None;
+                    self.known_ids.clear();
+                    if i > 0 && rows[i - 1].role == Role::User {
+                        let fact =
+                            format!("{} and {} are consecutive user rows", rows[i - 1].id, m.id);
+                        let at = vec![
+                            (i - 1, "first user row".into()),
+                            (i, "second user row".into()),
+                        ];
+                        note(&mut found, ApiRule::NoConsecutiveUser, fact, at);
+                    }
+                }
+                Role::System => {
+                    known_from = None;
+                    self.known_ids.clear();
+                }
+                Role::Assistant => {
+                    known_from = Some(i);
+                    self.known_ids.clear();
+                    self.known_ids.extend(m.tool_calls.iter().map(|c| c.id));
+                    self.known_ids.sort_unstable();
+                    if !m.tool_calls.is_empty() {
+                        self.check_answered(rows, i, &mut found);
+                        self.check_arguments(m, i, &mut found);
+                    }
+                }
+                Role::Tool => {
+                    let matched = m
+                        .tool_call_id
+                        .is_some_and(|c| self.known_ids.binary_search(&c).is_ok());
+                    if !matched {
+                        orphan(rows, i, known_from, &mut found);
+                    }
+                }
+            }
+        }
+        if users == 0 {
+            let fact = format!("no user row among {} rows", rows.len());
+            let at = rows
+                .first()
+                .map(|_| (0, "first row".to_string()))
+                .into_iter()
+                .collect();
+            note(&mut found, ApiRule::HasUser, fact, at);
+        }
+        found
+    }
+
+    /// Rule 2: every call of the assistant at `i` is answered in the tool run after it.
+    fn check_answered(&mut self, rows: &[Message], i: usize, found: &mut Breaches) {
+        self.run_ids.clear();
+        let run = rows[i + 1..].iter().take_while(|m| m.role == Role::Tool);
+        self.run_ids.extend(run.filter_map(|m| m.tool_call_id));
+        self.run_ids.sort_unstable();
+        let run_end = i + 1 + self.run_ids.len();
+        let missing = rows[i]
+            .tool_calls
+            .iter()
+            .find(|c| self.run_ids.binary_search(&c.id).is_err());
+        if let Some(call) = missing {
+            let fact = format!(
+                "{} of {} has no result in the tool run after it (rows {}..{run_end})",
+                call.id,
+                rows[i].id,
+                i + 1
+            );
+            note(
+                found,
+                ApiRule::CallAnswered,
+                fact,
+                vec![(i, format!("{} unanswered", call.id))],
+            );
+        }
+    }
+
+    /// Rule 6: every call's arguments parse as JSON (cached per unchanged call list).
+    fn check_arguments(&mut self, m: &Message, i: usize, found: &mut Breaches) {
+        if self
+            .parsed_calls
+            .get(m.id)
+            .is_some_and(|seen| Arc::ptr_eq(seen, &m.tool_calls))
+        {
+            return;
+        }
+        let bad = m
+            .tool_calls
+            .iter()
+            .find(|c| serde_json::from_str::<serde_json::Value>(&c.arguments).is_err());
+        match bad {
+            None => self.parsed_calls.insert(m.id, m.tool_calls.clone()),
+            Some(call) => {
+                let fact = format!(
+                    "arguments of {} ({}, {} chars) are not valid JSON",
+                    call.id,
+                    call.name,
+                    call.arguments.len()
+                );
+                note(
+                    found,
+                    ApiRule::ArgumentsJson,
+                    fact,
+                    vec![(i, format!("{} arguments", call.id))],
+                );
+            }
+        }
+    }
+}
+
+/// Rule 1: the tool row at `i` does not answer a call of the nearest preceding assistant.
+fn orphan(rows: &[Message], i: usize, known_from: Option<usize>, found: &mut Breaches) {
+    let answers = rows[i]
+        .tool_call_id
+        .map_or_else(|| "no call id".to_string(), |c| c.to_string());
+    let mut at = vec![(i, format!("tool result for {answers}"))];
+    let fact = match known_from {
+        Some(a) => {
+            at.push((a, "nearest preceding assistant".into()));
+            format!(
+                "{} answers {answers}, not a call of {}",
+                rows[i].id, rows[a].id
+            )
+        }
+        None => format!(
+            "{} answers {answers} with no assistant before it",
+            rows[i].id
+        ),
+    };
+    note(found, ApiRule::ToolResultMatchesCall, fact, at);
+}
+
+impl Invariant for ApiValid {
+    fn info(&self) -> InvariantInfo {
+        INFO
+    }
+
+    fn checks(&self, event: &Event) -> bool {
+        !matches!(classify(event), EventClass::Append)
+    }
+
+    fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if !self.checks(t.event) {
+            return None;
+        }
+        let found = self.check(t.after);
+        let broken: Vec<String> = (0..RULE_COUNT)
+            .filter(|&k| found[k].is_some())
+            .map(|k| rule_of(k).label())
+            .collect();
+        if broken.is_empty() {
+            return None;
+        }
+        let mut w = Witness::default().fact(format!(
+            "transcript API-invalid after {:?}: {}",
+            t.event,
+            broken.join(", ")
+        ));
+        for (k, breach) in found.into_iter().enumerate() {
+            let Some(breach) = breach else { continue };
+            let label = rule_of(k).label();
+            w = w.fact(format!("{label}: {}", breach.fact));
+            for (i, what) in breach.rows {
+                w = w.row(i, &t.after[i], format!("after: {label}: {what}"));
+            }
+        }
+        Some(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::*;
+    use compactsim_model::MsgId;
+
+    fn valid() -> Vec<Message> {
+        vec![
+            system(0),
+            user(1),
+            calling(2, &[1, 2]),
+            tool(3, 1),
+            tool(4, 2),
+            reply(5),
+            user(6),
+            micro_marker(7, &[1]),
+            user(8),
+        ]
+    }
+
+    /// Runs the checker on `after` and returns the witness; asserts it names only `rule`.
+    fn only(rule: ApiRule, after: &[Message]) -> Witness {
+        let ev = repair_event(1);
+        let w = ApiValid::default()
+            .observe(&transition(&ev, &valid(), after))
+            .unwrap_or_else(|| panic!("{} must fire", rule.label()));
+        assert!(w.facts[0].ends_with(&rule.label()), "{:?}", w.facts);
+        assert!(w.facts[1].starts_with(&rule.label()));
+        assert!(w.rows.iter().all(|r| r.note.contains(&rule.label())));
+        w
+    }
+
+    #[test]
+    fn quiet_on_a_valid_transcript_with_and_without_system() {
+        let mut inv = ApiValid::default();
+        let ev = absorbed(1, &[]);
+        assert!(inv.observe(&transition(&ev, &[], &valid())).is_none());
+        assert!(inv.observe(&transition(&ev, &[], &valid()[1..])).is_none());
+    }
+
+    #[test]
+    fn rule_1_tool_result_for_a_call_of_an_older_assistant() {
+        let mut after = valid();
+        after.insert(6, tool(9, 1));
+        let w = only(ApiRule::ToolResultMatchesCall, &after);
+        assert_eq!(witness_ids(&w), vec![9, 5]);
+        assert_eq!(w.rows[0].index, 6);
+    }
+
+    #[test]
+    fn rule_1_stray_tool_row_after_a_user_row() {
+        let mut after = valid();
+        after.insert(7, tool(9, 1));
+        let w = only(ApiRule::ToolResultMatchesCall, &after);
+        assert_eq!(witness_ids(&w), vec![9]);
+    }
+
+    #[test]
+    fn rule_2_call_without_a_result() {
+        let mut after = valid();
+        after.remove(4);
+        let w = only(ApiRule::CallAnswered, &after);
+        assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(2), 2));
+        assert!(w.facts[1].contains("call_2"));
+    }
+
+    #[test]
+    fn rule_3_two_consecutive_user_rows() {
+        let mut after = valid();
+        after.remove(7);
+        let w = only(ApiRule::NoConsecutiveUser, &after);
+        assert_eq!(witness_ids(&w), vec![6, 8]);
+    }
+
+    #[test]
+    fn rule_4_summary_marker_as_first_visible_row() {
+        let mut after = valid();
+        after[1] = micro_marker(9, &[1]);
+        let w = only(ApiRule::FirstVisibleUser, &after);
+        assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(9), 1));
+    }
+
+    #[test]
+    fn rule_5_no_user_row() {
+        let after = vec![system(0), micro_marker(1, &[1])];
+        let ev = repair_event(1);
+        let w = ApiValid::default()
+            .observe(&transition(&ev, &[], &after))
+            .expect("zero users fires");
+        assert!(w
+            .facts
+            .iter()
+            .any(|f| f.starts_with(&ApiRule::HasUser.label())));
+        assert!(w
+            .facts
+            .iter()
+            .any(|f| f.starts_with(&ApiRule::FirstVisibleUser.label())));
+        assert_eq!(w.facts.len(), 3);
+    }
+
+    #[test]
+    fn rule_6_truncated_arguments() {
+        let mut after = valid();
+        let mut calls = after[2].tool_calls.to_vec();
+        calls[1].arguments = "{\"cmd\":\"l".into();
+        after[2].set_tool_calls(calls);
+        let w = only(ApiRule::ArgumentsJson, &after);
+        assert_eq!(witness_ids(&w), vec![2]);
+        assert!(w.facts[1].contains("call_2"));
+    }
+
+    #[test]
+    fn rule_6_rechecks_a_row_whose_calls_were_rewritten() {
+        let mut inv = ApiValid::default();
+        let ev = repair_event(1);
+        let good = valid();
+        assert!(inv.observe(&transition(&ev, &[], &good)).is_none());
+        let mut bad = good.clone();
+        let mut calls = bad[2].tool_calls.to_vec();
+        calls[0].arguments = "not json".into();
+        bad[2].set_tool_calls(calls);
+        assert!(inv.observe(&transition(&ev, &good, &bad)).is_some());
+    }
+
+    #[test]
+    fn appends_are_not_judged() {
+        let mut after = valid();
+        after.push(user(9));
+        let mut inv = ApiValid::default();
+        let ev = append_event(2);
+        assert!(!inv.checks(&ev));
+        assert!(inv.observe(&transition(&ev, &valid(), &after)).is_none());
+        let ev = restart_event(2);
+        assert!(inv.observe(&transition(&ev, &valid(), &after)).is_some());
+    }
+}

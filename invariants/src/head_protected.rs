@@ -1,0 +1,291 @@
+use crate::head::{HeadRow, ProtectedHead};
+use crate::{Invariant, InvariantInfo, OracleConfig};
+use compactsim_model::{Event, Message, Role, Transition, Witness};
+
+/// The system prompt and the protected head survive compaction.
+///
+/// - A leading system row of the case's first transcript stays at index 0 with the same
+///   id, role and content, on every transition, forever.
+/// - The protected head (see `head.rs`: the first `protect_first_n` non-system rows,
+///   extended over a following tool run, fixed once the transcript outgrows it) stays
+///   present, in order, before any summary row, each row's original segments a prefix of
+///   its content (a later merge may append). A head row merged whole into the head row
+///   before it still counts as present. Checked on every transition of every kind,
+///   unknown kinds included, until the decay hook of `head.rs` releases the head (a
+///   committed non-micro compaction: Hermes decays the head after a batch compaction).
+#[derive(Debug)]
+pub struct HeadProtected {
+    head: ProtectedHead,
+}
+
+pub const INFO: InvariantInfo = InvariantInfo {
+    id: "head-protected",
+    statement: "the system prompt survives verbatim; the protected head survives micro \
+                passes and repairs in order; the head decays after the first batch compaction",
+    catches: &["H-11996"],
+};
+
+impl HeadProtected {
+    pub fn new(config: OracleConfig) -> Self {
+        HeadProtected {
+            head: ProtectedHead::new(config.protect_first_n),
+        }
+    }
+
+    fn check_system(&self, t: &Transition<'_>) -> Option<Witness> {
+        let system = self.head.system()?;
+        let first = t.after.first();
+        let intact = first.is_some_and(|m| {
+            m.id == system.id && m.role == Role::System && m.content == system.content
+        });
+        if intact {
+            return None;
+        }
+        let mut w = Witness::default().fact(format!(
+            "system row {} is no longer intact at index 0 after {:?}",
+            system.id, t.event
+        ));
+        if let Some(m) = first {
+            w = w.row(0, m, "after: row 0");
+        }
+        if let Some((i, m)) = t.before.iter().enumerate().find(|(_, m)| m.id == system.id) {
+            w = w.row(i, m, "before: the system row");
+        }
+        Some(w)
+    }
+
+    fn check_head(&self, t: &Transition<'_>) -> Option<Witness> {
+        let head = self.head.rows();
+        let mut k = 0;
+        for (i, m) in t.after.iter().enumerate() {
+            // Every head row matched: the rest of the transcript is free.
+            let expected = head.get(k)?;
+            if m.id == expected.id {
+                let segments = &m.content.segments;
+                if !segments.starts_with(&expected.content.segments) {
+                    return Some(changed(t, i, m));
+                }
+                let mut p = expected.content.segments.len();
+                k += 1;
+                while let Some(next) = head.get(k) {
+                    let own = &next.content.segments;
+                    if own.is_empty() || !segments[p..].starts_with(own) {
+                        break;
+                    }
+                    p += own.len();
+                    k += 1;
+                }
+            } else if m.is_summary() {
+                return Some(summary_first(t, i, m, expected));
+            }
+        }
+        head.get(k).map(|missing| absent(t, missing))
+    }
+}
+
+fn changed(t: &Transition<'_>, i: usize, m: &Message) -> Witness {
+    Witness::default()
+        .fact(format!(
+            "head row {} lost its original text after {:?}",
+            m.id, t.event
+        ))
+        .row(
+            i,
+            m,
+            "after: head row, original segments no longer a prefix",
+        )
+}
+
+fn summary_first(t: &Transition<'_>, i: usize, m: &Message, expected: &HeadRow) -> Witness {
+    let mut w = Witness::default()
+        .fact(format!(
+            "summary row {} precedes head row {} after {:?}",
+            m.id, expected.id, t.event
+        ))
+        .row(i, m, "after: summary row inside the protected head");
+    if let Some((j, h)) = t
+        .after
+        .iter()
+        .enumerate()
+        .find(|(_, h)| h.id == expected.id)
+    {
+        w = w.row(j, h, "after: head row behind the summary");
+    } else if let Some((j, h)) = t
+        .before
+        .iter()
+        .enumerate()
+        .find(|(_, h)| h.id == expected.id)
+    {
+        w = w.row(j, h, "before: head row, gone after");
+    }
+    w
+}
+
+fn absent(t: &Transition<'_>, missing: &HeadRow) -> Witness {
+    let mut w = Witness::default();
+    if let Some((j, h)) = t.after.iter().enumerate().find(|(_, h)| h.id == missing.id) {
+        w = w
+            .fact(format!(
+                "head row {} out of order after {:?}",
+                missing.id, t.event
+            ))
+            .row(j, h, "after: head row out of order");
+    } else {
+        w = w.fact(format!(
+            "head row {} missing after {:?}",
+            missing.id, t.event
+        ));
+    }
+    if let Some((j, h)) = t
+        .before
+        .iter()
+        .enumerate()
+        .find(|(_, h)| h.id == missing.id)
+    {
+        w = w.row(j, h, "before: the head row");
+    }
+    w
+}
+
+impl Invariant for HeadProtected {
+    fn info(&self) -> InvariantInfo {
+        INFO
+    }
+
+    fn checks(&self, _event: &Event) -> bool {
+        true
+    }
+
+    fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        self.head.begin(t);
+        let found = self.check_system(t).or_else(|| self.check_head(t));
+        self.head.end(t);
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::*;
+    use compactsim_model::MsgId;
+
+    fn inv(protect_first_n: u32) -> HeadProtected {
+        HeadProtected::new(OracleConfig { protect_first_n })
+    }
+
+    /// system, head = [user 1, calling 2, tool 3, tool 4] with protect_first_n = 2.
+    fn start() -> Vec<Message> {
+        vec![
+            system(0),
+            user(1),
+            calling(2, &[1, 2]),
+            tool(3, 1),
+            tool(4, 2),
+            reply(5),
+            user(6),
+            calling(7, &[3]),
+            tool(8, 3),
+            reply(9),
+            user(10),
+        ]
+    }
+
+    fn fire(after: Vec<Message>) -> Witness {
+        let steps = [(append_event(1), start()), (absorbed(1, &[]), after)];
+        let mut fired = run(&mut inv(2), &[], &steps);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        let (step, w) = fired.pop().unwrap();
+        assert_eq!(step, 1);
+        w
+    }
+
+    #[test]
+    fn fires_when_the_system_row_changes_or_moves() {
+        let mut after = start();
+        after[0].merge_content(&user(11).content);
+        let w = fire(after);
+        assert_eq!(witness_ids(&w), vec![0, 0]);
+
+        let mut after = start();
+        after.swap(0, 1);
+        let w = fire(after);
+        assert_eq!((w.rows[0].id, w.rows[1].index), (MsgId(1), 0));
+    }
+
+    #[test]
+    fn fires_when_a_pass_splits_the_head_tool_group() {
+        let mut after = start();
+        after.splice(4..6, [micro_marker(11, &[1])]);
+        let w = fire(after);
+        assert_eq!(witness_ids(&w), vec![11, 4]);
+        assert_eq!(w.rows[0].index, 4);
+    }
+
+    #[test]
+    fn fires_when_a_head_row_vanishes_or_is_rewritten() {
+        let mut after = start();
+        after.remove(1);
+        let w = fire(after);
+        assert!(w.facts[0].contains("missing"));
+        assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(1), 1));
+
+        let mut after = start();
+        after[1] = user_sized(1, 12);
+        let w = fire(after);
+        assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(1), 1));
+    }
+
+    #[test]
+    fn fires_when_head_rows_are_reordered() {
+        let mut after = start();
+        after.swap(3, 4);
+        let w = fire(after);
+        assert!(w.facts[0].contains("out of order"), "{:?}", w.facts);
+        assert_eq!(witness_ids(&w), vec![4, 4]);
+        assert_eq!((w.rows[0].index, w.rows[1].index), (3, 4));
+    }
+
+    #[test]
+    fn quiet_on_absorbing_past_the_head_and_on_merges() {
+        let mut absorbed_rows = start();
+        absorbed_rows.splice(7..10, [micro_marker(11, &[1])]);
+        let mut merged_rows = absorbed_rows.clone();
+        merged_rows[1].merge_content(&user(12).content);
+        let steps = [
+            (append_event(1), start()),
+            (absorbed(1, &[7, 8, 9]), absorbed_rows),
+            (repair_event(1), merged_rows),
+        ];
+        assert!(run(&mut inv(2), &[], &steps).is_empty());
+    }
+
+    #[test]
+    fn a_head_row_merged_into_the_row_before_it_counts_as_present() {
+        let start = vec![user(0), user(1), reply(2), user(3)];
+        let repaired = vec![merged(&[&user(0), &user(1)]), reply(2), user(3)];
+        let steps = [
+            (append_event(1), start.clone()),
+            (repair_event(1), repaired),
+        ];
+        assert!(run(&mut inv(2), &[], &steps).is_empty());
+        let dropped = vec![user(0), reply(2), user(3)];
+        let steps = [(append_event(1), start), (repair_event(1), dropped)];
+        assert_eq!(run(&mut inv(2), &[], &steps).len(), 1);
+    }
+
+    #[test]
+    fn head_is_fixed_only_once_the_transcript_outgrows_it() {
+        let short = vec![user(0), calling(1, &[1])];
+        let longer = vec![user(0), calling(1, &[1]), tool(2, 1), reply(3)];
+        let absorbed_rows = vec![user(0), micro_marker(4, &[1])];
+        let steps = [
+            (append_event(1), short),
+            (append_event(1), longer),
+            (absorbed(1, &[1, 2, 3]), absorbed_rows),
+        ];
+        let fired = run(&mut inv(2), &[], &steps);
+        assert_eq!(fired.len(), 1);
+        assert_eq!(witness_ids(&fired[0].1), vec![4, 1]);
+    }
+}

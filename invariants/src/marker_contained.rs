@@ -1,0 +1,215 @@
+use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
+use compactsim_model::{Event, FactId, Message, Transition, Witness};
+use std::sync::Arc;
+
+/// Information in a summary row is never dropped without being folded into a summary.
+///
+/// When a summary row of `before` has no summary row with its id in `after` (deleted,
+/// superseded, or merged into another row — a marker merged into a user row stops being
+/// a summary) or keeps its id but loses facts, every fact it carried must appear in the
+/// union of the facts of the summary rows of `after`. Checked on every transition of
+/// every kind, unknown kinds included: no event may lose summarized information.
+#[derive(Debug, Default)]
+pub struct MarkerContained {
+    after_summaries: Vec<usize>,
+}
+
+pub const INFO: InvariantInfo = InvariantInfo {
+    id: "marker-contained",
+    statement: "information in a superseded marker is contained in the summaries that replace it",
+    catches: &["H-M-resume", "H-M-foreign", "H-75345-A"],
+};
+
+/// Facts listed in a witness line at most.
+const MAX_FACTS_LISTED: usize = 8;
+
+fn is_subset(small: &[FactId], large: &[FactId]) -> bool {
+    small.iter().all(|f| large.binary_search(f).is_ok())
+}
+
+impl MarkerContained {
+    /// Index in `after` of the summary row with `m`'s id, and whether `m` lost facts.
+    fn fate(&self, t: &Transition<'_>, m: &Message) -> (Option<usize>, bool) {
+        let same = self
+            .after_summaries
+            .iter()
+            .copied()
+            .find(|&j| t.after[j].id == m.id);
+        let lost = match same {
+            None => true,
+            Some(j) if Arc::ptr_eq(&t.after[j].content.segments, &m.content.segments) => false,
+            Some(j) => !is_subset(&m.content.facts(), &t.after[j].content.facts()),
+        };
+        (same, lost)
+    }
+
+    fn union_after(&self, t: &Transition<'_>) -> Vec<FactId> {
+        let mut all: Vec<FactId> = self
+            .after_summaries
+            .iter()
+            .flat_map(|&j| t.after[j].content.segments.iter())
+            .flat_map(|s| s.facts.iter().copied())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    fn witness(
+        &self,
+        t: &Transition<'_>,
+        (i, m): (usize, &Message),
+        same: Option<usize>,
+        missing: &[FactId],
+    ) -> Witness {
+        let fate = if same.is_some() {
+            "lost facts in place"
+        } else {
+            "is no longer a live summary"
+        };
+        let listed: Vec<String> = missing
+            .iter()
+            .take(MAX_FACTS_LISTED)
+            .map(ToString::to_string)
+            .collect();
+        let mut w = Witness::default()
+            .fact(format!(
+                "summary {} {fate} after {:?}; {} of its facts are in no summary: {}",
+                m.id,
+                t.event,
+                missing.len(),
+                listed.join(", ")
+            ))
+            .row(i, m, "before: summary whose facts were dropped");
+        for &j in self.after_summaries.iter().take(MAX_WITNESS_ROWS) {
+            w = w.row(j, &t.after[j], "after: live summary");
+        }
+        if same.is_none() {
+            let holder = t.after.iter().enumerate().find(|(_, a)| {
+                !a.is_summary()
+                    && a.content
+                        .segments
+                        .iter()
+                        .any(|s| m.content.segments.contains(s))
+            });
+            if let Some((k, a)) = holder {
+                w = w.row(k, a, "after: non-summary row holding the summary text");
+            }
+        }
+        w
+    }
+}
+
+impl Invariant for MarkerContained {
+    fn info(&self) -> InvariantInfo {
+        INFO
+    }
+
+    fn checks(&self, _event: &Event) -> bool {
+        true
+    }
+
+    fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        self.after_summaries.clear();
+        self.after_summaries
+            .extend((0..t.after.len()).filter(|&j| t.after[j].is_summary()));
+        let mut union: Option<Vec<FactId>> = None;
+        for (i, m) in t.before.iter().enumerate() {
+            if !m.is_summary() {
+                continue;
+            }
+            let (same, lost) = self.fate(t, m);
+            if !lost {
+                continue;
+            }
+            let union = union.get_or_insert_with(|| self.union_after(t));
+            let missing: Vec<FactId> = m
+                .content
+                .facts()
+                .into_iter()
+                .filter(|f| union.binary_search(f).is_err())
+                .collect();
+            if !missing.is_empty() {
+                return Some(self.witness(t, (i, m), same, &missing));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::*;
+    use compactsim_model::{MicroOutcome, MsgId, Role};
+
+    fn observe(ev: &Event, before: &[Message], after: &[Message]) -> Option<Witness> {
+        MarkerContained::default().observe(&transition(ev, before, after))
+    }
+
+    #[test]
+    fn fires_when_a_resumed_process_supersedes_the_marker_with_one_exchange() {
+        let before = vec![
+            user(0),
+            micro_marker(5, &[1, 2, 3]),
+            user(4),
+            reply(6),
+            user(7),
+        ];
+        let after = vec![user(0), user(4), micro_marker(8, &[4]), user(7)];
+        let w = observe(&absorbed(1, &[6]), &before, &after).expect("history dropped");
+        assert!(w.facts[0].contains("3 of its facts"), "{:?}", w.facts);
+        assert_eq!(witness_ids(&w), vec![5, 8]);
+        assert_eq!((w.rows[0].index, w.rows[1].index), (1, 2));
+    }
+
+    #[test]
+    fn fires_when_the_repair_merges_a_user_role_marker_into_a_user_row() {
+        let mut marker = micro_marker(5, &[1, 2]);
+        marker.role = Role::User;
+        let before = vec![user(0), marker.clone(), user(6)];
+        let after = vec![merged(&[&user(0), &marker, &user(6)])];
+        let w = observe(&repair_event(1), &before, &after).expect("marker lost");
+        assert_eq!(witness_ids(&w), vec![5, 0]);
+        assert!(w.rows[1].note.contains("non-summary"));
+    }
+
+    #[test]
+    fn fires_when_a_defrag_drops_facts_in_place() {
+        let before = vec![user(0), micro_marker(5, &[1, 2, 3]), user(4)];
+        let after = vec![user(0), micro_marker(5, &[1, 3]), user(4)];
+        let ev = micro(2, MicroOutcome::Defrag, &[], &[]);
+        let w = observe(&ev, &before, &after).expect("fact 2 dropped");
+        assert!(w.facts[0].contains("in place") && w.facts[0].contains("FACT-000002"));
+        assert_eq!(w.rows[0].id, MsgId(5));
+    }
+
+    #[test]
+    fn quiet_when_facts_are_folded_into_the_new_summaries() {
+        let before = vec![
+            batch_summary(1, &[7]),
+            micro_marker(5, &[1, 2]),
+            user(4),
+            reply(6),
+            user(8),
+        ];
+        let superseded = vec![
+            batch_summary(1, &[7]),
+            user(4),
+            micro_marker(9, &[1, 2, 3]),
+            user(8),
+        ];
+        assert!(observe(&absorbed(1, &[6]), &before, &superseded).is_none());
+        let defragged = vec![
+            batch_summary(1, &[7]),
+            user(4),
+            micro_marker(9, &[1, 2, 3]),
+            user(8),
+        ];
+        let ev = micro(2, MicroOutcome::Defrag, &[], &[]);
+        assert!(observe(&ev, &superseded, &defragged).is_none());
+        let folded = vec![batch_summary(10, &[1, 2, 3, 7]), user(8)];
+        assert!(observe(&restart_event(2), &defragged, &folded).is_none());
+        assert!(observe(&append_event(3), &folded, &folded).is_none());
+    }
+}

@@ -1,0 +1,266 @@
+use crate::class::{classify, EventClass};
+use crate::idset::IdSet;
+use crate::{Invariant, InvariantInfo};
+use compactsim_model::{Event, Message, MsgId, Role, Segment, Transition, Witness};
+
+/// Real user text is never lost, altered, duplicated or reordered.
+///
+/// A real user row (role user, not a summary) is recorded when it first appears after an
+/// append (and, conservatively, every real user row of the case's first transcript);
+/// what is tracked is its own text, the segments whose `origin` is its id. The tracked
+/// segments found inside user-role rows, read in order, form a sequence that every
+/// transition — append, compaction, repair, restart, unknown kinds — must leave equal,
+/// segment by segment, in `after` as in `before` (rows an append adds are recorded after
+/// the check, so appends may add user text only at the end, as new rows). Merging
+/// two user rows keeps both segments and is allowed; a tracked segment that ends up in a
+/// non-user row (an assistant marker, say) is lost.
+#[derive(Debug, Default)]
+pub struct UserTurnsIntact {
+    recorded: IdSet,
+    /// Largest id seen in any transcript so far: ids are assigned in creation order, so a
+    /// row with a larger id appears for the first time.
+    newest_id: Option<MsgId>,
+    started: bool,
+    seq_before: Vec<SegRef>,
+    seq_after: Vec<SegRef>,
+}
+
+pub const INFO: InvariantInfo = InvariantInfo {
+    id: "user-turns-intact",
+    statement: "every real user message stays byte-identical and in order",
+    catches: &["H-M-defrag", "H-M-hidden", "H-10896", "H-29824"],
+};
+
+/// Position of one tracked segment: (row index, segment index).
+type SegRef = (usize, usize);
+
+fn segment(rows: &[Message], at: SegRef) -> &Segment {
+    &rows[at.0].content.segments[at.1]
+}
+
+impl UserTurnsIntact {
+    fn record_new(&mut self, rows: &[Message], newer_than: Option<MsgId>) {
+        for m in rows {
+            if m.is_real_user() && newer_than.is_none_or(|n| m.id > n) {
+                self.recorded.add(m.id);
+            }
+        }
+    }
+
+    fn advance_newest(&mut self, rows: &[Message]) {
+        let max = rows.iter().map(|m| m.id).max();
+        self.newest_id = self.newest_id.max(max);
+    }
+
+    fn collect(recorded: &IdSet, rows: &[Message], out: &mut Vec<SegRef>) {
+        out.clear();
+        for (i, m) in rows.iter().enumerate() {
+            if m.role != Role::User {
+                continue;
+            }
+            for (k, s) in m.content.segments.iter().enumerate() {
+                if recorded.contains(s.origin) {
+                    out.push((i, k));
+                }
+            }
+        }
+    }
+
+    /// First position where the sequences disagree.
+    fn first_difference(&self, t: &Transition<'_>) -> Option<usize> {
+        let (b, a) = (&self.seq_before, &self.seq_after);
+        let common = b.len().min(a.len());
+        if let Some(j) = (0..common).find(|&j| segment(t.before, b[j]) != segment(t.after, a[j])) {
+            return Some(j);
+        }
+        (a.len() != b.len()).then_some(common)
+    }
+
+    fn witness(&self, t: &Transition<'_>, j: usize) -> Witness {
+        let mut w = Witness::default();
+        if let Some(&at) = self.seq_before.get(j) {
+            let lost = segment(t.before, at);
+            w = w
+                .fact(format!(
+                    "real user text of {} lost or changed ({} chars, segment {} of row {}) \
+                     on {:?}",
+                    lost.origin, lost.chars, at.1, t.before[at.0].id, t.event
+                ))
+                .row(
+                    at.0,
+                    &t.before[at.0],
+                    "before: holds the first lost user text",
+                );
+            if let Some(&found) = self.seq_after.get(j) {
+                w = w.row(found.0, &t.after[found.0], "after: other text in its place");
+            }
+            let elsewhere = t.after.iter().enumerate().find(|(_, m)| {
+                m.role != Role::User && m.content.segments.iter().any(|s| s == lost)
+            });
+            if let Some((i, m)) = elsewhere {
+                w = w.row(i, m, "after: the text now sits in a non-user row");
+            }
+        } else if let Some(&extra) = self.seq_after.get(j) {
+            let seg = segment(t.after, extra);
+            w = w
+                .fact(format!(
+                    "real user text of {} appears an extra time on {:?}",
+                    seg.origin, t.event
+                ))
+                .row(extra.0, &t.after[extra.0], "after: extra copy of user text");
+        }
+        w
+    }
+}
+
+impl Invariant for UserTurnsIntact {
+    fn info(&self) -> InvariantInfo {
+        INFO
+    }
+
+    fn checks(&self, _event: &Event) -> bool {
+        true
+    }
+
+    fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if !self.started {
+            self.started = true;
+            self.record_new(t.before, None);
+            self.advance_newest(t.before);
+        }
+        Self::collect(&self.recorded, t.before, &mut self.seq_before);
+        Self::collect(&self.recorded, t.after, &mut self.seq_after);
+        let witness = self.first_difference(t).map(|j| self.witness(t, j));
+        if matches!(classify(t.event), EventClass::Append) {
+            let newer_than = self.newest_id;
+            self.record_new(t.after, newer_than);
+        }
+        self.advance_newest(t.after);
+        witness
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::*;
+    use compactsim_model::MicroOutcome;
+
+    fn start() -> Vec<Message> {
+        vec![
+            user(0),
+            calling(1, &[1]),
+            tool(2, 1),
+            reply(3),
+            user(4),
+            reply(5),
+            user(6),
+        ]
+    }
+
+    /// Appends `start()` row by row so every user row is recorded, then runs `steps`.
+    fn run_after_start(steps: Vec<(Event, Vec<Message>)>) -> Vec<(u32, Witness)> {
+        let mut all = vec![(append_event(1), start())];
+        all.extend(steps);
+        run(&mut UserTurnsIntact::default(), &[], &all)
+    }
+
+    #[test]
+    fn fires_when_a_defrag_drops_user_turns() {
+        let after = vec![user(0), micro_marker(7, &[1]), user(6)];
+        let fired = run_after_start(vec![(micro(1, MicroOutcome::Defrag, &[], &[]), after)]);
+        assert_eq!(fired.len(), 1);
+        let (step, w) = &fired[0];
+        assert_eq!(*step, 1);
+        assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(4), 4));
+        assert_eq!(w.rows[1].id, MsgId(6), "user 6 now sits where 4 was");
+    }
+
+    #[test]
+    fn fires_when_user_text_is_merged_into_an_assistant_marker() {
+        let mut marker = micro_marker(7, &[1]);
+        marker.merge_content(&user(4).content);
+        let after = vec![user(0), marker, reply(5), user(6)];
+        let fired = run_after_start(vec![(absorbed(1, &[1, 2, 3]), after)]);
+        let w = &fired.first().expect("user text inside a marker is lost").1;
+        assert_eq!(witness_ids(w), vec![4, 6, 7]);
+        assert_eq!(w.rows[2].index, 1);
+    }
+
+    #[test]
+    fn fires_when_user_text_is_altered_in_place() {
+        let mut after = start();
+        after[4] = user_sized(4, 39);
+        let fired = run_after_start(vec![(repair_event(1), after)]);
+        assert_eq!(witness_ids(&fired[0].1), vec![4, 4]);
+    }
+
+    #[test]
+    fn fires_when_an_append_rewrites_history_or_a_restart_duplicates() {
+        let mut rewritten = start();
+        rewritten.remove(0);
+        rewritten.push(user(7));
+        let fired = run_after_start(vec![(append_event(2), rewritten)]);
+        assert_eq!(fired[0].1.rows[0].id, MsgId(0));
+
+        let mut doubled = start();
+        doubled.push(user(4));
+        let fired = run_after_start(vec![(restart_event(2), doubled)]);
+        assert_eq!(fired.len(), 1);
+        assert!(fired[0].1.facts[0].contains("extra"));
+        assert_eq!(fired[0].1.rows[0].index, 7);
+    }
+
+    #[test]
+    fn quiet_on_absorb_merge_append_and_summary_prefixed_user_rows() {
+        let absorbed_rows = vec![user(0), micro_marker(7, &[1]), user(4), reply(5), user(6)];
+        let no_assistant = vec![user(0), micro_marker(7, &[1]), user(4), user(6)];
+        let repaired = vec![
+            user(0),
+            micro_marker(7, &[1]),
+            merged(&[&user(4), &user(6)]),
+        ];
+        let mut appended = repaired.clone();
+        appended.extend([user(8), reply(9)]);
+        let mut with_summary = vec![merged(&[&batch_summary(10, &[1]), &user(0)])];
+        with_summary.extend(appended[1..].iter().cloned());
+        let fired = run_after_start(vec![
+            (absorbed(1, &[1, 2, 3]), absorbed_rows),
+            (repair_event(1), no_assistant),
+            (repair_event(1), repaired),
+            (append_event(2), appended),
+            (restart_event(2), with_summary),
+        ]);
+        assert!(fired.is_empty(), "{fired:?}");
+    }
+
+    #[test]
+    fn an_append_that_repeats_old_user_text_fires_new_user_rows_do_not() {
+        let mut repeated = start();
+        repeated.push(merged(&[&user(7), &user(4)]));
+        let fired = run_after_start(vec![(append_event(2), repeated)]);
+        assert_eq!(fired.len(), 1);
+        assert_eq!(fired[0].1.rows[0].index, 7);
+        let mut fresh = start();
+        fresh.extend([user(7), reply(8)]);
+        let mut dropped = fresh.clone();
+        dropped.remove(7);
+        let fired = run_after_start(vec![
+            (append_event(2), fresh),
+            (absorbed(2, &[]), dropped),
+        ]);
+        assert_eq!(fired.len(), 1, "user 7 was recorded by its append");
+        assert!(fired[0].1.facts[0].contains("m7"));
+    }
+
+    #[test]
+    fn rows_of_the_first_transcript_are_tracked_without_an_append() {
+        let after = vec![user(0), micro_marker(7, &[1])];
+        let fired = run(
+            &mut UserTurnsIntact::default(),
+            &start(),
+            &[(absorbed(1, &[1]), after)],
+        );
+        assert_eq!(fired[0].1.rows[0].id, MsgId(4));
+    }
+}
