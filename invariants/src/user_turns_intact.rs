@@ -245,10 +245,7 @@ mod tests {
         fresh.extend([user(7), reply(8)]);
         let mut dropped = fresh.clone();
         dropped.remove(7);
-        let fired = run_after_start(vec![
-            (append_event(2), fresh),
-            (absorbed(2, &[]), dropped),
-        ]);
+        let fired = run_after_start(vec![(append_event(2), fresh), (absorbed(2, &[]), dropped)]);
         assert_eq!(fired.len(), 1, "user 7 was recorded by its append");
         assert!(fired[0].1.facts[0].contains("m7"));
     }
@@ -262,5 +259,18 @@ mod tests {
             &[(absorbed(1, &[1]), after)],
         );
         assert_eq!(fired[0].1.rows[0].id, MsgId(4));
+    }
+
+    #[test]
+    fn a_user_role_summary_is_not_user_text() {
+        let initial = vec![batch_summary(0, &[1]), reply(1), user(2), reply(3), user(4)];
+        let after = vec![batch_summary(5, &[1, 2]), user(4)];
+        let fired = run(
+            &mut UserTurnsIntact::default(),
+            &initial,
+            &[(absorbed(1, &[]), after)],
+        );
+        assert_eq!(fired.len(), 1, "only user 2 is lost: {fired:?}");
+        assert_eq!(fired[0].1.rows[0].id, MsgId(2));
     }
 }
