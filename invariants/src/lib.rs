@@ -17,6 +17,7 @@ mod one_marker_max;
 mod oracle;
 mod testkit;
 mod tokens_non_growing;
+mod user_turns_batch;
 mod user_turns_intact;
 
 pub use api_valid::{ApiRule, ApiValid};

@@ -122,6 +122,12 @@ mod tests {
     }
 
     #[test]
+    fn oracle_can_move_to_a_worker_thread() {
+        fn assert_send<T: Send>(_: &T) {}
+        assert_send(&Oracle::new(OracleConfig::default()));
+    }
+
+    #[test]
     fn new_holds_the_whole_catalogue_in_order() {
         let oracle = Oracle::new(OracleConfig::default());
         let ids: Vec<&str> = oracle.checked().iter().map(|(id, _)| *id).collect();

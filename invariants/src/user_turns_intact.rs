@@ -1,5 +1,6 @@
 use crate::class::{classify, EventClass};
 use crate::idset::IdSet;
+use crate::user_turns_batch::batch_breach;
 use crate::{Invariant, InvariantInfo};
 use compactsim_model::{Event, Message, MsgId, Role, Segment, Transition, Witness};
 
@@ -14,6 +15,11 @@ use compactsim_model::{Event, Message, MsgId, Role, Segment, Transition, Witness
 /// the check, so appends may add user text only at the end, as new rows). Merging
 /// two user rows keeps both segments and is allowed; a tracked segment that ends up in a
 /// non-user row (an assistant marker, say) is lost.
+///
+/// Batch compaction (compaction events that are not micro passes; none exist yet)
+/// summarizes user turns on purpose and is judged by the weaker batch rule of
+/// `user_turns_batch.rs`: kept user text unaltered and in order, the newest user text and
+/// the newest visible reply verbatim.
 #[derive(Debug, Default)]
 pub struct UserTurnsIntact {
     recorded: IdSet,
@@ -27,15 +33,31 @@ pub struct UserTurnsIntact {
 
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "user-turns-intact",
-    statement: "every real user message stays byte-identical and in order",
+    statement: "every real user message stays byte-identical and in order (batch: the \
+                newest real user message and newest visible reply stay verbatim in the tail)",
     catches: &["H-M-defrag", "H-M-hidden", "H-10896", "H-29824"],
 };
 
 /// Position of one tracked segment: (row index, segment index).
-type SegRef = (usize, usize);
+pub(crate) type SegRef = (usize, usize);
 
-fn segment(rows: &[Message], at: SegRef) -> &Segment {
+pub(crate) fn segment(rows: &[Message], at: SegRef) -> &Segment {
     &rows[at.0].content.segments[at.1]
+}
+
+/// Collects the positions of tracked segments inside user-role rows, in order.
+pub(crate) fn collect_tracked(recorded: &IdSet, rows: &[Message], out: &mut Vec<SegRef>) {
+    out.clear();
+    for (i, m) in rows.iter().enumerate() {
+        if m.role != Role::User {
+            continue;
+        }
+        for (k, s) in m.content.segments.iter().enumerate() {
+            if recorded.contains(s.origin) {
+                out.push((i, k));
+            }
+        }
+    }
 }
 
 impl UserTurnsIntact {
@@ -50,20 +72,6 @@ impl UserTurnsIntact {
     fn advance_newest(&mut self, rows: &[Message]) {
         let max = rows.iter().map(|m| m.id).max();
         self.newest_id = self.newest_id.max(max);
-    }
-
-    fn collect(recorded: &IdSet, rows: &[Message], out: &mut Vec<SegRef>) {
-        out.clear();
-        for (i, m) in rows.iter().enumerate() {
-            if m.role != Role::User {
-                continue;
-            }
-            for (k, s) in m.content.segments.iter().enumerate() {
-                if recorded.contains(s.origin) {
-                    out.push((i, k));
-                }
-            }
-        }
     }
 
     /// First position where the sequences disagree.
@@ -128,10 +136,15 @@ impl Invariant for UserTurnsIntact {
             self.record_new(t.before, None);
             self.advance_newest(t.before);
         }
-        Self::collect(&self.recorded, t.before, &mut self.seq_before);
-        Self::collect(&self.recorded, t.after, &mut self.seq_after);
-        let witness = self.first_difference(t).map(|j| self.witness(t, j));
-        if matches!(classify(t.event), EventClass::Append) {
+        collect_tracked(&self.recorded, t.before, &mut self.seq_before);
+        collect_tracked(&self.recorded, t.after, &mut self.seq_after);
+        let class = classify(t.event);
+        let witness = if matches!(class, EventClass::OtherCompaction { .. }) {
+            batch_breach(t, &self.seq_before, &self.seq_after)
+        } else {
+            self.first_difference(t).map(|j| self.witness(t, j))
+        };
+        if matches!(class, EventClass::Append) {
             let newer_than = self.newest_id;
             self.record_new(t.after, newer_than);
         }
@@ -245,10 +258,7 @@ mod tests {
         fresh.extend([user(7), reply(8)]);
         let mut dropped = fresh.clone();
         dropped.remove(7);
-        let fired = run_after_start(vec![
-            (append_event(2), fresh),
-            (absorbed(2, &[]), dropped),
-        ]);
+        let fired = run_after_start(vec![(append_event(2), fresh), (absorbed(2, &[]), dropped)]);
         assert_eq!(fired.len(), 1, "user 7 was recorded by its append");
         assert!(fired[0].1.facts[0].contains("m7"));
     }
@@ -262,5 +272,18 @@ mod tests {
             &[(absorbed(1, &[1]), after)],
         );
         assert_eq!(fired[0].1.rows[0].id, MsgId(4));
+    }
+
+    #[test]
+    fn a_user_role_summary_is_not_user_text() {
+        let initial = vec![batch_summary(0, &[1]), reply(1), user(2), reply(3), user(4)];
+        let after = vec![batch_summary(5, &[1, 2]), user(4)];
+        let fired = run(
+            &mut UserTurnsIntact::default(),
+            &initial,
+            &[(absorbed(1, &[]), after)],
+        );
+        assert_eq!(fired.len(), 1, "only user 2 is lost: {fired:?}");
+        assert_eq!(fired[0].1.rows[0].id, MsgId(2));
     }
 }

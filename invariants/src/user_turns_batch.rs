@@ -1,0 +1,147 @@
+//! The batch-compaction rule of `user-turns-intact` (DESIGN.md catalogue): a batch pass
+//! summarizes user turns on purpose, so instead of equality it requires that
+//! - the tracked user text left in `after` is a subsequence of `before`'s, each segment
+//!   byte-identical (nothing altered, reordered or duplicated);
+//! - the newest tracked user text stays verbatim in a user row (#10896), and still last;
+//! - the newest visible assistant reply of `before` stays, same id, its segments a prefix
+//!   of its content (#29824).
+//!
+//! Applied to compaction events that are not micro passes (none exist yet).
+
+use crate::user_turns_intact::{segment, SegRef};
+use compactsim_model::{Message, Transition, Witness};
+
+/// The first breach of the batch rule on `t`, given the tracked-segment sequences.
+pub(crate) fn batch_breach(
+    t: &Transition<'_>,
+    seq_before: &[SegRef],
+    seq_after: &[SegRef],
+) -> Option<Witness> {
+    not_a_subsequence(t, seq_before, seq_after)
+        .or_else(|| newest_user_lost(t, seq_before, seq_after))
+        .or_else(|| newest_reply_lost(t))
+}
+
+fn not_a_subsequence(t: &Transition<'_>, b: &[SegRef], a: &[SegRef]) -> Option<Witness> {
+    let mut j = 0;
+    for &at in a {
+        let seg = segment(t.after, at);
+        while j < b.len() && segment(t.before, b[j]) != seg {
+            j += 1;
+        }
+        if j == b.len() {
+            return Some(
+                Witness::default()
+                    .fact(format!(
+                        "user text of {} altered, reordered or duplicated by {:?}",
+                        seg.origin, t.event
+                    ))
+                    .row(
+                        at.0,
+                        &t.after[at.0],
+                        "after: user text not from before in this order",
+                    ),
+            );
+        }
+        j += 1;
+    }
+    None
+}
+
+fn newest_user_lost(t: &Transition<'_>, b: &[SegRef], a: &[SegRef]) -> Option<Witness> {
+    let &newest = b.last()?;
+    let kept = a
+        .last()
+        .is_some_and(|&last| segment(t.after, last) == segment(t.before, newest));
+    if kept {
+        return None;
+    }
+    let seg = segment(t.before, newest);
+    Some(
+        Witness::default()
+            .fact(format!(
+                "newest user text (of {}) left the verbatim tail on {:?}",
+                seg.origin, t.event
+            ))
+            .row(newest.0, &t.before[newest.0], "before: newest user text"),
+    )
+}
+
+fn newest_reply_lost(t: &Transition<'_>) -> Option<Witness> {
+    let (i, reply) = t
+        .before
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, m)| m.is_visible_reply())?;
+    let kept = t.after.iter().any(|m: &Message| {
+        m.id == reply.id && m.content.segments.starts_with(&reply.content.segments)
+    });
+    if kept {
+        return None;
+    }
+    Some(
+        Witness::default()
+            .fact(format!(
+                "newest visible reply {} left the verbatim tail on {:?}",
+                reply.id, t.event
+            ))
+            .row(i, reply, "before: newest visible reply"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::idset::IdSet;
+    use crate::testkit::*;
+    use crate::user_turns_intact::collect_tracked;
+    use compactsim_model::MsgId;
+
+    fn start() -> Vec<Message> {
+        vec![
+            user(0),
+            calling(1, &[1]),
+            tool(2, 1),
+            reply(3),
+            user(4),
+            reply(5),
+            user(6),
+        ]
+    }
+
+    fn breach(after: &[Message]) -> Option<Witness> {
+        let mut recorded = IdSet::default();
+        for id in [0, 4, 6] {
+            recorded.add(MsgId(id));
+        }
+        let (mut b, mut a) = (Vec::new(), Vec::new());
+        let before = start();
+        collect_tracked(&recorded, &before, &mut b);
+        collect_tracked(&recorded, after, &mut a);
+        let ev = absorbed(1, &[]);
+        batch_breach(&transition(&ev, &before, after), &b, &a)
+    }
+
+    #[test]
+    fn quiet_when_old_turns_are_summarized_and_the_tail_is_verbatim() {
+        assert!(breach(&[batch_summary(7, &[1]), reply(5), user(6)]).is_none());
+        assert!(breach(&[user(0), batch_summary(7, &[1]), reply(5), user(6)]).is_none());
+    }
+
+    #[test]
+    fn fires_when_the_newest_user_or_reply_is_summarized() {
+        let w = breach(&[user(0), batch_summary(7, &[1]), reply(5)]).expect("user 6 gone");
+        assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(6), 6));
+        let w = breach(&[batch_summary(7, &[1]), user(6)]).expect("reply 5 gone");
+        assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(5), 5));
+    }
+
+    #[test]
+    fn fires_when_kept_user_text_is_reordered_or_altered() {
+        let w = breach(&[batch_summary(7, &[1]), user(4), user(0), reply(5), user(6)]);
+        assert_eq!(w.expect("reordered").rows[0].id, MsgId(0));
+        let w = breach(&[batch_summary(7, &[1]), user_sized(4, 3), reply(5), user(6)]);
+        assert_eq!(w.expect("altered").rows[0].index, 1);
+    }
+}
