@@ -2,8 +2,13 @@
 //! reference compactors with bug switches), the case engine and the parallel runner.
 
 pub mod bugs;
+pub mod cli;
 pub mod compactor;
+pub mod engine;
 pub mod ids;
 pub mod rng;
+pub mod runner;
 pub mod shapes;
+pub mod stories;
+pub mod strategy;
 pub mod summarizer;

@@ -34,11 +34,11 @@ impl Stream {
     const fn tag(self) -> u64 {
         match self {
             Stream::Params => 0x7061_7261_6d73, // "params"
-            Stream::Shape => 0x7368_6170_65,    // "shape"
+            Stream::Shape => 0x0073_6861_7065,  // "shape"
             Stream::Summarizer => 0x7375_6d6d,  // "summ"
             Stream::Provider => 0x7072_6f76,    // "prov"
             Stream::Gateway => 0x6761_7465,     // "gate"
-            Stream::Faults => 0x6661_756c_74,   // "fault"
+            Stream::Faults => 0x0066_6175_6c74, // "fault"
         }
     }
 }

@@ -35,8 +35,8 @@ pub fn tail_message_floor(available: usize, protect_last_n: u32) -> usize {
         .min(available)
 }
 
-/// Start of the verbatim tail for a budget of `budget_tokens` (tail-walk tokens: rough
-/// + 10 per message). At least the message floor stays in the tail; if the whole region
+/// Start of the verbatim tail for a budget of `budget_tokens` (tail-walk tokens: the
+/// rough count plus 10 per message). At least the message floor stays in the tail; if the whole region
 /// fits under the soft ceiling the walk is redone with the raw budget (#40803); the cut
 /// never reaches into the head (forced to `head_end + 1`) and never splits a tool group
 /// (pulled back to the assistant row that made the calls).

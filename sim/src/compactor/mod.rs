@@ -1,4 +1,6 @@
 //! The systems under test: reference Hermes-style compactors with bug switches.
 
 pub mod boundaries;
+pub mod micro;
+pub mod repair;
 pub mod threshold;

@@ -1,0 +1,161 @@
+//! Run parameters shared by `run`, `replay` and the repro lines, validated.
+
+use super::exit::Failure;
+use crate::bugs::{Bug, BugSet};
+use crate::runner::Suite;
+use crate::strategy::Strategy;
+
+/// Default root seed: fixed, so a bare `compactsim run` is reproducible; printed first.
+pub const SEED_DEFAULT: u64 = 20_260_731;
+pub const CASES_DEFAULT: u32 = 480;
+pub const PASSES_DEFAULT: u32 = 25;
+/// Upper bounds on what one run may ask for.
+pub const CASES_MAX: u32 = 10_000_000;
+pub const PASSES_MAX: u32 = 10_000;
+
+/// The parameters that decide what a case does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseParams {
+    pub seed: u64,
+    pub passes: u32,
+    pub strategy: Strategy,
+    pub bugs: BugSet,
+}
+
+impl CaseParams {
+    /// Validates raw CLI values.
+    pub fn parse(
+        seed: u64,
+        passes: u32,
+        strategy: &str,
+        bugs: &[String],
+    ) -> Result<CaseParams, Failure> {
+        if passes == 0 || passes > PASSES_MAX {
+            return Err(Failure::bad_input(format!(
+                "--passes must be between 1 and {PASSES_MAX}, got {passes}"
+            )));
+        }
+        let strategy = Strategy::parse(strategy).map_err(Failure::bad_input)?;
+        let bugs: Vec<Bug> = bugs
+            .iter()
+            .map(|b| Bug::parse(b))
+            .collect::<Result<_, _>>()
+            .map_err(Failure::bad_input)?;
+        Ok(CaseParams {
+            seed,
+            passes,
+            strategy,
+            bugs: BugSet::of(&bugs),
+        })
+    }
+
+    /// The flags that reproduce these parameters, as `replay` accepts them.
+    pub fn flags(&self) -> String {
+        let mut s = format!(
+            "--seed {} --passes {} --strategy {}",
+            self.seed, self.passes, self.strategy
+        );
+        for b in self.bugs.iter() {
+            s.push_str(&format!(" --bug {b}"));
+        }
+        s
+    }
+
+    /// The exact command that replays case `case`.
+    pub fn repro(&self, case: u32) -> String {
+        format!("compactsim replay {} --case {case}", self.flags())
+    }
+
+    pub fn suite(&self, case_first: u32, cases: u32) -> Suite {
+        Suite {
+            root_seed: self.seed,
+            case_first,
+            cases,
+            passes: self.passes,
+            strategy: self.strategy,
+            bugs: self.bugs.clone(),
+        }
+    }
+}
+
+/// `--shard K/N`: this process runs the K-th of N equal slices of the case range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    pub fn parse(text: &str) -> Result<Shard, Failure> {
+        let bad =
+            || Failure::bad_input(format!("--shard must be K/N with 0 <= K < N, got `{text}`"));
+        let (k, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: u32 = k.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// (first case, number of cases) of this shard of `cases`.
+    pub fn range(self, cases: u32) -> (u32, u32) {
+        let lo = (cases as u64 * self.index as u64 / self.count as u64) as u32;
+        let hi = (cases as u64 * (self.index as u64 + 1) / self.count as u64) as u32;
+        (lo, hi - lo)
+    }
+}
+
+/// Validates `--cases`.
+pub fn check_cases(cases: u32) -> Result<u32, Failure> {
+    if cases == 0 || cases > CASES_MAX {
+        return Err(Failure::bad_input(format!(
+            "--cases must be between 1 and {CASES_MAX}, got {cases}"
+        )));
+    }
+    Ok(cases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::exit::Exit;
+
+    #[test]
+    fn bad_values_are_bad_input() {
+        assert_eq!(check_cases(0).unwrap_err().exit, Exit::BadInput);
+        assert_eq!(
+            CaseParams::parse(1, 0, "micro", &[]).unwrap_err().exit,
+            Exit::BadInput
+        );
+        let e = CaseParams::parse(1, 5, "nope", &[]).unwrap_err();
+        assert!(
+            e.message.contains("nope") && e.message.contains("micro"),
+            "{}",
+            e.message
+        );
+        let e = CaseParams::parse(1, 5, "micro", &["H-1".into()]).unwrap_err();
+        assert!(e.message.contains("H-1"));
+        for bad in ["1", "2/2", "a/b", "1/0"] {
+            assert_eq!(Shard::parse(bad).unwrap_err().exit, Exit::BadInput, "{bad}");
+        }
+    }
+
+    #[test]
+    fn repro_round_trips_and_shards_cover_the_range() {
+        let p = CaseParams::parse(7, 25, "micro", &["h-75345-b".into()]).unwrap();
+        assert_eq!(
+            p.repro(3),
+            "compactsim replay --seed 7 --passes 25 --strategy micro --bug H-75345-B --case 3"
+        );
+        let mut next = 0;
+        for k in 0..3 {
+            let (lo, n) = Shard { index: k, count: 3 }.range(10);
+            assert_eq!(lo, next);
+            next = lo + n;
+        }
+        assert_eq!(next, 10);
+    }
+}

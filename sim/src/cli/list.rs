@@ -1,0 +1,55 @@
+//! `compactsim list invariants|bugs|shapes|strategies`.
+
+use crate::bugs::CATALOGUE;
+use crate::shapes::Family;
+use crate::strategy::Strategy;
+
+/// What `list` can list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listing {
+    Invariants,
+    Bugs,
+    Shapes,
+    Strategies,
+}
+
+/// The listing as printed.
+pub fn render(listing: Listing) -> String {
+    let mut out = String::new();
+    match listing {
+        Listing::Invariants => {
+            for i in compactsim_invariants::catalogue() {
+                out.push_str(&format!(
+                    "{:<24} {}\n{:<24} catches: {}\n",
+                    i.id,
+                    i.statement,
+                    "",
+                    i.catches.join(", ")
+                ));
+            }
+        }
+        Listing::Bugs => {
+            for b in CATALOGUE {
+                out.push_str(&format!(
+                    "{:<12} [{}] {}\n{:<12} caught by: {}\n",
+                    b.id,
+                    b.strategy,
+                    b.summary,
+                    "",
+                    b.expected.join(", ")
+                ));
+            }
+        }
+        Listing::Shapes => {
+            for f in Family::ALL {
+                out.push_str(&format!("{:<20} {}\n", f.name(), f.description()));
+            }
+        }
+        Listing::Strategies => {
+            for s in Strategy::ALL {
+                out.push_str(&format!("{:<8} {}\n", s.name(), s.description()));
+            }
+        }
+    }
+    out
+}

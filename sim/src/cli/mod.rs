@@ -1,0 +1,7 @@
+//! The commands behind the `compactsim` binary. `main.rs` parses flags and calls these.
+
+pub mod args;
+pub mod exit;
+pub mod list;
+pub mod replay;
+pub mod run;

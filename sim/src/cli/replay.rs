@@ -1,0 +1,79 @@
+//! `compactsim replay`: rerun one case and print its event log and the witness.
+
+use super::args::CaseParams;
+use super::exit::Exit;
+use crate::engine::{run_case, CaseOutcome, CaseSetup, Record};
+use std::fmt::Write;
+
+/// The replay output and its exit code.
+pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
+    let suite = params.suite(case, 1);
+    let spec = suite.spec(case);
+    let setup = CaseSetup::draw(&spec);
+    let r = run_case(&spec, Record { trace: true });
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "SEED={} case={case} case_seed={} {}",
+        params.seed,
+        r.case_seed,
+        params.flags()
+    );
+    let _ = writeln!(
+        out,
+        "family={} context_length={} trigger={} tail_budget={} restart_per_mille={} every_n_turns={}",
+        setup.family().name(),
+        setup.shape.context_length,
+        setup.thresholds.trigger_tokens,
+        setup.thresholds.tail_budget_tokens,
+        setup.restart_per_mille,
+        setup.micro.every_n_turns
+    );
+    for line in &r.trace {
+        let _ = writeln!(out, "{line}");
+    }
+    let exit = match &r.outcome {
+        CaseOutcome::Clean => {
+            let _ = writeln!(out, "CLEAN after {} turns, {} passes", r.turns, r.passes);
+            Exit::Clean
+        }
+        CaseOutcome::Violation(vs) => {
+            for v in vs {
+                let _ = writeln!(
+                    out,
+                    "VIOLATION {} at turn {} step {}: {}",
+                    v.invariant, v.turn, v.step, v.message
+                );
+                for fact in &v.witness.facts {
+                    let _ = writeln!(out, "  witness: {fact}");
+                }
+                for row in &v.witness.rows {
+                    let _ = writeln!(
+                        out,
+                        "  witness row [{}] {} {:?}{} tokens={} segments={} calls={}: {}",
+                        row.index,
+                        row.id,
+                        row.role,
+                        if row.micro_marker {
+                            " micro-marker"
+                        } else if row.marker {
+                            " summary"
+                        } else {
+                            ""
+                        },
+                        row.tokens.rough,
+                        row.segments,
+                        row.tool_calls,
+                        row.note
+                    );
+                }
+            }
+            Exit::Violation
+        }
+        CaseOutcome::Internal(what) => {
+            let _ = writeln!(out, "INTERNAL FAILURE: {what}");
+            Exit::Internal
+        }
+    };
+    (out, exit)
+}

@@ -1,0 +1,196 @@
+//! `compactsim run`: the default suite, many cases in parallel, reports on disk.
+
+use super::args::{CaseParams, Shard};
+use super::exit::{Exit, Failure};
+use crate::engine::{CaseOutcome, CaseResult, Record, COUNTERS};
+use crate::runner::run_suite;
+use crate::shapes::Family;
+use compactsim_reports::{self as reports, Aggregator, CaseRow, Header, Outcome, ReportWriter};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Failures printed to the terminal; the rest are in the report files.
+pub const FAILURES_PRINTED_MAX: usize = 10;
+/// Repro lines kept for repro.txt (memory stays bounded on huge runs).
+pub const REPRO_LINES_MAX: usize = 1_000;
+
+/// A validated `run` request.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    pub params: CaseParams,
+    pub cases: u32,
+    pub shard: Shard,
+    pub jobs: usize,
+    pub out: PathBuf,
+}
+
+/// The report header: every parameter that decides the run, none that varies between
+/// two runs of it (no job count, no output path, no time).
+pub fn header(req: &RunRequest) -> Header {
+    let mut params = std::collections::BTreeMap::new();
+    if req.shard != Shard::WHOLE {
+        params.insert(
+            "shard".to_string(),
+            format!("{}/{}", req.shard.index, req.shard.count),
+        );
+    }
+    Header {
+        tool: "compactsim".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        seed: req.params.seed,
+        cases: req.cases,
+        passes: req.params.passes,
+        strategy: req.params.strategy.to_string(),
+        bugs: req.params.bugs.ids(),
+        params,
+    }
+}
+
+/// The row report.json keeps for a case.
+pub fn row(r: &CaseResult) -> CaseRow {
+    let outcome = match &r.outcome {
+        CaseOutcome::Clean => Outcome::Clean,
+        CaseOutcome::Violation(v) => Outcome::Violation {
+            invariant: v[0].invariant.clone(),
+            turn: v[0].turn,
+        },
+        CaseOutcome::Internal(what) => Outcome::Internal {
+            reason: what.clone(),
+        },
+    };
+    CaseRow {
+        case: r.case,
+        case_seed: r.case_seed,
+        family: r.family.name().into(),
+        turns: r.turns,
+        passes: r.passes,
+        outcome,
+        tokens_max: r.tokens_max,
+        messages_max: r.messages_max,
+    }
+}
+
+fn exit_of(outcome: &CaseOutcome) -> Exit {
+    match outcome {
+        CaseOutcome::Clean => Exit::Clean,
+        CaseOutcome::Violation(_) => Exit::Violation,
+        CaseOutcome::Internal(_) => Exit::Internal,
+    }
+}
+
+/// Runs the suite, prints the header line first, failures as they come, and the tables;
+/// writes report.json, summary.md and repro.txt. Returns the exit code.
+pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
+    let header = header(req);
+    println!(
+        "SEED={} cases={} passes={} strategy={} bugs={} shard={}/{} jobs={} out={}",
+        req.params.seed,
+        req.cases,
+        req.params.passes,
+        req.params.strategy,
+        if req.params.bugs.is_empty() {
+            "none".to_string()
+        } else {
+            req.params.bugs.ids().join(",")
+        },
+        req.shard.index,
+        req.shard.count,
+        req.jobs,
+        req.out.display()
+    );
+    let started = Instant::now();
+    let mut writer =
+        ReportWriter::create(&req.out, &header).map_err(|e| Failure::internal(e.to_string()))?;
+    let mut agg = Aggregator::new()
+        .with_invariants(compactsim_invariants::catalogue().iter().map(|i| i.id))
+        .with_families(Family::ALL.iter().map(|f| f.name()))
+        .with_coverage(COUNTERS.iter().copied());
+    let mut repro = Vec::new();
+    let mut exit = Exit::Clean;
+    let mut write_error = None;
+    let (first, cases) = req.shard.range(req.cases);
+    run_suite(
+        &req.params.suite(first, cases),
+        req.jobs,
+        Record::default(),
+        |r| {
+            exit = exit.worst(exit_of(&r.outcome));
+            let row = row(&r);
+            if let Err(e) = writer.push(&row) {
+                write_error = Some(e.to_string());
+                return false;
+            }
+            agg.add_case(
+                &row,
+                r.transitions as u64,
+                r.checked.iter().copied(),
+                r.coverage.iter(),
+            );
+            note_failure(&req.params, &r, &mut agg, &mut repro);
+            true
+        },
+    )
+    .map_err(Failure::internal)?;
+    if let Some(e) = write_error {
+        return Err(Failure::internal(e));
+    }
+    let summary = agg.into_summary();
+    let report = writer
+        .finish(&summary)
+        .map_err(|e| Failure::internal(e.to_string()))?;
+    reports::write_summary_md(&req.out, &header, &summary)
+        .map_err(|e| Failure::internal(e.to_string()))?;
+    reports::write_repro(&req.out, &repro).map_err(|e| Failure::internal(e.to_string()))?;
+    let wall_s = started.elapsed().as_secs_f64();
+    print!("\n{}", reports::render_table(&header, &summary));
+    println!(
+        "\nwall {:.2} s, {} passes, {:.0} passes/s",
+        wall_s,
+        summary.totals.passes,
+        summary.totals.passes as f64 / wall_s.max(1e-9)
+    );
+    println!("report: {}", report.display());
+    if !repro.is_empty() {
+        println!("repro:  {}", req.out.join(reports::REPRO_TXT).display());
+    }
+    Ok(exit)
+}
+
+/// Prints a failure (the first few), records it in the summary and in repro.txt.
+fn note_failure(
+    params: &CaseParams,
+    r: &CaseResult,
+    agg: &mut Aggregator,
+    repro: &mut Vec<String>,
+) {
+    let (violation, what) = match &r.outcome {
+        CaseOutcome::Clean => return,
+        CaseOutcome::Violation(v) => (
+            Some(v[0].clone()),
+            format!("{} at turn {}: {}", v[0].invariant, v[0].turn, v[0].message),
+        ),
+        CaseOutcome::Internal(what) => (None, format!("internal failure: {what}")),
+    };
+    let line = params.repro(r.case);
+    if repro.len() < FAILURES_PRINTED_MAX {
+        println!(
+            "FAIL case {} ({}, case seed {}): {what}",
+            r.case,
+            r.family.name(),
+            r.case_seed
+        );
+        println!("  repro: {line}");
+    }
+    if repro.len() < REPRO_LINES_MAX {
+        repro.push(line.clone());
+    }
+    if let Some(violation) = violation {
+        agg.add_failure(reports::Failure {
+            case: r.case,
+            case_seed: r.case_seed,
+            family: r.family.name().into(),
+            violation,
+            repro: line,
+        });
+    }
+}

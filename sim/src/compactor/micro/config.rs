@@ -1,0 +1,41 @@
+use crate::compactor::boundaries::{PROTECT_FIRST_N_DEFAULT, PROTECT_LAST_N_DEFAULT};
+use serde::Serialize;
+
+/// `micro_compact_defrag_threshold_tokens` default.
+pub const DEFRAG_THRESHOLD_TOKENS_DEFAULT: u32 = 2_000;
+/// `_MICRO_COMPACT_MAX_CONSECUTIVE_FAILURES`: failures at one exchange before it is skipped.
+pub const FAILURES_PER_EXCHANGE_MAX: u32 = 3;
+/// Marker scaffolding (prefix, heading, end marker) of the July-2026 prefix, in tokens.
+pub const SCAFFOLD_TOKENS_DEFAULT: u32 = 411;
+/// A pass needs at least this many messages.
+pub const MESSAGES_MIN: usize = 4;
+
+/// Micro-compaction configuration (hermes-domain §3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MicroConfig {
+    /// `micro_compact_every_n_turns` (values < 1 clamp to 1).
+    pub every_n_turns: u32,
+    pub defrag_threshold_tokens: u32,
+    pub failures_per_exchange_max: u32,
+    /// Fixed wrapper tokens of a marker (386–559 depending on the prefix version).
+    pub scaffold_tokens: u32,
+    pub protect_first_n: u32,
+    pub protect_last_n: u32,
+    /// Tokens the verbatim tail keeps: batch's `trigger × target_ratio`.
+    pub tail_budget_tokens: u32,
+}
+
+impl MicroConfig {
+    /// Defaults for a given tail budget.
+    pub fn with_tail_budget(tail_budget_tokens: u32) -> Self {
+        MicroConfig {
+            every_n_turns: 1,
+            defrag_threshold_tokens: DEFRAG_THRESHOLD_TOKENS_DEFAULT,
+            failures_per_exchange_max: FAILURES_PER_EXCHANGE_MAX,
+            scaffold_tokens: SCAFFOLD_TOKENS_DEFAULT,
+            protect_first_n: PROTECT_FIRST_N_DEFAULT,
+            protect_last_n: PROTECT_LAST_N_DEFAULT,
+            tail_budget_tokens,
+        }
+    }
+}

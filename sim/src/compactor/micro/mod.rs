@@ -1,0 +1,246 @@
+//! Micro-compaction, faithful to hermes-domain §3: after each turn, fold the oldest
+//! unabsorbed exchange (a full agent turn inside the compressible window) into a rolling
+//! summary held by exactly one assistant-role marker. User turns are never absorbed.
+//!
+//! Modelling decisions beyond the spec: the micro head never decays (the protected head
+//! rows stay verbatim for the session's life), and a summary that comes back larger
+//! than its input (the expansion fault) is treated as a failed call, like an empty or
+//! cut-off one, so a committed pass from the second on never grows the transcript.
+
+mod config;
+mod exchange;
+pub mod marker;
+mod splice;
+
+pub use config::*;
+
+use crate::bugs::{Bug, BugSet};
+use crate::compactor::boundaries::{head_end, tail_start};
+use crate::ids::IdAlloc;
+use crate::summarizer::{RollingSummary, Summarizer};
+use compactsim_model::{Message, MicroOutcome, MicroPass, MsgId};
+
+/// In-memory state of the micro compactor; all of it is lost on a process restart.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct MicroState {
+    rolling: RollingSummary,
+    /// Index of the first unabsorbed message.
+    cursor: usize,
+    /// Consecutive failures at the exchange starting at this row.
+    failures: Option<(MsgId, u32)>,
+    /// Pass invocations (the cadence counter advances per invocation).
+    invocations: u32,
+}
+
+/// The micro compactor of one session.
+#[derive(Clone, Debug)]
+pub struct MicroCompactor {
+    pub config: MicroConfig,
+    bugs: BugSet,
+    state: MicroState,
+}
+
+/// The window and exchange one pass works on.
+struct Window {
+    head: usize,
+    tail: usize,
+}
+
+impl MicroCompactor {
+    pub fn new(config: MicroConfig, bugs: BugSet) -> Self {
+        MicroCompactor {
+            config,
+            bugs,
+            state: MicroState::default(),
+        }
+    }
+
+    /// A process restart: every in-memory field is forgotten.
+    pub fn restart(&mut self) {
+        self.state = MicroState::default();
+    }
+
+    pub fn rolling(&self) -> &RollingSummary {
+        &self.state.rolling
+    }
+
+    /// Runs one pass after turn `turn`. Leaves at most one micro marker (unless a bug
+    /// switch that stacks markers is on) and the cursor one past the newest marker.
+    pub fn pass(
+        &mut self,
+        msgs: &mut Vec<Message>,
+        turn: u32,
+        summarizer: &mut Summarizer,
+        ids: &mut IdAlloc,
+    ) -> MicroPass {
+        self.state.invocations += 1;
+        let mut ev = MicroPass {
+            turn,
+            pass: self.state.invocations,
+            outcome: MicroOutcome::NoExchange,
+            exchange: Vec::new(),
+            skipped: Vec::new(),
+            cursor: 0,
+            summary_tokens: 0,
+            latency_ms: 0,
+        };
+        if !(self.state.invocations - 1).is_multiple_of(self.config.every_n_turns.max(1)) {
+            ev.outcome = MicroOutcome::Cadence;
+        } else if msgs.len() >= MESSAGES_MIN {
+            let head = head_end(msgs, self.config.protect_first_n);
+            let tail = tail_start(
+                msgs,
+                head,
+                self.config.tail_budget_tokens,
+                self.config.protect_last_n,
+            );
+            self.work(msgs, &Window { head, tail }, summarizer, ids, &mut ev);
+        }
+        ev.cursor = self.state.cursor as u32;
+        ev.summary_tokens = self.state.rolling.tokens;
+        debug_assert!(
+            self.bugs.has(Bug::H75345B) || self.bugs.has(Bug::H75345A) || marker::count(msgs) <= 1,
+            "micro pass left {} markers",
+            marker::count(msgs)
+        );
+        ev
+    }
+
+    fn work(
+        &mut self,
+        msgs: &mut Vec<Message>,
+        w: &Window,
+        summarizer: &mut Summarizer,
+        ids: &mut IdAlloc,
+        ev: &mut MicroPass,
+    ) {
+        if self.state.rolling == RollingSummary::default() && !self.bugs.has(Bug::HMResume) {
+            self.rehydrate(msgs);
+        }
+        let cumulative = self.state.rolling != RollingSummary::default();
+        self.state.cursor = exchange::recover_cursor(msgs, self.state.cursor, w.head, w.tail);
+        if self.state.rolling.tokens >= self.config.defrag_threshold_tokens {
+            self.defrag(msgs, w, summarizer, ids, ev);
+            return;
+        }
+        let original_design = self.bugs.has(Bug::H75345A);
+        let Some((start, end)) = exchange::find(msgs, self.state.cursor, w.tail, original_design)
+        else {
+            return;
+        };
+        ev.exchange = msgs[start..end].iter().map(|m| m.id).collect();
+        let facts: Vec<_> = msgs[start..end]
+            .iter()
+            .flat_map(|m| m.content.facts())
+            .collect();
+        let tokens: u32 = msgs[start..end].iter().map(|m| m.tokens().rough).sum();
+        let call = summarizer.summarize(&self.state.rolling, &facts, tokens);
+        ev.latency_ms = call.latency_ms;
+        match call.result {
+            Ok(summary) if !call.expanded => {
+                let supersede = cumulative || self.bugs.has(Bug::HMResume);
+                self.commit(msgs, start, end, summary, supersede, ids);
+                ev.outcome = MicroOutcome::Absorbed;
+            }
+            _ => self.fail(msgs, start, end, ev),
+        }
+    }
+
+    /// Rebuilds the rolling summary from the newest summary row, stamping it as ours.
+    fn rehydrate(&mut self, msgs: &mut [Message]) {
+        if let Some(m) = msgs.iter_mut().rev().find(|m| m.is_summary()) {
+            self.state.rolling = marker::rehydrate(m);
+            m.flags.micro_marker = true;
+        }
+    }
+
+    fn commit(
+        &mut self,
+        msgs: &mut Vec<Message>,
+        start: usize,
+        end: usize,
+        summary: RollingSummary,
+        supersede: bool,
+        ids: &mut IdAlloc,
+    ) {
+        let role = if self.bugs.has(Bug::H75345A) {
+            compactsim_model::Role::User
+        } else {
+            compactsim_model::Role::Assistant
+        };
+        let new_marker = marker::build(ids.msg(), role, &summary, self.config.scaffold_tokens);
+        msgs.splice(start..end, [new_marker]);
+        if supersede && !self.bugs.has(Bug::H75345B) {
+            splice::supersede_others(msgs, start);
+        }
+        self.state.cursor = if self.bugs.has(Bug::HMCursor) {
+            end
+        } else {
+            splice::one_past_last_marker(msgs)
+        };
+        self.state.rolling = summary;
+        self.state.failures = None;
+    }
+
+    fn fail(&mut self, msgs: &[Message], start: usize, end: usize, ev: &mut MicroPass) {
+        let first = msgs[start].id;
+        let count = match self.state.failures {
+            Some((id, n)) if id == first => n + 1,
+            _ => 1,
+        };
+        if count >= self.config.failures_per_exchange_max {
+            ev.outcome = MicroOutcome::ExchangeSkipped;
+            ev.skipped = ev.exchange.clone();
+            self.state.cursor = end;
+            self.state.failures = None;
+        } else {
+            ev.outcome = MicroOutcome::SummarizeFailed;
+            self.state.failures = Some((first, count));
+        }
+    }
+
+    /// Re-summarizes the rolling summary alone and rewrites the newest marker in place.
+    /// Nothing is committed on failure.
+    fn defrag(
+        &mut self,
+        msgs: &mut Vec<Message>,
+        w: &Window,
+        summarizer: &mut Summarizer,
+        ids: &mut IdAlloc,
+        ev: &mut MicroPass,
+    ) {
+        let call = summarizer.condense(&self.state.rolling);
+        ev.latency_ms = call.latency_ms;
+        let condensed = match call.result {
+            Ok(s) if !call.expanded => Some(s),
+            _ => None,
+        };
+        if self.bugs.has(Bug::HMDefrag) {
+            // Historical: the whole window became one marker, even on failure.
+            let summary = condensed
+                .clone()
+                .unwrap_or_else(|| self.state.rolling.clone());
+            let m = marker::build(
+                ids.msg(),
+                compactsim_model::Role::Assistant,
+                &summary,
+                self.config.scaffold_tokens,
+            );
+            msgs.splice(w.head..w.tail, [m]);
+            self.state.cursor = splice::one_past_last_marker(msgs);
+        }
+        match condensed {
+            Some(s)
+                if self.bugs.has(Bug::HMDefrag)
+                    || splice::rewrite_newest_marker(msgs, &s, self.config.scaffold_tokens) =>
+            {
+                self.state.rolling = s;
+                ev.outcome = MicroOutcome::Defrag;
+            }
+            _ => ev.outcome = MicroOutcome::DefragFailed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,48 @@
+//! Supersede, merge and in-place rewrite of markers.
+
+use super::marker;
+use crate::summarizer::RollingSummary;
+use compactsim_model::{Message, Role};
+
+/// Deletes every micro marker except the one at `newest` (the marker just spliced in),
+/// wherever it stands, then merges user rows that became neighbours (first row kept,
+/// blank-line join). A marker can stand after the new one when a skipped exchange is
+/// absorbed later.
+pub fn supersede_others(msgs: &mut Vec<Message>, newest: usize) {
+    let keep = msgs[newest].id;
+    let mut i = msgs.len();
+    while i > 0 {
+        i -= 1;
+        if i >= msgs.len() || !msgs[i].is_micro_marker() || msgs[i].id == keep {
+            continue;
+        }
+        msgs.remove(i);
+        if i > 0 && i < msgs.len() && msgs[i - 1].role == Role::User && msgs[i].role == Role::User {
+            let second = msgs.remove(i);
+            let first = &mut msgs[i - 1];
+            first.merge_content(&second.content);
+            first.flags.persisted = false;
+        }
+    }
+}
+
+/// One past the newest summary row (0 if none).
+pub fn one_past_last_marker(msgs: &[Message]) -> usize {
+    msgs.iter()
+        .rposition(Message::is_summary)
+        .map_or(0, |i| i + 1)
+}
+
+/// Rewrites the newest micro marker with `summary`, keeping its id and role. False if
+/// there is no micro marker.
+pub fn rewrite_newest_marker(
+    msgs: &mut [Message],
+    summary: &RollingSummary,
+    scaffold_tokens: u32,
+) -> bool {
+    let Some(m) = msgs.iter_mut().rev().find(|m| m.is_micro_marker()) else {
+        return false;
+    };
+    *m = marker::build(m.id, m.role, summary, scaffold_tokens);
+    true
+}

@@ -1,0 +1,179 @@
+//! The pre-send repair pass (`repair_message_sequence`, era C; hermes-domain §1.3), run
+//! before every API call. It rewrites the list in place: (0) merge consecutive assistant
+//! rows, (1) drop stray tool rows, (2) prune tool calls not answered by the immediately
+//! following tool run, (3) merge consecutive user rows. Merging keeps the first row and
+//! drops the second, so a marker that lands second loses its metadata (H-75345-A).
+
+use compactsim_model::{CallId, Message, Role};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// What one repair did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RepairStats {
+    pub merged_rows: u32,
+    pub dropped_rows: u32,
+    pub pruned_calls: u32,
+}
+
+/// Repairs `msgs` in place. Leaves no two consecutive user or assistant rows, no tool row
+/// without its call, and no call without its result.
+pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
+    let mut stats = RepairStats::default();
+    stats.merged_rows += merge_consecutive(msgs, Role::Assistant);
+    stats.dropped_rows += drop_stray_tool_rows(msgs);
+    stats.pruned_calls += prune_unanswered_calls(msgs);
+    stats.merged_rows += merge_consecutive(msgs, Role::User);
+    debug_assert!(msgs
+        .windows(2)
+        .all(|w| !(w[0].role == w[1].role && matches!(w[0].role, Role::User | Role::Assistant))));
+    stats
+}
+
+/// Merges runs of consecutive rows of `role` into their first row. Assistant rows with
+/// tool calls are not merged (their results must follow them).
+fn merge_consecutive(msgs: &mut Vec<Message>, role: Role) -> u32 {
+    let mut merged = 0;
+    let mut i = 1;
+    while i < msgs.len() {
+        let mergeable = msgs[i - 1].role == role
+            && msgs[i].role == role
+            && msgs[i - 1].tool_calls.is_empty()
+            && msgs[i].tool_calls.is_empty();
+        if mergeable {
+            let second = msgs.remove(i);
+            let first = &mut msgs[i - 1];
+            first.merge_content(&second.content);
+            first.flags.persisted = false;
+            merged += 1;
+        } else {
+            i += 1;
+        }
+    }
+    merged
+}
+
+/// Drops tool rows whose id is not a call of the nearest preceding assistant (the known
+/// set resets at every assistant and user row).
+fn drop_stray_tool_rows(msgs: &mut Vec<Message>) -> u32 {
+    let before = msgs.len();
+    let mut known: BTreeSet<CallId> = BTreeSet::new();
+    msgs.retain(|m| match m.role {
+        Role::Assistant => {
+            known = m.tool_calls.iter().map(|c| c.id).collect();
+            true
+        }
+        Role::User => {
+            known.clear();
+            true
+        }
+        Role::Tool => m.tool_call_id.is_some_and(|id| known.contains(&id)),
+        Role::System => true,
+    });
+    (before - msgs.len()) as u32
+}
+
+/// Removes from each assistant row the calls that the immediately following tool run
+/// does not answer; an assistant left with no calls and no text gets a short note.
+fn prune_unanswered_calls(msgs: &mut [Message]) -> u32 {
+    let mut pruned = 0;
+    for i in 0..msgs.len() {
+        if msgs[i].role != Role::Assistant || msgs[i].tool_calls.is_empty() {
+            continue;
+        }
+        let answered: BTreeSet<CallId> = msgs[i + 1..]
+            .iter()
+            .take_while(|m| m.role == Role::Tool)
+            .filter_map(|m| m.tool_call_id)
+            .collect();
+        let keep: Vec<_> = msgs[i]
+            .tool_calls
+            .iter()
+            .filter(|c| answered.contains(&c.id))
+            .cloned()
+            .collect();
+        if keep.len() < msgs[i].tool_calls.len() {
+            pruned += (msgs[i].tool_calls.len() - keep.len()) as u32;
+            msgs[i].set_tool_calls(keep);
+        }
+    }
+    pruned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compactsim_model::{Content, ContentKind, Flags, MsgId, Segment, ToolCall};
+
+    fn row(id: u32, role: Role) -> Message {
+        let seg = Segment {
+            kind: ContentKind::Prose,
+            chars: 40,
+            seed: id as u64,
+            origin: MsgId(id),
+            facts: vec![],
+        };
+        Message::new(MsgId(id), role, Content::single(seg))
+    }
+
+    fn call(id: u32) -> ToolCall {
+        ToolCall {
+            id: CallId(id),
+            name: "t".into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn merges_users_keeping_first_row_and_losing_second_metadata() {
+        let marker = row(2, Role::User).with_flags(Flags {
+            summary_marker: true,
+            micro_marker: true,
+            ..Flags::default()
+        });
+        let mut m = vec![row(1, Role::User), marker, row(3, Role::Assistant)];
+        let stats = repair(&mut m);
+        assert_eq!(stats.merged_rows, 1);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].id, MsgId(1));
+        assert!(!m[0].is_summary(), "metadata of the second row is dropped");
+        assert_eq!(m[0].content.segments.len(), 2);
+    }
+
+    #[test]
+    fn drops_stray_results_and_prunes_unanswered_calls() {
+        let mut m = vec![
+            row(1, Role::User),
+            row(2, Role::Assistant).with_tool_calls(vec![call(1), call(2)]),
+            row(3, Role::Tool).with_tool_call_id(CallId(1)),
+            row(4, Role::Tool).with_tool_call_id(CallId(9)),
+            row(5, Role::Assistant),
+        ];
+        let stats = repair(&mut m);
+        assert_eq!(
+            stats,
+            RepairStats {
+                merged_rows: 0,
+                dropped_rows: 1,
+                pruned_calls: 1
+            }
+        );
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[1].tool_calls.len(), 1);
+        assert_eq!(m[1].tool_calls[0].id, CallId(1));
+    }
+
+    #[test]
+    fn a_valid_list_is_untouched() {
+        let mut m = vec![
+            row(1, Role::User),
+            row(2, Role::Assistant).with_tool_calls(vec![call(1)]),
+            row(3, Role::Tool).with_tool_call_id(CallId(1)),
+            row(4, Role::Assistant),
+            row(5, Role::User),
+        ];
+        let before = m.clone();
+        assert_eq!(repair(&mut m), RepairStats::default());
+        assert_eq!(m, before);
+    }
+}

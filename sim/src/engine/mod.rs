@@ -1,0 +1,236 @@
+//! The engine: runs one case turn by turn, emits a trace event for every transition,
+//! lets the oracle observe each one, applies the fault plan, and stops at the first
+//! violation or at the case's turn budget.
+
+mod coverage;
+mod setup;
+mod trace;
+
+pub use coverage::{Coverage, COUNTERS};
+pub use setup::*;
+pub use trace::TraceLine;
+
+use crate::compactor::micro::MicroCompactor;
+use crate::compactor::repair;
+use crate::ids::IdAlloc;
+use crate::rng::{self, chance, Stream};
+use crate::shapes::{Conversation, Family};
+use crate::summarizer::Summarizer;
+use compactsim_invariants::{Oracle, OracleConfig};
+use compactsim_model::{Event, Message, MicroOutcome, Transition, Violation};
+
+/// How a case ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaseOutcome {
+    Clean,
+    /// The first transition that broke an invariant; every invariant it broke.
+    Violation(Vec<Violation>),
+    /// The harness itself failed (a panic inside the case).
+    Internal(String),
+}
+
+/// Everything a case reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseResult {
+    pub case: u32,
+    pub case_seed: u64,
+    pub family: Family,
+    pub turns: u32,
+    pub passes: u32,
+    pub transitions: u32,
+    pub outcome: CaseOutcome,
+    pub tokens_max: u64,
+    pub messages_max: u32,
+    /// Transcript tokens after each turn's last transition.
+    pub tokens_per_turn: Vec<u64>,
+    pub checked: Vec<(&'static str, u64)>,
+    pub coverage: Coverage,
+    /// The event log, when asked for.
+    pub trace: Vec<TraceLine>,
+}
+
+/// Options that change what a case records, never what it does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    pub trace: bool,
+}
+
+/// The simulated world of one case.
+struct World {
+    spec: CaseSpec,
+    msgs: Vec<Message>,
+    ids: IdAlloc,
+    conversation: Conversation,
+    summarizer: Summarizer,
+    micro: MicroCompactor,
+    oracle: Oracle,
+    faults: rng::SimRng,
+    restart_per_mille: u32,
+    step: u32,
+    result: CaseResult,
+    record: Record,
+}
+
+/// Runs one case. Never panics: a panic inside the case becomes `CaseOutcome::Internal`.
+pub fn run_case(spec: &CaseSpec, record: Record) -> CaseResult {
+    match std::panic::catch_unwind(|| run_case_unguarded(spec, record)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".to_string());
+            let setup = CaseSetup::draw(spec);
+            let mut r = empty_result(spec, setup.family());
+            r.outcome = CaseOutcome::Internal(what);
+            r
+        }
+    }
+}
+
+fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
+    CaseResult {
+        case: spec.case,
+        case_seed: spec.case_seed(),
+        family,
+        turns: 0,
+        passes: 0,
+        transitions: 0,
+        outcome: CaseOutcome::Clean,
+        tokens_max: 0,
+        messages_max: 0,
+        tokens_per_turn: Vec::new(),
+        checked: Vec::new(),
+        coverage: Coverage::default(),
+        trace: Vec::new(),
+    }
+}
+
+fn run_case_unguarded(spec: &CaseSpec, record: Record) -> CaseResult {
+    let (setup, streams) = CaseSetup::draw_with_streams(spec);
+    let seed = spec.case_seed();
+    let mut world = World {
+        spec: spec.clone(),
+        msgs: Vec::new(),
+        ids: IdAlloc::default(),
+        conversation: Conversation::new(setup.shape.clone(), rng::stream(seed, Stream::Shape)),
+        summarizer: Summarizer::new(setup.summarizer.clone(), streams.summarizer),
+        micro: MicroCompactor::new(setup.micro, spec.bugs.clone()),
+        oracle: Oracle::new(OracleConfig {
+            protect_first_n: setup.micro.protect_first_n,
+        }),
+        faults: streams.faults,
+        restart_per_mille: setup.restart_per_mille,
+        step: 0,
+        result: empty_result(spec, setup.family()),
+        record,
+    };
+    world.run();
+    world.result.checked = world.oracle.checked();
+    world.result
+}
+
+impl World {
+    fn run(&mut self) {
+        if let Some(system) = self.conversation.system_prompt(&mut self.ids) {
+            self.msgs.push(system);
+        }
+        for turn in 0..self.spec.turns_max() {
+            self.result.turns = turn + 1;
+            if !self.turn(turn) || self.result.passes >= self.spec.passes {
+                break;
+            }
+        }
+    }
+
+    /// One turn: maybe a restart, the appended rows, a micro pass, the repair. False
+    /// when the case must stop (a violation).
+    fn turn(&mut self, turn: u32) -> bool {
+        if turn > 0 && chance(&mut self.faults, self.restart_per_mille) {
+            self.micro.restart();
+            self.result.coverage.bump("restart");
+            let before = self.msgs.clone();
+            if !self.observe(Event::Restart { turn }, &before) {
+                return false;
+            }
+        }
+        let rows = self.conversation.next_turn(turn, &mut self.ids);
+        let appended = rows.len() as u32;
+        let before = self.msgs.clone();
+        self.msgs.extend(rows);
+        if !self.observe(Event::TurnAppended { turn, appended }, &before) {
+            return false;
+        }
+        let before = self.msgs.clone();
+        let pass = self
+            .micro
+            .pass(&mut self.msgs, turn, &mut self.summarizer, &mut self.ids);
+        if !matches!(
+            pass.outcome,
+            MicroOutcome::Cadence | MicroOutcome::NoExchange
+        ) {
+            self.result.passes += 1;
+        }
+        self.result.coverage.bump(outcome_counter(pass.outcome));
+        if !self.observe(Event::MicroPass(pass), &before) {
+            return false;
+        }
+        let before = self.msgs.clone();
+        let stats = repair::repair(&mut self.msgs);
+        self.result
+            .coverage
+            .add("repair.merged_rows", stats.merged_rows as u64);
+        let ok = self.observe(
+            Event::Repair {
+                turn,
+                merged_rows: stats.merged_rows,
+                dropped_rows: stats.dropped_rows,
+                pruned_calls: stats.pruned_calls,
+            },
+            &before,
+        );
+        self.result
+            .tokens_per_turn
+            .push(compactsim_model::tokens_rough_total(&self.msgs));
+        ok
+    }
+
+    /// Lets the oracle see one transition; records it. False on a violation.
+    fn observe(&mut self, event: Event, before: &[Message]) -> bool {
+        let t = Transition {
+            step: self.step,
+            event: &event,
+            before,
+            after: &self.msgs,
+        };
+        let violations = self.oracle.observe(&t);
+        if self.record.trace {
+            self.result
+                .trace
+                .push(TraceLine::new(self.step, &event, before, &self.msgs));
+        }
+        self.step += 1;
+        self.result.transitions = self.step;
+        let tokens = compactsim_model::tokens_rough_total(&self.msgs);
+        self.result.tokens_max = self.result.tokens_max.max(tokens);
+        self.result.messages_max = self.result.messages_max.max(self.msgs.len() as u32);
+        if violations.is_empty() {
+            return true;
+        }
+        self.result.outcome = CaseOutcome::Violation(violations);
+        false
+    }
+}
+
+fn outcome_counter(outcome: MicroOutcome) -> &'static str {
+    match outcome {
+        MicroOutcome::Cadence => "micro.cadence",
+        MicroOutcome::NoExchange => "micro.no_exchange",
+        MicroOutcome::Absorbed => "micro.absorbed",
+        MicroOutcome::Defrag => "micro.defrag",
+        MicroOutcome::DefragFailed => "micro.defrag_failed",
+        MicroOutcome::SummarizeFailed => "micro.summarize_failed",
+        MicroOutcome::ExchangeSkipped => "micro.exchange_skipped",
+    }
+}

@@ -1,0 +1,103 @@
+//! What a case is: its identity (root seed, case id, run parameters) and the parameters
+//! drawn for it. Each part is drawn from its own stream, so a new knob in one subsystem
+//! does not reshuffle the others.
+
+use crate::bugs::BugSet;
+use crate::compactor::micro::MicroConfig;
+use crate::compactor::threshold::{self, ThresholdConfig, Thresholds};
+use crate::rng::{self, between, chance, SimRng, Stream};
+use crate::shapes::{self, Family, ShapeParams};
+use crate::strategy::Strategy;
+use crate::summarizer::SummarizerConfig;
+use serde::Serialize;
+
+/// Turns a case may take before its first pass finds work.
+pub const WARMUP_TURNS_MAX: u32 = 160;
+/// Turns a case may take per requested pass after the warm-up.
+pub const TURNS_PER_PASS_MAX: u32 = 4;
+
+/// Everything that identifies a case; equal specs replay byte-identically.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CaseSpec {
+    pub root_seed: u64,
+    pub case: u32,
+    /// Passes that find work (absorb, defrag, or fail trying) before the case ends.
+    pub passes: u32,
+    pub strategy: Strategy,
+    pub bugs: BugSet,
+}
+
+impl CaseSpec {
+    pub fn case_seed(&self) -> u64 {
+        rng::case_seed(self.root_seed, self.case)
+    }
+
+    /// The turn budget: exceeding it ends the case (counted as starved, not a failure).
+    pub fn turns_max(&self) -> u32 {
+        WARMUP_TURNS_MAX + self.passes * TURNS_PER_PASS_MAX
+    }
+}
+
+/// Parameters drawn for one case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CaseSetup {
+    pub shape: ShapeParams,
+    pub thresholds: Thresholds,
+    pub summarizer: SummarizerConfig,
+    pub micro: MicroConfig,
+    /// Chance per turn of a process restart (in-memory compactor state lost), per mille.
+    pub restart_per_mille: u32,
+}
+
+/// The streams a case keeps drawing from after its setup was drawn.
+pub struct LiveStreams {
+    pub summarizer: SimRng,
+    pub faults: SimRng,
+}
+
+impl CaseSetup {
+    pub fn draw(spec: &CaseSpec) -> CaseSetup {
+        Self::draw_with_streams(spec).0
+    }
+
+    /// The setup, and the summarizer and fault streams positioned after the setup draws.
+    pub fn draw_with_streams(spec: &CaseSpec) -> (CaseSetup, LiveStreams) {
+        let seed = spec.case_seed();
+        let mut params = rng::stream(seed, Stream::Params);
+        let family = shapes::draw_family(&mut params);
+        let shape = ShapeParams::draw(family, &mut params);
+        let thresholds = threshold::derive(shape.context_length, ThresholdConfig::V0_19_0);
+        let mut micro = MicroConfig::with_tail_budget(thresholds.tail_budget_tokens);
+        micro.every_n_turns = if chance(&mut params, 800) {
+            1
+        } else {
+            between(&mut params, 2, 3)
+        };
+        let mut summarizer_rng = rng::stream(seed, Stream::Summarizer);
+        let summarizer = SummarizerConfig::draw(&mut summarizer_rng);
+        let mut faults = rng::stream(seed, Stream::Faults);
+        let restart_per_mille = if chance(&mut faults, 300) {
+            between(&mut faults, 10, 80)
+        } else {
+            0
+        };
+        let setup = CaseSetup {
+            shape,
+            thresholds,
+            summarizer,
+            micro,
+            restart_per_mille,
+        };
+        (
+            setup,
+            LiveStreams {
+                summarizer: summarizer_rng,
+                faults,
+            },
+        )
+    }
+
+    pub fn family(&self) -> Family {
+        self.shape.family
+    }
+}

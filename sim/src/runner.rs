@@ -1,0 +1,68 @@
+//! The runner: many cases in parallel on a bounded thread pool. Cases are processed in
+//! chunks and handed to the sink in case-id order, so the output is byte-identical for
+//! the same seed whatever the job count, and memory does not grow with the case count.
+
+use crate::bugs::BugSet;
+use crate::engine::{run_case, CaseResult, CaseSpec, Record};
+use crate::strategy::Strategy;
+use rayon::prelude::*;
+
+/// Cases in flight per worker thread; bounds memory.
+pub const CHUNK_CASES_PER_JOB: u32 = 32;
+
+/// A suite of cases: `cases` consecutive case ids from one root seed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suite {
+    pub root_seed: u64,
+    /// First case id (a shard starts later than 0).
+    pub case_first: u32,
+    pub cases: u32,
+    pub passes: u32,
+    pub strategy: Strategy,
+    pub bugs: BugSet,
+}
+
+impl Suite {
+    pub fn spec(&self, case: u32) -> CaseSpec {
+        CaseSpec {
+            root_seed: self.root_seed,
+            case,
+            passes: self.passes,
+            strategy: self.strategy,
+            bugs: self.bugs.clone(),
+        }
+    }
+}
+
+/// Runs every case of `suite` on `jobs` threads and hands each result to `sink` in
+/// case-id order. `sink` returns false to stop early (after the current chunk).
+pub fn run_suite(
+    suite: &Suite,
+    jobs: usize,
+    record: Record,
+    mut sink: impl FnMut(CaseResult) -> bool,
+) -> Result<(), String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
+    let chunk = CHUNK_CASES_PER_JOB * jobs.max(1) as u32;
+    let end = suite.case_first + suite.cases;
+    let mut first = suite.case_first;
+    while first < end {
+        let last = (first + chunk).min(end);
+        let results: Vec<CaseResult> = pool.install(|| {
+            (first..last)
+                .into_par_iter()
+                .map(|case| run_case(&suite.spec(case), record))
+                .collect()
+        });
+        for r in results {
+            if !sink(r) {
+                return Ok(());
+            }
+        }
+        first = last;
+    }
+    Ok(())
+}
