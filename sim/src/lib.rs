@@ -4,6 +4,7 @@
 pub mod bugs;
 pub mod compactor;
 pub mod ids;
+pub mod provider;
 pub mod rng;
 pub mod shapes;
 pub mod summarizer;

@@ -1,4 +1,5 @@
 //! The systems under test: reference Hermes-style compactors with bug switches.
 
+pub mod batch;
 pub mod boundaries;
 pub mod threshold;
