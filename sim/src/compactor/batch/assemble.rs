@@ -32,7 +32,7 @@ pub enum Placement {
     /// Forced user colliding with a user tail row: summary + end marker prepended.
     MergePrepend,
     /// Otherwise colliding: `[PRIOR CONTEXT …]` + old text + `[END OF PRIOR CONTEXT …]`
-    /// + summary + end marker.
+    /// then summary + end marker.
     MergeWrapped,
 }
 
