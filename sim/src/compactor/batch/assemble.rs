@@ -4,7 +4,7 @@
 //! into that row (which keeps its id and its own segments).
 
 use super::boundaries::{first_non_system, Window};
-use super::scaffold::{is_summary_part, Fixed};
+use super::scaffold::{split_row, Fixed};
 use super::BatchConfig;
 use crate::bugs::{Bug, BugSet};
 use crate::ids::IdAlloc;
@@ -139,13 +139,7 @@ fn clean_head(head: &[Message], prefix_chars: u32) -> Vec<Message> {
             out.push(m.clone());
             continue;
         }
-        let own: Vec<Segment> = m
-            .content
-            .segments
-            .iter()
-            .filter(|s| !is_summary_part(s))
-            .cloned()
-            .collect();
+        let own: Vec<Segment> = split_row(m).1.into_iter().cloned().collect();
         if !own.is_empty() {
             let mut row = m.clone();
             row.set_content(Content::from_segments(own));

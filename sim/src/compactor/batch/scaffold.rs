@@ -2,7 +2,7 @@
 //! Only their lengths matter to the simulation; each text has a fixed seed so two
 //! copies of the same wrapper are identical segments.
 
-use compactsim_model::{ContentKind, MsgId, Segment};
+use compactsim_model::{ContentKind, Message, MsgId, Segment};
 
 /// `SUMMARY_PREFIX` length in 0.19.0 and @0000416b (hermes-domain §3.5).
 pub const SUMMARY_PREFIX_CHARS_0_19_0: u32 = 1_632;
@@ -96,6 +96,26 @@ pub fn is_summary_part(segment: &Segment) -> bool {
     matches!(segment.kind, ContentKind::Summary | ContentKind::Scaffold)
 }
 
+/// A row's text split into summary body and the row's own text. A summary row built
+/// with summary segments keeps its `Summary` segments as body and its non-summary
+/// segments (merged-in text) as own; a summary row with no summary segments at all
+/// (built elsewhere) is body throughout; any other row is own throughout.
+pub fn split_row(m: &Message) -> (Vec<&Segment>, Vec<&Segment>) {
+    let segments = m.content.segments.iter();
+    if !m.is_summary() {
+        return (vec![], segments.collect());
+    }
+    if !m.content.segments.iter().any(is_summary_part) {
+        return (segments.collect(), vec![]);
+    }
+    let body = segments
+        .clone()
+        .filter(|s| s.kind == ContentKind::Summary)
+        .collect();
+    let own = segments.filter(|s| !is_summary_part(s)).collect();
+    (body, own)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +134,33 @@ mod tests {
             assert_eq!(fixed.chars(0), text.chars().count() as u32, "{fixed:?}");
         }
         assert_eq!(Fixed::SummaryPrefix.chars(1_632), 1_632);
+    }
+
+    #[test]
+    fn split_separates_body_from_merged_text() {
+        use compactsim_model::{Content, Flags, Role};
+        let own = plain(MsgId(2), 40, 9);
+        let body = Segment {
+            kind: ContentKind::Summary,
+            ..plain(MsgId(2), 80, 8)
+        };
+        let segs = vec![
+            Fixed::SummaryPrefix.segment(MsgId(2), 100),
+            body.clone(),
+            own.clone(),
+        ];
+        let flags = Flags {
+            summary_marker: true,
+            ..Flags::default()
+        };
+        let merged =
+            Message::new(MsgId(2), Role::User, Content::from_segments(segs)).with_flags(flags);
+        assert_eq!(split_row(&merged), (vec![&body], vec![&own]));
+        let foreign =
+            Message::new(MsgId(3), Role::User, Content::single(own.clone())).with_flags(flags);
+        assert_eq!(split_row(&foreign), (vec![&own], vec![]));
+        let plain_row = Message::new(MsgId(4), Role::User, Content::single(own.clone()));
+        assert_eq!(split_row(&plain_row), (vec![], vec![&own]));
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! and the call itself with the cooldown early-return.
 
 use super::boundaries::{first_non_system, Window};
-use super::scaffold::is_summary_part;
+use super::scaffold::split_row;
 use super::state::BatchState;
 use super::SummaryBackend;
 use crate::summarizer::{RollingSummary, SummaryFailure};
-use compactsim_model::{tokens::rough_tokens, ContentKind, FactId, Message, MsgId};
+use compactsim_model::{tokens::rough_tokens, FactId, Message, MsgId};
 use serde::Serialize;
 
 /// The budget is this share of the content tokens, per mille…
@@ -65,10 +65,7 @@ pub fn rehydrate(messages: &[Message], window: &Window, state: &BatchState) -> S
 }
 
 fn join_bodies(rows: &[&Message]) -> RollingSummary {
-    let body = rows
-        .iter()
-        .flat_map(|m| m.content.segments.iter())
-        .filter(|s| s.kind == ContentKind::Summary);
+    let body = rows.iter().flat_map(|m| split_row(m).0);
     let mut facts = vec![];
     let mut chars = 0u32;
     for s in body {
@@ -85,12 +82,7 @@ fn join_bodies(rows: &[&Message]) -> RollingSummary {
 
 fn source_row(messages: &[Message], index: usize) -> Option<SourceRow> {
     let m = &messages[index];
-    let own: Vec<_> = m
-        .content
-        .segments
-        .iter()
-        .filter(|s| !m.is_summary() || !is_summary_part(s))
-        .collect();
+    let own = split_row(m).1;
     let call_chars: u32 = m
         .tool_calls
         .iter()
@@ -205,7 +197,7 @@ pub fn call(
 mod tests {
     use super::*;
     use crate::compactor::batch::testkit::Builder;
-    use compactsim_model::{Content, Flags, Role, Segment};
+    use compactsim_model::{Content, ContentKind, Flags, Role, Segment};
 
     fn window(start: usize, end: usize) -> Window {
         Window {

@@ -172,6 +172,31 @@ fn restart_rehydrates_the_previous_summary_from_its_row() {
 }
 
 #[test]
+fn a_marker_without_summary_segments_is_previous_not_input() {
+    let mut b = Builder::new();
+    b.system();
+    b.push(Role::Assistant, 1_600);
+    b.rows[1].flags.summary_marker = true;
+    b.rows[1].flags.micro_marker = true;
+    let marker_facts = b.rows[1].content.facts();
+    for _ in 0..6 {
+        b.turn(400, 1, 8_000);
+    }
+    let mut backend = Scripted::default();
+    let out = run(
+        &mut b,
+        &config(2_000, &[]),
+        &mut BatchState::default(),
+        &mut backend,
+    );
+    assert!(out.committed());
+    assert_eq!(backend.seen[0].previous.facts, marker_facts);
+    assert!(marker_facts
+        .iter()
+        .all(|f| !backend.seen[0].input_facts.contains(f)));
+}
+
+#[test]
 fn window_of_summaries_only_is_a_noop() {
     let mut b = Builder::new();
     b.system();
