@@ -50,6 +50,60 @@ pub struct MicroPass {
     pub latency_ms: u64,
 }
 
+/// What asked for a batch compaction pass (hermes-domain §2.2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchTrigger {
+    /// Turn-start preflight.
+    Preflight,
+    /// `should_compress` on the provider's usage after a response.
+    PostResponse,
+    /// Overflow recovery after a context-length / 413 error.
+    Overflow,
+    /// `/compress` (force: clears the failure cooldown).
+    Manual,
+}
+
+/// What a batch compaction pass did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchPassOutcome {
+    /// The transcript was rewritten (with an LLM summary, a fallback summary, or — under
+    /// a bug switch — no summary at all).
+    Compacted,
+    /// The summary failed in a way that aborts (auth, network): transcript unchanged.
+    Aborted,
+    /// Nothing to compress: transcript unchanged.
+    NoOp,
+}
+
+impl BatchPassOutcome {
+    /// The pass changed the transcript.
+    pub const fn committed(self) -> bool {
+        matches!(self, BatchPassOutcome::Compacted)
+    }
+}
+
+/// One batch compaction pass. Token counts are rough (the compressor's own estimate).
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct BatchPass {
+    pub turn: u32,
+    pub trigger: BatchTrigger,
+    pub outcome: BatchPassOutcome,
+    pub messages_before: u32,
+    pub messages_after: u32,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// End of the protected head in the list before the pass (after decay).
+    pub head_end: u32,
+    /// Tokens of the summary body written (0 when none was written).
+    pub summary_tokens: u32,
+    /// The summary is the deterministic local fallback, not an LLM summary.
+    pub fallback: bool,
+    /// The summarizer was asked (or skipped for a cooldown) and produced no summary.
+    pub summary_failed: bool,
+}
+
 /// One transition of a case.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -61,6 +115,7 @@ pub enum Event {
         appended: u32,
     },
     MicroPass(MicroPass),
+    BatchPass(BatchPass),
     /// The pre-send repair pass (hermes-domain §1.3).
     Repair {
         turn: u32,
@@ -82,17 +137,22 @@ impl Event {
             | Event::Repair { turn, .. }
             | Event::Restart { turn } => *turn,
             Event::MicroPass(p) => p.turn,
+            Event::BatchPass(p) => p.turn,
         }
     }
 
     /// A compaction pass (as opposed to an append, a repair or a restart).
     pub fn is_compaction(&self) -> bool {
-        matches!(self, Event::MicroPass(_))
+        matches!(self, Event::MicroPass(_) | Event::BatchPass(_))
     }
 
     /// A compaction pass that committed a change.
     pub fn is_committed_compaction(&self) -> bool {
-        matches!(self, Event::MicroPass(p) if p.outcome.committed())
+        match self {
+            Event::MicroPass(p) => p.outcome.committed(),
+            Event::BatchPass(p) => p.outcome.committed(),
+            _ => false,
+        }
     }
 }
 

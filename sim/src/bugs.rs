@@ -19,6 +19,18 @@ pub enum Bug {
     HMResume,
     /// Defrag splices the whole window, dropping user turns.
     HMDefrag,
+    /// Batch head (`protect_first_n`) never decays after the first compaction.
+    H11996,
+    /// Batch boundaries do not anchor the last real user message into the tail.
+    H10896,
+    /// A network error during the batch summary drops the middle with no summary.
+    H29559,
+    /// Batch summary role chosen without the first-visible-user rule.
+    H52160,
+    /// Batch summary role ignores whether any user row survives.
+    H58753,
+    /// Batch prune truncates long tool-call arguments by offset into invalid JSON.
+    H11762,
 }
 
 /// Catalogue entry.
@@ -70,6 +82,48 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "micro",
         summary: "defrag splices the whole compressible window into the marker, dropping every user turn in it",
         expected: &["user-turns-intact"],
+    },
+    BugInfo {
+        bug: Bug::H11996,
+        id: "H-11996",
+        strategy: "batch",
+        summary: "protect_first_n re-protects the first messages on every pass; they become immortal and the head never decays",
+        expected: &["head-protected"],
+    },
+    BugInfo {
+        bug: Bug::H10896,
+        id: "H-10896",
+        strategy: "batch",
+        summary: "no last-user anchor: the newest real user message can fall into the summarized middle",
+        expected: &["user-turns-intact"],
+    },
+    BugInfo {
+        bug: Bug::H29559,
+        id: "H-29559",
+        strategy: "batch",
+        summary: "a network error during summary generation drops the middle window with no summary instead of aborting",
+        expected: &["summary-failure-safe", "no-silent-drop"],
+    },
+    BugInfo {
+        bug: Bug::H52160,
+        id: "H-52160",
+        strategy: "batch",
+        summary: "summary role ignores the first-visible-user rule; after a system-only or empty head it can be the first visible row as assistant",
+        expected: &["api-valid"],
+    },
+    BugInfo {
+        bug: Bug::H58753,
+        id: "H-58753",
+        strategy: "batch",
+        summary: "summary role ignores user survival: with no user row left in head or tail the summary is an assistant note and the request has zero user rows",
+        expected: &["api-valid"],
+    },
+    BugInfo {
+        bug: Bug::H11762,
+        id: "H-11762",
+        strategy: "batch",
+        summary: "long tool-call arguments are cut at a fixed offset instead of per string leaf, leaving invalid JSON",
+        expected: &["api-valid"],
     },
 ];
 

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod compactor;
 pub mod engine;
 pub mod ids;
+pub mod provider;
 pub mod rng;
 pub mod runner;
 pub mod shapes;

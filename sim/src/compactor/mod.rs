@@ -1,5 +1,6 @@
 //! The systems under test: reference Hermes-style compactors with bug switches.
 
+pub mod batch;
 pub mod boundaries;
 pub mod micro;
 pub mod repair;

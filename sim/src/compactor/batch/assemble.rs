@@ -1,0 +1,367 @@
+//! Phase 4 of `compress()` (hermes-domain §2.3 step 7): head + summary + tail. The
+//! summary's role follows the neighbour rule with the forced-user rules; a collision
+//! with the first tail row flips the role when allowed, otherwise the summary is merged
+//! into that row (which keeps its id and its own segments).
+
+use super::boundaries::{first_non_system, Window};
+use super::scaffold::{split_row, Fixed};
+use super::BatchConfig;
+use crate::bugs::{Bug, BugSet};
+use crate::ids::IdAlloc;
+use crate::rng::mix64;
+use crate::summarizer::RollingSummary;
+use compactsim_model::{
+    tokens::chars_for_rough_tokens, Content, ContentKind, Flags, Message, MsgId, Role, Segment,
+};
+
+/// What decides the summary's role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoleInputs {
+    /// Role of the last head row after stale summaries left it (`None`: empty head).
+    pub head_last: Option<Role>,
+    /// Some head or tail row has role user.
+    pub user_survives: bool,
+    pub tail_first: Option<Role>,
+}
+
+/// Where the summary goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// A row of its own with this role.
+    Standalone(Role),
+    /// Forced user colliding with a user tail row: summary + end marker prepended.
+    MergePrepend,
+    /// Otherwise colliding: `[PRIOR CONTEXT …]` + old text + `[END OF PRIOR CONTEXT …]`
+    /// then summary + end marker.
+    MergeWrapped,
+}
+
+/// The role rule of §2.3 step 7. H-52160 drops the first-visible forcing (empty or
+/// system-only head); H-58753 drops the user-survival forcing, writing the summary as
+/// an assistant note when no user row survives.
+pub fn place(inputs: RoleInputs, bugs: &BugSet) -> Placement {
+    let first_visible = matches!(inputs.head_last, None | Some(Role::System));
+    if bugs.has(Bug::H58753) && !inputs.user_survives {
+        return Placement::Standalone(Role::Assistant);
+    }
+    let forced = (first_visible && !bugs.has(Bug::H52160)) || !inputs.user_survives;
+    let role = if forced || matches!(inputs.head_last, Some(Role::Assistant | Role::Tool)) {
+        Role::User
+    } else {
+        Role::Assistant
+    };
+    if inputs.tail_first != Some(role) {
+        return Placement::Standalone(role);
+    }
+    let flipped = if role == Role::User {
+        Role::Assistant
+    } else {
+        Role::User
+    };
+    if !forced && inputs.head_last != Some(flipped) {
+        Placement::Standalone(flipped)
+    } else if forced {
+        Placement::MergePrepend
+    } else {
+        Placement::MergeWrapped
+    }
+}
+
+/// The assembled list and what it did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assembled {
+    pub messages: Vec<Message>,
+    /// The row holding the summary (new or merged), if a summary was written.
+    pub summary_row: Option<MsgId>,
+    pub placement: Option<Placement>,
+}
+
+/// Builds head + summary + tail from the pruned list `work`. With `summary == None`
+/// (H-29559) the window is dropped with no summary row.
+pub fn assemble(
+    work: &[Message],
+    window: &Window,
+    summary: Option<&RollingSummary>,
+    config: &BatchConfig,
+    ids: &mut IdAlloc,
+) -> Assembled {
+    let mut head = clean_head(&work[..window.start], config.summary_prefix_chars);
+    let mut tail = work[window.end..].to_vec();
+    let Some(summary) = summary else {
+        head.extend(tail);
+        return Assembled {
+            messages: head,
+            summary_row: None,
+            placement: None,
+        };
+    };
+    let inputs = RoleInputs {
+        head_last: head.last().map(|m| m.role),
+        user_survives: head.iter().chain(&tail).any(|m| m.role == Role::User),
+        tail_first: tail.first().map(|m| m.role),
+    };
+    let placement = place(inputs, &config.bugs);
+    let summary_row = match placement {
+        Placement::Standalone(role) => {
+            let id = ids.msg();
+            let body = summary_segments(summary, id, config.summary_prefix_chars);
+            let row = Message::new(id, role, Content::from_segments(body)).with_flags(Flags {
+                summary_marker: true,
+                ..Flags::default()
+            });
+            head.push(row);
+            id
+        }
+        Placement::MergePrepend | Placement::MergeWrapped => {
+            merge_into(
+                &mut tail[0],
+                summary,
+                placement,
+                config.summary_prefix_chars,
+            );
+            tail[0].id
+        }
+    };
+    head.extend(tail);
+    Assembled {
+        messages: head,
+        summary_row: Some(summary_row),
+        placement: Some(placement),
+    }
+}
+
+/// Head copies: stale summaries dropped (standalone) or unwrapped (merged); the system
+/// row gets the compaction note once.
+fn clean_head(head: &[Message], prefix_chars: u32) -> Vec<Message> {
+    let mut out = Vec::with_capacity(head.len() + 1);
+    for (i, m) in head.iter().enumerate() {
+        if i < first_non_system(head) || !m.is_summary() {
+            out.push(m.clone());
+            continue;
+        }
+        let own: Vec<Segment> = split_row(m).1.into_iter().cloned().collect();
+        if !own.is_empty() {
+            let mut row = m.clone();
+            row.set_content(Content::from_segments(own));
+            row.flags = Flags {
+                persisted: m.flags.persisted,
+                ..Flags::default()
+            };
+            out.push(row);
+        }
+    }
+    if let Some(system) = out.first_mut().filter(|m| m.role == Role::System) {
+        if !system
+            .content
+            .segments
+            .iter()
+            .any(|s| Fixed::SystemNote.is(s))
+        {
+            let note = Fixed::SystemNote.segment(system.id, prefix_chars);
+            system.merge_content(&Content::single(note));
+        }
+    }
+    out
+}
+
+/// Prefix, body, end marker. The body's seed is the row's, so bodies never collide.
+fn summary_segments(summary: &RollingSummary, origin: MsgId, prefix_chars: u32) -> Vec<Segment> {
+    let body = Segment {
+        kind: ContentKind::Summary,
+        chars: chars_for_rough_tokens(summary.tokens),
+        seed: mix64(origin.0 as u64 ^ (summary.facts.len() as u64) << 32),
+        origin,
+        facts: summary.facts.clone(),
+    };
+    vec![
+        Fixed::SummaryPrefix.segment(origin, prefix_chars),
+        body,
+        Fixed::EndMarker.segment(origin, prefix_chars),
+    ]
+}
+
+/// Merges the summary into `row`, keeping its id, role, calls and own segments.
+fn merge_into(row: &mut Message, summary: &RollingSummary, how: Placement, prefix_chars: u32) {
+    let mut segments = vec![];
+    let own = row.content.segments.iter().cloned();
+    if how == Placement::MergeWrapped {
+        segments.push(Fixed::PriorOpen.segment(row.id, prefix_chars));
+        segments.extend(own);
+        segments.push(Fixed::PriorClose.segment(row.id, prefix_chars));
+        segments.extend(summary_segments(summary, row.id, prefix_chars));
+    } else {
+        segments.extend(summary_segments(summary, row.id, prefix_chars));
+        segments.extend(own);
+    }
+    let has_user_turn = row.is_real_user() || row.flags.has_user_turn;
+    row.set_content(Content::from_segments(segments));
+    row.flags = Flags {
+        summary_marker: true,
+        micro_marker: false,
+        has_user_turn,
+        persisted: row.flags.persisted,
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compactor::batch::testkit::Builder;
+    use Role::{Assistant, System, Tool, User};
+
+    fn inputs(
+        head_last: Option<Role>,
+        user_survives: bool,
+        tail_first: Option<Role>,
+    ) -> RoleInputs {
+        RoleInputs {
+            head_last,
+            user_survives,
+            tail_first,
+        }
+    }
+
+    fn none() -> BugSet {
+        BugSet::none()
+    }
+
+    #[test]
+    fn neighbour_rule_and_flip() {
+        let p = |h, t| place(inputs(Some(h), true, Some(t)), &none());
+        assert_eq!(p(Assistant, Assistant), Placement::Standalone(User));
+        assert_eq!(p(Tool, Assistant), Placement::Standalone(User));
+        assert_eq!(p(User, User), Placement::Standalone(Assistant));
+        // user after a tool head collides with a user tail: flip to assistant
+        assert_eq!(p(Tool, User), Placement::Standalone(Assistant));
+        // flip would collide with the head: merge wrapped
+        assert_eq!(p(Assistant, User), Placement::MergeWrapped);
+        assert_eq!(p(User, Assistant), Placement::MergeWrapped);
+    }
+
+    #[test]
+    fn first_visible_row_is_forced_user() {
+        for head in [None, Some(System)] {
+            assert_eq!(
+                place(inputs(head, true, Some(Assistant)), &none()),
+                Placement::Standalone(User)
+            );
+            assert_eq!(
+                place(inputs(head, true, Some(User)), &none()),
+                Placement::MergePrepend
+            );
+        }
+    }
+
+    #[test]
+    fn h52160_lets_an_assistant_summary_lead() {
+        let bugs = BugSet::of(&[Bug::H52160]);
+        for head in [None, Some(System)] {
+            assert_eq!(
+                place(inputs(head, true, Some(User)), &bugs),
+                Placement::Standalone(Assistant)
+            );
+        }
+    }
+
+    #[test]
+    fn no_surviving_user_forces_user_unless_h58753() {
+        let off = place(inputs(Some(System), false, Some(Assistant)), &none());
+        assert_eq!(off, Placement::Standalone(User));
+        let on = place(
+            inputs(Some(System), false, Some(Assistant)),
+            &BugSet::of(&[Bug::H58753]),
+        );
+        assert_eq!(on, Placement::Standalone(Assistant));
+        // with a surviving user the switch changes nothing
+        let bugs = BugSet::of(&[Bug::H58753]);
+        assert_eq!(
+            place(inputs(Some(System), true, Some(User)), &bugs),
+            Placement::MergePrepend
+        );
+    }
+
+    fn config() -> BatchConfig {
+        BatchConfig::default()
+    }
+
+    fn summary() -> RollingSummary {
+        RollingSummary {
+            facts: vec![compactsim_model::FactId(77)],
+            tokens: 500,
+        }
+    }
+
+    #[test]
+    fn merge_keeps_the_tail_row_id_segments_and_calls() {
+        let mut b = Builder::new();
+        b.system();
+        b.turn(400, 1, 400);
+        let u = b.user(400);
+        b.reply(400);
+        let before = b.rows[5].clone();
+        let w = Window {
+            head_end: 1,
+            start: 1,
+            end: 5,
+        };
+        let out = assemble(&b.rows, &w, Some(&summary()), &config(), &mut b.ids);
+        assert_eq!(out.placement, Some(Placement::MergePrepend));
+        assert_eq!(out.summary_row, Some(u));
+        let merged = &out.messages[1];
+        assert_eq!((merged.id, merged.role), (u, User));
+        assert!(merged.flags.summary_marker && merged.flags.has_user_turn);
+        let segs = &merged.content.segments;
+        assert_eq!(segs.last(), before.content.segments.last(), "own text last");
+        assert!(Fixed::SummaryPrefix.is(&segs[0]) && segs[1].facts == summary().facts);
+        assert_eq!(out.messages.len(), 3);
+    }
+
+    #[test]
+    fn wrapped_merge_and_system_note_once() {
+        let mut b = Builder::new();
+        b.system();
+        b.user(400);
+        b.reply(400);
+        b.turn(400, 1, 400);
+        let r = b.reply(400);
+        let note = Content::single(Fixed::SystemNote.segment(b.rows[0].id, 0));
+        b.rows[0].merge_content(&note);
+        // head [system, user], tail [reply, ...]: assistant summary collides, flip to
+        // user collides with the head → wrapped merge into the reply
+        let w = Window {
+            head_end: 2,
+            start: 2,
+            end: 7,
+        };
+        let out = assemble(&b.rows, &w, Some(&summary()), &config(), &mut b.ids);
+        assert_eq!(out.placement, Some(Placement::MergeWrapped));
+        let merged = &out.messages[2];
+        assert_eq!(merged.id, r);
+        assert!(Fixed::PriorOpen.is(&merged.content.segments[0]));
+        assert!(!merged.flags.has_user_turn);
+        let notes = out.messages[0]
+            .content
+            .segments
+            .iter()
+            .filter(|s| Fixed::SystemNote.is(s))
+            .count();
+        assert_eq!(notes, 1);
+    }
+
+    #[test]
+    fn stale_head_summaries_are_dropped_and_no_summary_drops_the_window() {
+        let mut b = Builder::new();
+        b.summary(User, &[5]);
+        b.turn(400, 1, 400);
+        b.turn(400, 1, 400);
+        let w = Window {
+            head_end: 1,
+            start: 1,
+            end: 5,
+        };
+        let out = assemble(&b.rows, &w, None, &config(), &mut b.ids);
+        assert_eq!(out.messages.len(), 4, "summary dropped, window dropped");
+        assert!(out.messages.iter().all(|m| !m.is_summary()));
+        assert_eq!(out.summary_row, None);
+    }
+}

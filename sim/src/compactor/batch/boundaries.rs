@@ -1,0 +1,299 @@
+//! Batch boundaries (hermes-domain §2.3 step 4) on top of the shared primitives in
+//! `compactor::boundaries`: head decay after the first compaction, the last-user and
+//! last-visible-reply anchors, the head-edge pair push (#22523) and the bridge that
+//! keeps the newest user row from being the merge target.
+
+use super::state::BatchState;
+use super::BatchConfig;
+use crate::bugs::Bug;
+use crate::compactor::boundaries as shared;
+use compactsim_model::{Message, Role};
+
+/// Rows past `protect_first_n` that the restart probe looks at for a summary.
+pub const RESTART_PROBE_EXTRA_ROWS: usize = 4;
+
+/// The compressible window `[start, end)`; `head_end <= start`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// End of the protected head (after decay).
+    pub head_end: usize,
+    /// First summarized row (`compress_start`).
+    pub start: usize,
+    /// First verbatim tail row (`compress_end`).
+    pub end: usize,
+}
+
+impl Window {
+    pub fn is_empty(&self) -> bool {
+        self.start >= self.end
+    }
+}
+
+/// Index of the first non-system row.
+pub fn first_non_system(messages: &[Message]) -> usize {
+    usize::from(messages.first().is_some_and(|m| m.role == Role::System))
+}
+
+/// The non-system head decays to nothing once a compaction happened, a previous
+/// summary exists, or a summary sits in the restart probe window (#11996).
+pub fn head_decays(messages: &[Message], protect_first_n: u32, state: &BatchState) -> bool {
+    let first = first_non_system(messages);
+    let probe_end =
+        (first + protect_first_n as usize + RESTART_PROBE_EXTRA_ROWS).min(messages.len());
+    state.compression_count >= 1
+        || state.previous_summary.is_some()
+        || messages[first.min(probe_end)..probe_end]
+            .iter()
+            .any(Message::is_summary)
+}
+
+/// End of the protected head: the system row plus the effective `protect_first_n`
+/// (0 after decay; never 0 under H-11996).
+pub fn head_end(messages: &[Message], config: &BatchConfig, state: &BatchState) -> usize {
+    let decayed =
+        !config.bugs.has(Bug::H11996) && head_decays(messages, config.protect_first_n, state);
+    let protect = if decayed { 0 } else { config.protect_first_n };
+    shared::head_end(messages, protect)
+}
+
+/// The window for a head ending at `head_end`: the token-budget tail, then the anchors.
+/// May be empty (the caller reports a no-op).
+pub fn window(messages: &[Message], head_end: usize, config: &BatchConfig) -> Window {
+    let mut w = Window {
+        head_end,
+        start: head_end,
+        end: shared::tail_start(
+            messages,
+            head_end,
+            config.tail_budget_tokens,
+            config.protect_last_n,
+        ),
+    };
+    if !config.bugs.has(Bug::H10896) {
+        anchor_last_user(messages, &mut w);
+    }
+    anchor_last_reply(messages, &mut w);
+    bridge(messages, &mut w);
+    w.end = shared::align_backward(messages, w.end, w.start);
+    w
+}
+
+/// The newest user row a person wrote (not a summary, not blank).
+pub fn last_real_user(messages: &[Message]) -> Option<usize> {
+    messages
+        .iter()
+        .rposition(|m| m.is_real_user() && !m.content.is_empty())
+}
+
+/// The newest assistant row the user sees.
+pub fn last_visible_reply(messages: &[Message]) -> Option<usize> {
+    messages.iter().rposition(Message::is_visible_reply)
+}
+
+/// Keeps the newest real user row verbatim. If it is the first row of the window,
+/// anchoring it would empty the window: the window starts after the user's pair
+/// instead (#22523), so the user row stays verbatim before the summary.
+fn anchor_last_user(messages: &[Message], w: &mut Window) {
+    let Some(u) = last_real_user(messages) else {
+        return;
+    };
+    if u < w.start || u >= w.end {
+        return;
+    }
+    if u == w.start {
+        w.start = pair_end(messages, u);
+    } else {
+        w.end = u;
+    }
+}
+
+/// End of the user row at `u` and the assistant row answering it (with its results).
+fn pair_end(messages: &[Message], u: usize) -> usize {
+    let mut i = u + 1;
+    if messages.get(i).is_some_and(|m| m.role == Role::Assistant) {
+        i += 1;
+        while messages.get(i).is_some_and(|m| m.role == Role::Tool) {
+            i += 1;
+        }
+    }
+    i
+}
+
+/// Keeps the newest visible assistant reply verbatim (#29824).
+fn anchor_last_reply(messages: &[Message], w: &mut Window) {
+    if let Some(v) = last_visible_reply(messages) {
+        if v >= w.start && v < w.end {
+            w.end = v;
+        }
+    }
+}
+
+/// If the tail would start on the newest real user row, start it one assistant/tool
+/// group earlier (when the window stays non-empty), so the summary never merges into
+/// that user row.
+fn bridge(messages: &[Message], w: &mut Window) {
+    if last_real_user(messages) != Some(w.end) || w.end <= w.start + 1 {
+        return;
+    }
+    let candidate = shared::align_backward(messages, w.end - 1, w.start);
+    if candidate > w.start && messages[candidate].role != Role::User {
+        w.end = candidate;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bugs::BugSet;
+    use crate::compactor::batch::testkit::{index_of, Builder};
+    use crate::summarizer::RollingSummary;
+
+    fn config(budget: u32, bugs: &[Bug]) -> BatchConfig {
+        BatchConfig {
+            tail_budget_tokens: budget,
+            bugs: BugSet::of(bugs),
+            ..BatchConfig::default()
+        }
+    }
+
+    fn compacted_state() -> BatchState {
+        BatchState {
+            compression_count: 1,
+            ..BatchState::default()
+        }
+    }
+
+    #[test]
+    fn head_decays_after_first_compaction_or_with_a_summary() {
+        let mut b = Builder::new();
+        b.system();
+        for _ in 0..4 {
+            b.turn(200, 1, 200);
+        }
+        let m = b.rows;
+        let cfg = config(1_000, &[]);
+        assert_eq!(head_end(&m, &cfg, &BatchState::default()), 4);
+        assert_eq!(head_end(&m, &cfg, &compacted_state()), 1);
+        let with_prev = BatchState {
+            previous_summary: Some(RollingSummary::default()),
+            ..BatchState::default()
+        };
+        assert_eq!(head_end(&m, &cfg, &with_prev), 1);
+        assert_eq!(head_end(&m[1..], &cfg, &compacted_state()), 0);
+    }
+
+    #[test]
+    fn restart_probe_finds_a_summary_near_the_head() {
+        let mut b = Builder::new();
+        b.summary(Role::User, &[1]);
+        for _ in 0..4 {
+            b.turn(200, 1, 200);
+        }
+        assert!(head_decays(&b.rows, 3, &BatchState::default()));
+        let mut far = Builder::new();
+        for _ in 0..3 {
+            far.turn(200, 1, 200);
+        }
+        far.summary(Role::User, &[1]);
+        assert!(!head_decays(&far.rows, 3, &BatchState::default()));
+    }
+
+    #[test]
+    fn h11996_head_never_decays() {
+        let mut b = Builder::new();
+        b.system();
+        for _ in 0..4 {
+            b.turn(200, 1, 200);
+        }
+        let cfg = config(1_000, &[Bug::H11996]);
+        assert_eq!(head_end(&b.rows, &cfg, &compacted_state()), 4);
+    }
+
+    /// Many turns, then a last turn whose tool outputs alone exceed the tail budget.
+    fn heavy_last_turn() -> (Vec<Message>, usize) {
+        let mut b = Builder::new();
+        for _ in 0..5 {
+            b.turn(400, 1, 400);
+        }
+        let u = b.user(400);
+        for _ in 0..6 {
+            b.round(4_000);
+        }
+        let rows = b.rows;
+        let i = index_of(&rows, u).unwrap();
+        (rows, i)
+    }
+
+    #[test]
+    fn last_user_is_anchored_into_the_tail() {
+        let (m, u) = heavy_last_turn();
+        let w = window(&m, 0, &config(2_000, &[]));
+        assert!(w.end <= u && !w.is_empty(), "{w:?} user at {u}");
+        let raw = shared::tail_start(&m, 0, 2_000, 20);
+        assert!(
+            raw > u,
+            "the budget alone would summarize the user ({raw} > {u})"
+        );
+    }
+
+    #[test]
+    fn h10896_leaves_the_last_user_in_the_window() {
+        let mut b = Builder::new();
+        for _ in 0..5 {
+            b.turn(400, 1, 400);
+        }
+        let u = b.user(400);
+        for _ in 0..6 {
+            b.talking_round(4_000);
+        }
+        let u = index_of(&b.rows, u).unwrap();
+        let m = b.rows;
+        let anchored = window(&m, 0, &config(2_000, &[]));
+        assert!(anchored.end < u, "{anchored:?} user at {u}");
+        let w = window(&m, 0, &config(2_000, &[Bug::H10896]));
+        assert!(w.start <= u && u < w.end, "{w:?} user at {u}");
+    }
+
+    #[test]
+    fn user_at_the_window_start_pushes_the_start_past_its_pair() {
+        let mut b = Builder::new();
+        let u = b.user(400);
+        b.reply(400);
+        for _ in 0..8 {
+            b.round(4_000);
+        }
+        let w = window(&b.rows, 0, &config(2_000, &[]));
+        assert_eq!(index_of(&b.rows, u), Some(0));
+        assert_eq!(w.start, 2, "user and its reply stay before the summary");
+        assert!(!w.is_empty() && b.rows[w.end].role != Role::Tool);
+    }
+
+    #[test]
+    fn last_visible_reply_is_anchored_without_the_user_anchor() {
+        let (m, u) = heavy_last_turn();
+        let w = window(&m, 0, &config(2_000, &[Bug::H10896]));
+        assert!(m[u - 1].is_visible_reply());
+        assert_eq!(w.end, u - 1, "{w:?}");
+        let anchored = window(&m, 0, &config(2_000, &[]));
+        assert_eq!(anchored.end, u - 1, "user anchor, then the reply before it");
+    }
+
+    #[test]
+    fn bridge_keeps_the_newest_user_from_starting_the_tail() {
+        let mut b = Builder::new();
+        b.user(400);
+        b.round(400);
+        let u = b.user(400);
+        for _ in 0..6 {
+            b.round(4_000);
+        }
+        let m = b.rows;
+        let w = window(&m, 0, &config(2_000, &[]));
+        assert_eq!(index_of(&m, u), Some(3));
+        assert_eq!(
+            (w.start, w.end),
+            (0, 1),
+            "tail starts at the calling assistant"
+        );
+    }
+}

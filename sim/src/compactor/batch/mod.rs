@@ -1,0 +1,365 @@
+//! The Hermes batch compressor (hermes-domain §2.3–§2.7, era B / 0.19.0): one call of
+//! [`compress`] is one `compress()` of the built-in engine — prune, boundaries with
+//! decay and anchors, previous-summary rehydration, a single iterative summary (or the
+//! deterministic fallback, or an abort), assembly with role choice and merge, tool-pair
+//! sanitizing. It decides nothing about *when* it runs: triggers, anti-thrash and
+//! cooldown gating belong to the agent loop, which reads [`BatchState`].
+//!
+//! CONTRACT:
+//! - `Compacted`: `messages` was rewritten; no row carries `persisted`; tool pairs are
+//!   consistent; the newest real user row and newest visible reply are verbatim unless
+//!   a bug switch says otherwise; at most one summary row was written (a new row, or
+//!   merged into the first tail row, which keeps its id and own segments).
+//! - `Aborted` and `NoOp`: `messages` is untouched. `NoOp` adds one ineffective strike.
+
+pub mod assemble;
+pub mod boundaries;
+pub mod fallback;
+pub mod prune;
+pub mod sanitize;
+pub mod scaffold;
+pub mod state;
+pub mod summary;
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
+
+pub use boundaries::Window;
+pub use prune::PruneStats;
+pub use sanitize::SanitizeStats;
+pub use state::{AbortFlag, BatchState};
+pub use summary::Miss;
+
+use crate::bugs::{Bug, BugSet};
+use crate::compactor::boundaries as shared;
+use crate::compactor::threshold::{self, ThresholdConfig, Thresholds};
+use crate::ids::IdAlloc;
+use crate::summarizer::{
+    RollingSummary, Summarizer, SummaryCall, SummaryErrorClass, SummaryFailure,
+};
+use compactsim_model::event::{BatchPass, BatchPassOutcome, BatchTrigger};
+use compactsim_model::{tokens_rough_total, Event, FactId, Message, MsgId};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// `compress()` needs more than head + this many middle rows + one tail row.
+pub const MIN_MIDDLE_MESSAGES: usize = 3;
+
+/// Configuration of one compressor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BatchConfig {
+    pub protect_first_n: u32,
+    pub protect_last_n: u32,
+    /// `threshold_tokens × target_ratio`.
+    pub tail_budget_tokens: u32,
+    /// Ceiling of the summary budget: min(5 % of the window, 10,000).
+    pub summary_tokens_max: u32,
+    /// `SUMMARY_PREFIX` length of the modelled version.
+    pub summary_prefix_chars: u32,
+    /// true: a failed summary aborts instead of writing the fallback.
+    pub abort_on_summary_failure: bool,
+    pub bugs: BugSet,
+}
+
+impl BatchConfig {
+    /// The 0.19.0 defaults for derived thresholds `t`.
+    pub fn new(t: &Thresholds, bugs: BugSet) -> Self {
+        BatchConfig {
+            protect_first_n: shared::PROTECT_FIRST_N_DEFAULT,
+            protect_last_n: shared::PROTECT_LAST_N_DEFAULT,
+            tail_budget_tokens: t.tail_budget_tokens,
+            summary_tokens_max: t.summary_tokens_max,
+            summary_prefix_chars: scaffold::SUMMARY_PREFIX_CHARS_0_19_0,
+            abort_on_summary_failure: false,
+            bugs,
+        }
+    }
+}
+
+impl Default for BatchConfig {
+    /// 0.19.0 defaults on a 128K window, no bug switches.
+    fn default() -> Self {
+        BatchConfig::new(
+            &threshold::derive(128_000, ThresholdConfig::V0_19_0),
+            BugSet::none(),
+        )
+    }
+}
+
+/// The summarizer as the batch compressor sees it.
+pub trait SummaryBackend {
+    /// The new cumulative summary: `previous` updated with `input_facts` from
+    /// `input_tokens` tokens of serialized transcript.
+    fn summarize(
+        &mut self,
+        previous: &RollingSummary,
+        input_facts: &[FactId],
+        input_tokens: u32,
+    ) -> SummaryCall;
+}
+
+impl SummaryBackend for Summarizer {
+    fn summarize(
+        &mut self,
+        previous: &RollingSummary,
+        input_facts: &[FactId],
+        input_tokens: u32,
+    ) -> SummaryCall {
+        Summarizer::summarize(self, previous, input_facts, input_tokens)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AbortReason {
+    /// Auth/permission/quota failure (now or persisting from an earlier call).
+    Auth,
+    /// Network failure (now or persisting from an earlier call).
+    Network,
+    /// `abort_on_summary_failure: true` and the summary failed.
+    SummaryFailed,
+}
+
+impl From<AbortFlag> for AbortReason {
+    fn from(flag: AbortFlag) -> Self {
+        match flag {
+            AbortFlag::Auth => AbortReason::Auth,
+            AbortFlag::Network => AbortReason::Network,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoOpReason {
+    /// At most head + 3 + 1 messages.
+    TooFewMessages,
+    /// The window is empty after the tail walk and the anchors.
+    NothingToCompress,
+    /// The window holds only summaries (#59496).
+    NothingNew,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "result")]
+pub enum PassResult {
+    Compacted { fallback: bool },
+    Aborted(AbortReason),
+    NoOp(NoOpReason),
+}
+
+/// What one `compress` call did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BatchOutcome {
+    pub result: PassResult,
+    pub messages_before: u32,
+    pub messages_after: u32,
+    /// Rough tokens of the message list.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub head_end: u32,
+    /// The window `[compress_start, compress_end)` (0, 0 before it was computed).
+    pub compress_start: u32,
+    pub compress_end: u32,
+    pub prune: PruneStats,
+    /// "Target ~N tokens" given to the summarizer.
+    pub summary_budget_tokens: u32,
+    /// Tokens of the summary body written (0 when none).
+    pub summary_tokens: u32,
+    /// Why no LLM summary came back, if it did not.
+    pub summary_miss: Option<Miss>,
+    pub summary_expanded: bool,
+    pub summary_latency_ms: u64,
+    /// Rows whose text reached the summarizer.
+    pub summarized: Vec<MsgId>,
+    /// Window rows cut from the summarizer input by the 160,000-character cap.
+    pub omitted: Vec<MsgId>,
+    /// Rows present before and gone after.
+    pub removed: Vec<MsgId>,
+    pub sanitize: SanitizeStats,
+}
+
+impl BatchOutcome {
+    fn start(messages: &[Message]) -> Self {
+        BatchOutcome {
+            result: PassResult::NoOp(NoOpReason::TooFewMessages),
+            messages_before: messages.len() as u32,
+            messages_after: messages.len() as u32,
+            tokens_before: tokens_rough_total(messages),
+            tokens_after: tokens_rough_total(messages),
+            head_end: 0,
+            compress_start: 0,
+            compress_end: 0,
+            prune: PruneStats::default(),
+            summary_budget_tokens: 0,
+            summary_tokens: 0,
+            summary_miss: None,
+            summary_expanded: false,
+            summary_latency_ms: 0,
+            summarized: vec![],
+            omitted: vec![],
+            removed: vec![],
+            sanitize: SanitizeStats::default(),
+        }
+    }
+
+    fn noop(mut self, state: &mut BatchState, reason: NoOpReason) -> Self {
+        state.record_noop();
+        self.result = PassResult::NoOp(reason);
+        self
+    }
+
+    fn finish(mut self, before: &[Message], after: &[Message], result: PassResult) -> Self {
+        let kept: BTreeSet<MsgId> = after.iter().map(|m| m.id).collect();
+        self.removed = before
+            .iter()
+            .map(|m| m.id)
+            .filter(|id| !kept.contains(id))
+            .collect();
+        self.messages_after = after.len() as u32;
+        self.tokens_after = tokens_rough_total(after);
+        self.result = result;
+        self
+    }
+
+    /// The transcript changed.
+    pub fn committed(&self) -> bool {
+        matches!(self.result, PassResult::Compacted { .. })
+    }
+
+    /// The trace event of this pass.
+    pub fn event(&self, turn: u32, trigger: BatchTrigger) -> Event {
+        let (outcome, fallback) = match self.result {
+            PassResult::Compacted { fallback } => (BatchPassOutcome::Compacted, fallback),
+            PassResult::Aborted(_) => (BatchPassOutcome::Aborted, false),
+            PassResult::NoOp(_) => (BatchPassOutcome::NoOp, false),
+        };
+        Event::BatchPass(BatchPass {
+            turn,
+            trigger,
+            outcome,
+            messages_before: self.messages_before,
+            messages_after: self.messages_after,
+            tokens_before: self.tokens_before,
+            tokens_after: self.tokens_after,
+            head_end: self.head_end,
+            summary_tokens: self.summary_tokens,
+            fallback,
+            summary_failed: self.summary_miss.is_some(),
+        })
+    }
+}
+
+/// One `compress()` over `messages` (see the module contract). `force` is `/compress`:
+/// it clears the failure cooldown first. `now_ms` is virtual time.
+pub fn compress(
+    messages: &mut Vec<Message>,
+    config: &BatchConfig,
+    state: &mut BatchState,
+    backend: &mut dyn SummaryBackend,
+    ids: &mut IdAlloc,
+    now_ms: u64,
+    force: bool,
+) -> BatchOutcome {
+    if force {
+        state.clear_cooldown();
+    }
+    let mut out = BatchOutcome::start(messages);
+    let head_end = boundaries::head_end(messages, config, state);
+    out.head_end = head_end as u32;
+    if messages.len() <= head_end + MIN_MIDDLE_MESSAGES + 1 {
+        return out.noop(state, NoOpReason::TooFewMessages);
+    }
+    let mut work = messages.clone();
+    let prune_tail = shared::tail_start(
+        &work,
+        head_end,
+        config.tail_budget_tokens,
+        config.protect_last_n,
+    );
+    out.prune = prune::prune(&mut work, prune_tail, &config.bugs);
+    let window = boundaries::window(&work, head_end, config);
+    (out.compress_start, out.compress_end) = (window.start as u32, window.end as u32);
+    if window.is_empty() {
+        return out.noop(state, NoOpReason::NothingToCompress);
+    }
+    let source = summary::rehydrate(&work, &window, state);
+    if source.rows.is_empty() {
+        return out.noop(state, NoOpReason::NothingNew);
+    }
+    let written = match summarize(&mut out, &work, &source, config, state, backend, now_ms) {
+        Ok(written) => written,
+        Err(reason) => {
+            out.result = PassResult::Aborted(reason);
+            return out;
+        }
+    };
+    let fallback = written.as_ref().is_some_and(|w| w.fallback);
+    let summary = written.map(|w| w.summary);
+    out.summary_tokens = summary.as_ref().map_or(0, |s| s.tokens);
+    let mut assembled = assemble::assemble(&work, &window, summary.as_ref(), config, ids);
+    out.sanitize = sanitize::sanitize_tool_pairs(&mut assembled.messages);
+    for m in &mut assembled.messages {
+        m.flags.persisted = false;
+    }
+    state.compression_count += 1;
+    let before = std::mem::replace(messages, assembled.messages);
+    out.finish(&before, messages, PassResult::Compacted { fallback })
+}
+
+/// The summary to write.
+struct Written {
+    summary: RollingSummary,
+    fallback: bool,
+}
+
+/// Calls the summarizer and applies the failure policy: `Ok(Some)` a summary to write,
+/// `Ok(None)` drop the window with no summary (H-29559), `Err` abort.
+fn summarize(
+    out: &mut BatchOutcome,
+    work: &[Message],
+    source: &summary::Source,
+    config: &BatchConfig,
+    state: &mut BatchState,
+    backend: &mut dyn SummaryBackend,
+    now_ms: u64,
+) -> Result<Option<Written>, AbortReason> {
+    let input = summary::input(source);
+    out.summary_budget_tokens = summary::budget_tokens(input.tokens, config.summary_tokens_max);
+    out.summarized = input.rows_seen.clone();
+    out.omitted = input.rows_omitted.clone();
+    let called = summary::call(backend, source.previous.as_ref(), &input, state, now_ms);
+    out.summary_expanded = called.expanded;
+    out.summary_latency_ms = called.latency_ms;
+    let miss = match called.result {
+        Ok(summary) => {
+            state.record_summary(summary.clone());
+            return Ok(Some(Written {
+                summary,
+                fallback: false,
+            }));
+        }
+        Err(miss) => miss,
+    };
+    out.summary_miss = Some(miss);
+    let h29559 = config.bugs.has(Bug::H29559);
+    if let Miss::Failed(failure) = miss {
+        state.record_failure(failure, now_ms, !h29559);
+        if h29559 && failure == SummaryFailure::Error(SummaryErrorClass::Network) {
+            return Ok(None);
+        }
+    }
+    if let Some(flag) = state.abort_flag {
+        return Err(flag.into());
+    }
+    if config.abort_on_summary_failure {
+        return Err(AbortReason::SummaryFailed);
+    }
+    let summary = fallback::fallback_summary(work, source);
+    state.record_fallback(summary.clone());
+    Ok(Some(Written {
+        summary,
+        fallback: true,
+    }))
+}

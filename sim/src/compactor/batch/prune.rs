@@ -1,0 +1,288 @@
+//! Phase 1 of `compress()`: the no-LLM prune (hermes-domain §2.3 step 3, passes 1–3).
+//! Rewrites tool outputs and tool-call arguments in place; never adds or removes rows.
+
+use super::scaffold::{self, Fixed};
+use crate::bugs::{Bug, BugSet};
+use crate::rng::mix64;
+use compactsim_model::{CallId, Content, ContentKind, Message, Role, ToolCall};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Tool outputs at least this long are deduplicated.
+pub const DEDUPE_MIN_CHARS: u32 = 200;
+/// Tool outputs longer than this outside the protected tail become a description.
+pub const DESCRIBE_ABOVE_CHARS: u32 = 200;
+/// Tool-call arguments longer than this outside the protected tail are truncated.
+pub const ARGUMENTS_ABOVE_CHARS: usize = 500;
+/// Characters a truncated string leaf keeps.
+pub const ARGUMENT_LEAF_KEEP_CHARS: usize = 200;
+/// Appended to every truncated string leaf.
+pub const TRUNCATED_SUFFIX: &str = "...[truncated]";
+/// Characters of the arguments a tool-result description quotes.
+const DESCRIPTION_ARGS_CHARS: usize = 80;
+
+/// What the prune changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PruneStats {
+    /// Older copies of identical tool outputs replaced by the duplicate placeholder.
+    pub deduped: u32,
+    /// Tool outputs outside the protected tail replaced by a one-line description.
+    pub described: u32,
+    /// Tool calls whose arguments were truncated.
+    pub arguments_truncated: u32,
+}
+
+/// Runs the three passes. Rows at or after `tail_start` are the protected tail: only
+/// deduplication touches them.
+pub fn prune(messages: &mut [Message], tail_start: usize, bugs: &BugSet) -> PruneStats {
+    PruneStats {
+        deduped: dedupe(messages),
+        described: describe_old_results(messages, tail_start),
+        arguments_truncated: truncate_old_arguments(messages, tail_start, bugs.has(Bug::H11762)),
+    }
+}
+
+/// Identity of a tool output: its segments' (kind, seed, length).
+fn output_key(m: &Message) -> Vec<(ContentKind, u64, u32)> {
+    m.content
+        .segments
+        .iter()
+        .map(|s| (s.kind, s.seed, s.chars))
+        .collect()
+}
+
+/// Pass 1: of identical tool outputs ≥ 200 chars only the newest copy stays.
+fn dedupe(messages: &mut [Message]) -> u32 {
+    let mut seen = BTreeSet::new();
+    let mut count = 0;
+    for m in messages.iter_mut().rev() {
+        if m.role != Role::Tool || m.content.chars() < DEDUPE_MIN_CHARS {
+            continue;
+        }
+        if !seen.insert(output_key(m)) {
+            m.set_content(Content::single(Fixed::DuplicateOutput.segment(m.id, 0)));
+            count += 1;
+        }
+    }
+    count
+}
+
+/// Pass 2: tool outputs > 200 chars before `tail_start` become `[name] args (N chars
+/// result)`.
+fn describe_old_results(messages: &mut [Message], tail_start: usize) -> u32 {
+    let calls = calls_by_id(messages);
+    let mut count = 0;
+    let end = tail_start.min(messages.len());
+    for m in messages[..end].iter_mut() {
+        let chars = m.content.chars();
+        if m.role != Role::Tool || chars <= DESCRIBE_ABOVE_CHARS {
+            continue;
+        }
+        let call = m.tool_call_id.and_then(|id| calls.get(&id));
+        let line = describe(call, chars);
+        let seed = mix64(m.id.0 as u64 ^ 0xDE5C);
+        m.set_content(Content::single(scaffold::plain(
+            m.id,
+            line.len() as u32,
+            seed,
+        )));
+        count += 1;
+    }
+    count
+}
+
+fn calls_by_id(messages: &[Message]) -> BTreeMap<CallId, ToolCall> {
+    messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter())
+        .map(|c| (c.id, c.clone()))
+        .collect()
+}
+
+/// The generic one-line description of a tool result (its length is what matters).
+fn describe(call: Option<&ToolCall>, result_chars: u32) -> String {
+    let (name, args) = call.map_or(("tool", ""), |c| (c.name.as_str(), c.arguments.as_str()));
+    let args: String = args.chars().take(DESCRIPTION_ARGS_CHARS).collect();
+    format!("[{name}] {args} ({result_chars} chars result)")
+}
+
+/// Pass 3: arguments > 500 chars before `tail_start` are truncated per string leaf
+/// (or, under H-11762, at a fixed offset).
+fn truncate_old_arguments(messages: &mut [Message], tail_start: usize, by_offset: bool) -> u32 {
+    let mut count = 0;
+    let end = tail_start.min(messages.len());
+    for m in messages[..end].iter_mut() {
+        if m.tool_calls
+            .iter()
+            .all(|c| c.arguments.len() <= ARGUMENTS_ABOVE_CHARS)
+        {
+            continue;
+        }
+        let mut calls = m.tool_calls.to_vec();
+        for call in calls.iter_mut() {
+            if call.arguments.len() <= ARGUMENTS_ABOVE_CHARS {
+                continue;
+            }
+            let cut = if by_offset {
+                Some(truncate_by_offset(&call.arguments))
+            } else {
+                truncate_leaves(&call.arguments)
+            };
+            if let Some(cut) = cut.filter(|c| *c != call.arguments) {
+                call.arguments = cut;
+                count += 1;
+            }
+        }
+        m.set_tool_calls(calls);
+    }
+    count
+}
+
+/// Re-serializes JSON `arguments` with every string leaf longer than 200 chars cut to
+/// 200 chars + `...[truncated]`. The result is valid JSON. `None` if `arguments` is not
+/// JSON (left alone).
+pub fn truncate_leaves(arguments: &str) -> Option<String> {
+    let mut value: Value = serde_json::from_str(arguments).ok()?;
+    cut_leaves(&mut value);
+    serde_json::to_string(&value).ok()
+}
+
+fn cut_leaves(value: &mut Value) {
+    match value {
+        Value::String(s) if s.chars().count() > ARGUMENT_LEAF_KEEP_CHARS => {
+            let mut kept: String = s.chars().take(ARGUMENT_LEAF_KEEP_CHARS).collect();
+            kept.push_str(TRUNCATED_SUFFIX);
+            *s = kept;
+        }
+        Value::Array(items) => items.iter_mut().for_each(cut_leaves),
+        Value::Object(map) => map.values_mut().for_each(cut_leaves),
+        _ => {}
+    }
+}
+
+/// H-11762: the historical cut of the serialized string at a fixed offset.
+pub fn truncate_by_offset(arguments: &str) -> String {
+    let mut kept: String = arguments.chars().take(ARGUMENT_LEAF_KEEP_CHARS).collect();
+    kept.push_str(TRUNCATED_SUFFIX);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compactor::batch::testkit::{invalid_json_calls, Builder};
+    use compactsim_model::{MsgId, Segment};
+
+    fn long_args() -> String {
+        let body = "x".repeat(900);
+        format!("{{\"path\":\"a.rs\",\"content\":\"{body}\",\"n\":[1,\"{body}\"]}}")
+    }
+
+    #[test]
+    fn dedupe_keeps_the_newest_copy_anywhere() {
+        let mut b = Builder::new();
+        b.user(40);
+        let (_, old) = b.round(600);
+        let (_, new) = b.round(600);
+        let (_, short) = b.round(100);
+        b.reply(40);
+        let mut m = b.rows;
+        let (old_i, new_i, short_i) = (2, 4, 6);
+        let same = m[old_i].content.clone();
+        m[new_i].set_content(same.clone());
+        let stats = prune(&mut m, 0, &BugSet::none());
+        assert_eq!(stats.deduped, 1);
+        assert!(Fixed::DuplicateOutput.is(&m[old_i].content.segments[0]));
+        assert_eq!(m[old_i].id, old);
+        assert_eq!(m[new_i].content, same, "newest copy kept (tail included)");
+        assert_eq!(m[new_i].id, new);
+        assert_eq!(m[short_i].id, short);
+        assert_eq!(m[short_i].content.chars(), 100);
+    }
+
+    #[test]
+    fn outputs_before_the_tail_become_one_line_descriptions() {
+        let mut b = Builder::new();
+        b.user(40);
+        b.round(5_000);
+        b.round(150);
+        let tail = b.rows.len();
+        b.round(5_000);
+        let mut m = b.rows;
+        let stats = prune(&mut m, tail, &BugSet::none());
+        assert_eq!(stats.described, 1);
+        let desc = &m[2].content;
+        assert!(desc.chars() < 200 && desc.facts().is_empty(), "{desc:?}");
+        assert_eq!(m[4].content.chars(), 150, "short output untouched");
+        assert_eq!(m[tail + 1].content.chars(), 5_000, "tail untouched");
+    }
+
+    #[test]
+    fn leaf_truncation_keeps_json_valid_and_shortens() {
+        let args = long_args();
+        let cut = truncate_leaves(&args).expect("json");
+        let v: Value = serde_json::from_str(&cut).expect("valid");
+        let content = v["content"].as_str().unwrap();
+        assert_eq!(
+            content.len(),
+            ARGUMENT_LEAF_KEEP_CHARS + TRUNCATED_SUFFIX.len()
+        );
+        assert!(content.ends_with(TRUNCATED_SUFFIX));
+        assert_eq!(v["path"], "a.rs");
+        assert!(v["n"][1].as_str().unwrap().ends_with(TRUNCATED_SUFFIX));
+        assert!(cut.len() < 700);
+        assert_eq!(truncate_leaves("not json"), None);
+    }
+
+    fn with_long_call(in_tail: bool) -> (Vec<Message>, usize) {
+        let mut b = Builder::new();
+        b.user(40);
+        b.round_with_args(10, long_args());
+        let tail = if in_tail { 0 } else { b.rows.len() };
+        b.reply(40);
+        (b.rows, tail)
+    }
+
+    #[test]
+    fn arguments_outside_the_tail_are_truncated_validly_and_tokens_drop() {
+        let (mut m, tail) = with_long_call(false);
+        let before = m[1].tokens().rough;
+        let stats = prune(&mut m, tail, &BugSet::none());
+        assert_eq!(stats.arguments_truncated, 1);
+        assert_eq!(invalid_json_calls(&m), 0);
+        assert!(m[1].tokens().rough < before);
+        let (mut kept, tail) = with_long_call(true);
+        prune(&mut kept, tail, &BugSet::none());
+        assert!(
+            kept[1].tool_calls[0].arguments.len() > 900,
+            "tail untouched"
+        );
+    }
+
+    #[test]
+    fn h11762_cuts_by_offset_into_invalid_json() {
+        let (mut m, tail) = with_long_call(false);
+        let stats = prune(&mut m, tail, &BugSet::of(&[Bug::H11762]));
+        assert_eq!(stats.arguments_truncated, 1);
+        assert_eq!(invalid_json_calls(&m), 1);
+    }
+
+    #[test]
+    fn output_identity_is_kind_seed_and_length() {
+        let seg = |seed| Segment {
+            kind: ContentKind::Code,
+            chars: 300,
+            seed,
+            origin: MsgId(0),
+            facts: vec![],
+        };
+        let a = Message::new(MsgId(1), Role::Tool, Content::single(seg(1)));
+        let b = Message::new(MsgId(2), Role::Tool, Content::single(seg(2)));
+        assert_ne!(output_key(&a), output_key(&b));
+        assert_eq!(
+            output_key(&a),
+            output_key(&Message::new(MsgId(3), Role::Tool, a.content.clone()))
+        );
+    }
+}
