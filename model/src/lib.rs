@@ -10,7 +10,9 @@ pub mod tokens;
 pub mod verdict;
 
 pub use content::{Content, Segment, MERGE_SEPARATOR};
-pub use event::{Event, MicroOutcome, MicroPass, Transition};
+pub use event::{
+    BatchPass, BatchPassOutcome, BatchTrigger, Event, MicroOutcome, MicroPass, Transition,
+};
 pub use ids::{CallId, FactId, MsgId};
 pub use message::{tokens_real_total, tokens_rough_total, Flags, Message, Role, ToolCall};
 pub use tokens::{ContentKind, Tokens};

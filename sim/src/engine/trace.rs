@@ -55,6 +55,11 @@ impl fmt::Display for TraceLine {
         match &self.event {
             Event::TurnAppended { appended, .. } => write!(f, "append +{appended} rows")?,
             Event::MicroPass(p) => micro(f, p)?,
+            Event::BatchPass(p) => write!(
+                f,
+                "batch_pass {:?} {:?} head_end={} summary={}t fallback={} summary_failed={}",
+                p.trigger, p.outcome, p.head_end, p.summary_tokens, p.fallback, p.summary_failed
+            )?,
             Event::Repair {
                 merged_rows,
                 dropped_rows,
