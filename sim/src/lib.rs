@@ -8,6 +8,7 @@ pub mod engine;
 pub mod ids;
 pub mod rng;
 pub mod runner;
+pub mod scenario;
 pub mod shapes;
 pub mod stories;
 pub mod strategy;

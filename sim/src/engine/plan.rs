@@ -13,7 +13,9 @@ mod script;
 mod source;
 
 pub use record::{record, Recording};
-pub use script::{CallPlan, RowPlan, Script, TurnPlan, CONTENT_SEED_SALT};
+pub use script::{
+    build_rows, facts_room, CallPlan, RowPlan, Script, TurnPlan, CONTENT_SEED_SALT, FACT_CHARS,
+};
 pub use source::Source;
 
 use crate::compactor::micro::MicroConfig;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// The conversation of one case.
 pub enum Source {
     /// Drawn turn by turn from the case's Shape stream.
-    Generated(Conversation),
+    Generated(Box<Conversation>),
     /// Played from the plan's script.
     Scripted(Arc<CasePlan>),
 }
@@ -22,10 +22,10 @@ impl Source {
     pub fn new(spec: &CaseSpec, shape: &ShapeParams) -> Source {
         match &spec.plan {
             Some(plan) if plan.script.is_some() => Source::Scripted(Arc::clone(plan)),
-            _ => Source::Generated(Conversation::new(
+            _ => Source::Generated(Box::new(Conversation::new(
                 shape.clone(),
                 rng::stream(spec.case_seed(), Stream::Shape),
-            )),
+            ))),
         }
     }
 
