@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use compactsim::cli::args::{self, CaseParams, Shard};
 use compactsim::cli::exit::{Exit, Failure};
-use compactsim::cli::{list, replay, run};
+use compactsim::cli::{list, replay, run, scenario, selftest, shrink};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -56,14 +56,71 @@ enum Command {
         /// Run only slice K of N of the case range (K/N, 0-based).
         #[arg(long)]
         shard: Option<String>,
+        /// Seconds to shrink the first failing cases into failures/*.toml (0: off).
+        #[arg(long, default_value_t = run::SHRINK_TIME_DEFAULT_S)]
+        shrink_time: f64,
     },
-    /// Rerun one case and print its event log and the witness of its violation.
+    /// Rerun one case (or a scenario file) and print its event log and the witness.
     Replay {
+        /// A scenario file to replay instead of --seed/--case.
+        file: Option<PathBuf>,
         #[command(flatten)]
         case_flags: CaseFlags,
         /// Case id.
+        #[arg(long, required_unless_present = "file")]
+        case: Option<u32>,
+    },
+    /// Run scenario files (or every *.toml below directories) against their expectations.
+    Scenario {
+        /// Files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output directory for scenarios.txt and junit.xml.
+        #[arg(long, default_value = scenario::OUT_DEFAULT)]
+        out: PathBuf,
+        /// Print every scenario's event log and witness.
         #[arg(long)]
-        case: u32,
+        trace: bool,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// Shrink a failing case to a small scenario file under <out>/failures/.
+    Shrink {
+        /// A scenario file to shrink instead of --seed/--case.
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        case_flags: CaseFlags,
+        /// Case id.
+        #[arg(long, required_unless_present = "file")]
+        case: Option<u32>,
+        /// Wall-time cap in seconds (the attempt bound is fixed).
+        #[arg(long, default_value_t = shrink::SHRINK_TIME_DEFAULT_S)]
+        shrink_time: f64,
+        /// Run directory (default: target/compactsim/<name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Run name, used for the default output directory.
+        #[arg(long, default_value = "run")]
+        name: String,
+    },
+    /// Every bug switch against the default suite: caught or not, by which invariant.
+    Selftest {
+        #[arg(long, default_value_t = args::SEED_DEFAULT)]
+        seed: u64,
+        #[arg(long, default_value_t = args::CASES_DEFAULT)]
+        cases: u32,
+        #[arg(long, default_value_t = args::PASSES_DEFAULT)]
+        passes: u32,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Wall-time cap in seconds of each switch's shrink.
+        #[arg(long, default_value_t = selftest::SELFTEST_SHRINK_TIME_DEFAULT_S)]
+        shrink_time: f64,
+        /// Output directory (shrunk repros go to its failures/).
+        #[arg(long, default_value = "target/compactsim/selftest")]
+        out: PathBuf,
     },
     /// List invariants, bug switches, shape families or strategies.
     List { what: ListWhat },
@@ -81,6 +138,14 @@ fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
     CaseParams::parse(f.seed, f.passes, &f.strategy, &f.bugs)
 }
 
+fn jobs(jobs: Option<usize>) -> Result<usize, Failure> {
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs == 0 {
+        return Err(Failure::bad_input("--jobs must be at least 1"));
+    }
+    Ok(jobs)
+}
+
 fn dispatch(cli: Cli) -> Result<Exit, Failure> {
     match cli.command {
         Command::Run {
@@ -90,25 +155,84 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             out,
             name,
             shard,
+            shrink_time,
         } => {
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            if jobs == 0 {
-                return Err(Failure::bad_input("--jobs must be at least 1"));
-            }
+            let jobs = self::jobs(jobs)?;
             let req = run::RunRequest {
                 params: case_params(&case)?,
                 cases: args::check_cases(cases)?,
                 shard: shard.as_deref().map_or(Ok(Shard::WHOLE), Shard::parse)?,
                 jobs,
                 out: out.unwrap_or_else(|| PathBuf::from("target/compactsim").join(name)),
+                shrink_time: shrink::shrink_time(shrink_time)?,
             };
             run::run(&req)
         }
-        Command::Replay { case_flags, case } => {
-            let (text, exit) = replay::replay(&case_params(&case_flags)?, case);
+        Command::Replay {
+            file,
+            case_flags,
+            case,
+        } => {
+            let (text, exit) = match (file, case) {
+                (Some(file), _) => scenario::replay_file(&file)?,
+                (None, Some(case)) => replay::replay(&case_params(&case_flags)?, case),
+                (None, None) => return Err(Failure::bad_input("replay needs FILE.toml or --case")),
+            };
             print!("{text}");
             Ok(exit)
+        }
+        Command::Scenario {
+            paths,
+            out,
+            trace,
+            jobs,
+        } => scenario::scenario(&scenario::ScenarioRequest {
+            paths,
+            out,
+            trace,
+            jobs: self::jobs(jobs)?,
+        }),
+        Command::Shrink {
+            file,
+            case_flags,
+            case,
+            shrink_time,
+            out,
+            name,
+        } => {
+            let target = match (file, case) {
+                (Some(file), _) => shrink::Target::File(file),
+                (None, Some(case)) => shrink::Target::Drawn {
+                    params: case_params(&case_flags)?,
+                    case,
+                },
+                (None, None) => return Err(Failure::bad_input("shrink needs FILE.toml or --case")),
+            };
+            shrink::shrink(&shrink::ShrinkRequest {
+                target,
+                time: shrink::shrink_time(shrink_time)?,
+                out: out.unwrap_or_else(|| PathBuf::from("target/compactsim").join(name)),
+            })
+        }
+        Command::Selftest {
+            seed,
+            cases,
+            passes,
+            jobs,
+            shrink_time,
+            out,
+        } => {
+            let params = CaseParams::parse(seed, passes, "micro", &[])?;
+            selftest::selftest(&selftest::SelftestRequest {
+                suite: compactsim::selftest::SelftestSuite {
+                    seed,
+                    cases: args::check_cases(cases)?,
+                    passes: params.passes,
+                },
+                jobs: self::jobs(jobs)?,
+                shrink_time: shrink::shrink_time(shrink_time)?,
+                out,
+            })
         }
         Command::List { what } => {
             let listing = match what {

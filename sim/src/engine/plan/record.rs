@@ -50,9 +50,10 @@ pub fn record(spec: &CaseSpec) -> Recording {
         summarizer: SummarizerOverrides::exactly(&setup.summarizer),
         summary_outcomes: Some(outcomes),
         restarts: Some(restarts),
-        restart_per_mille: None,
         micro: MicroOverrides::exactly(&setup.micro),
         turns_max: None,
+        // Kept so the fault stream draws as the original did (the list decides).
+        restart_per_mille: spec.plan.as_ref().and_then(|p| p.restart_per_mille),
     };
     Recording { plan, result }
 }
