@@ -201,6 +201,9 @@ fn shift_restarts(restarts: &[u32], start: usize, len: usize) -> Vec<u32> {
         .collect()
 }
 
+/// Sets one micro knob of a plan.
+type SetKnob = fn(&mut MicroOverrides, u32);
+
 fn shape(plan: &CasePlan) -> Vec<Candidate> {
     let mut out = Vec::new();
     if let Some(tail) = plan.micro.tail_budget_tokens {
@@ -225,7 +228,7 @@ fn shape(plan: &CasePlan) -> Vec<Candidate> {
         out.push(cand("reliable summarizer configuration", p));
     }
     let m = plan.micro;
-    let defaults: [(&str, Option<u32>, u32, fn(&mut MicroOverrides, u32)); 3] = [
+    let defaults: [(&str, Option<u32>, u32, SetKnob); 3] = [
         ("every_n_turns", m.every_n_turns, 1, |o, v| {
             o.every_n_turns = Some(v)
         }),
