@@ -10,7 +10,7 @@ use crate::summarizer::SummaryOutcome;
 use compactsim_model::Role;
 
 /// A tail budget is not halved below this many tokens.
-pub const TAIL_BUDGET_TOKENS_MIN: u32 = 64;
+pub const TAIL_BUDGET_TOKENS_MIN: u32 = 16;
 /// A row's text is not halved below this many characters.
 pub const ROW_CHARS_MIN: u32 = 8;
 
