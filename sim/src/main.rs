@@ -222,12 +222,17 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             shrink_time,
             out,
         } => {
-            let params = CaseParams::parse(seed, passes, "micro", &[])?;
+            if passes == 0 || passes > args::PASSES_MAX {
+                return Err(Failure::bad_input(format!(
+                    "--passes must be between 1 and {}, got {passes}",
+                    args::PASSES_MAX
+                )));
+            }
             selftest::selftest(&selftest::SelftestRequest {
                 suite: compactsim::selftest::SelftestSuite {
                     seed,
                     cases: args::check_cases(cases)?,
-                    passes: params.passes,
+                    passes,
                 },
                 jobs: self::jobs(jobs)?,
                 shrink_time: shrink::shrink_time(shrink_time)?,

@@ -150,3 +150,21 @@ fn selftest_lists_every_bug_switch_as_caught_with_figures() {
         r.stdout
     );
 }
+
+#[test]
+fn a_scenario_file_can_be_shrunk_too() {
+    let out = scratch("shrink-file");
+    compactsim(&[
+        "shrink",
+        "scenarios/seeds/h-m-defrag.toml",
+        "--out",
+        arg(&out),
+    ])
+    .expect_code(0);
+    let file = out.join("failures/h-m-defrag.shrunk.toml");
+    let s = scenario::load(&file).unwrap();
+    assert!(
+        matches!(&s.expect, scenario::Expect::Violated { invariant, .. } if invariant == "user-turns-intact")
+    );
+    compactsim(&["scenario", arg(&file), "--out", arg(&out.join("gate"))]).expect_code(0);
+}
