@@ -2,8 +2,7 @@
 
 use super::args::{CaseParams, Shard};
 use super::exit::{Exit, Failure};
-use crate::engine::CaseSpec;
-use crate::engine::{CaseOutcome, CaseResult, Record, COUNTERS};
+use crate::engine::{CaseOutcome, CaseResult, CaseSpec, Record, COUNTERS};
 use crate::runner::run_suite;
 use crate::shapes::Family;
 use crate::shrink;
