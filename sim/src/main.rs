@@ -86,44 +86,53 @@ enum Command {
         jobs: Option<usize>,
     },
     /// Shrink a failing case to a small scenario file under <out>/failures/.
-    Shrink {
-        /// A scenario file to shrink instead of --seed/--case.
-        file: Option<PathBuf>,
-        #[command(flatten)]
-        case_flags: CaseFlags,
-        /// Case id.
-        #[arg(long, required_unless_present = "file")]
-        case: Option<u32>,
-        /// Wall-time cap in seconds (the attempt bound is fixed).
-        #[arg(long, default_value_t = shrink::SHRINK_TIME_DEFAULT_S)]
-        shrink_time: f64,
-        /// Run directory (default: target/compactsim/<name>/).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Run name, used for the default output directory.
-        #[arg(long, default_value = "run")]
-        name: String,
-    },
+    Shrink(ShrinkArgs),
     /// Every bug switch against the default suite: caught or not, by which invariant.
-    Selftest {
-        #[arg(long, default_value_t = args::SEED_DEFAULT)]
-        seed: u64,
-        #[arg(long, default_value_t = args::CASES_DEFAULT)]
-        cases: u32,
-        #[arg(long, default_value_t = args::PASSES_DEFAULT)]
-        passes: u32,
-        /// Worker threads (default: all cores).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Wall-time cap in seconds of each switch's shrink.
-        #[arg(long, default_value_t = selftest::SELFTEST_SHRINK_TIME_DEFAULT_S)]
-        shrink_time: f64,
-        /// Output directory (shrunk repros go to its failures/).
-        #[arg(long, default_value = "target/compactsim/selftest")]
-        out: PathBuf,
-    },
+    Selftest(SelftestArgs),
     /// List invariants, bug switches, shape families or strategies.
     List { what: ListWhat },
+}
+
+#[derive(clap::Args)]
+struct ShrinkArgs {
+    /// A scenario file to shrink instead of --seed/--case.
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    case_flags: CaseFlags,
+    /// Case id.
+    #[arg(long, required_unless_present = "file")]
+    case: Option<u32>,
+    /// Wall-time cap in seconds (the attempt bound is fixed).
+    #[arg(long, default_value_t = shrink::SHRINK_TIME_DEFAULT_S)]
+    shrink_time: f64,
+    /// Run directory (default: target/compactsim/<name>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run name, used for the default output directory.
+    #[arg(long, default_value = "run")]
+    name: String,
+}
+
+#[derive(clap::Args)]
+struct SelftestArgs {
+    /// Root seed of the suite each switch runs.
+    #[arg(long, default_value_t = args::SEED_DEFAULT)]
+    seed: u64,
+    /// Cases of the suite (each switch stops at its first failing case).
+    #[arg(long, default_value_t = args::CASES_DEFAULT)]
+    cases: u32,
+    /// Passes with work per case.
+    #[arg(long, default_value_t = args::PASSES_DEFAULT)]
+    passes: u32,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Wall-time cap in seconds of each switch's shrink.
+    #[arg(long, default_value_t = selftest::SELFTEST_SHRINK_TIME_DEFAULT_S)]
+    shrink_time: f64,
+    /// Output directory (shrunk repros go to its failures/).
+    #[arg(long, default_value = "target/compactsim/selftest")]
+    out: PathBuf,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -144,6 +153,44 @@ fn jobs(jobs: Option<usize>) -> Result<usize, Failure> {
         return Err(Failure::bad_input("--jobs must be at least 1"));
     }
     Ok(jobs)
+}
+
+fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
+    let target = match (a.file, a.case) {
+        (Some(file), _) => shrink::Target::File(file),
+        (None, Some(case)) => shrink::Target::Drawn {
+            params: case_params(&a.case_flags)?,
+            case,
+        },
+        (None, None) => return Err(Failure::bad_input("shrink needs FILE.toml or --case")),
+    };
+    shrink::shrink(&shrink::ShrinkRequest {
+        target,
+        time: shrink::shrink_time(a.shrink_time)?,
+        out: a
+            .out
+            .unwrap_or_else(|| PathBuf::from("target/compactsim").join(a.name)),
+    })
+}
+
+fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
+    if a.passes == 0 || a.passes > args::PASSES_MAX {
+        return Err(Failure::bad_input(format!(
+            "--passes must be between 1 and {}, got {}",
+            args::PASSES_MAX,
+            a.passes
+        )));
+    }
+    selftest::selftest(&selftest::SelftestRequest {
+        suite: compactsim::selftest::SelftestSuite {
+            seed: a.seed,
+            cases: args::check_cases(a.cases)?,
+            passes: a.passes,
+        },
+        jobs: jobs(a.jobs)?,
+        shrink_time: shrink::shrink_time(a.shrink_time)?,
+        out: a.out,
+    })
 }
 
 fn dispatch(cli: Cli) -> Result<Exit, Failure> {
@@ -192,53 +239,8 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             trace,
             jobs: self::jobs(jobs)?,
         }),
-        Command::Shrink {
-            file,
-            case_flags,
-            case,
-            shrink_time,
-            out,
-            name,
-        } => {
-            let target = match (file, case) {
-                (Some(file), _) => shrink::Target::File(file),
-                (None, Some(case)) => shrink::Target::Drawn {
-                    params: case_params(&case_flags)?,
-                    case,
-                },
-                (None, None) => return Err(Failure::bad_input("shrink needs FILE.toml or --case")),
-            };
-            shrink::shrink(&shrink::ShrinkRequest {
-                target,
-                time: shrink::shrink_time(shrink_time)?,
-                out: out.unwrap_or_else(|| PathBuf::from("target/compactsim").join(name)),
-            })
-        }
-        Command::Selftest {
-            seed,
-            cases,
-            passes,
-            jobs,
-            shrink_time,
-            out,
-        } => {
-            if passes == 0 || passes > args::PASSES_MAX {
-                return Err(Failure::bad_input(format!(
-                    "--passes must be between 1 and {}, got {passes}",
-                    args::PASSES_MAX
-                )));
-            }
-            selftest::selftest(&selftest::SelftestRequest {
-                suite: compactsim::selftest::SelftestSuite {
-                    seed,
-                    cases: args::check_cases(cases)?,
-                    passes,
-                },
-                jobs: self::jobs(jobs)?,
-                shrink_time: shrink::shrink_time(shrink_time)?,
-                out,
-            })
-        }
+        Command::Shrink(a) => shrink_command(a),
+        Command::Selftest(a) => selftest_command(a),
         Command::List { what } => {
             let listing = match what {
                 ListWhat::Invariants => list::Listing::Invariants,

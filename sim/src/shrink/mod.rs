@@ -184,6 +184,75 @@ fn cut_to_run(plan: &mut CasePlan, r: &CaseResult) {
     }
 }
 
+/// The state of one shrink: the current (smallest failing) plan and the counters.
+struct Search<'a> {
+    spec: &'a CaseSpec,
+    invariant: String,
+    budget: Budget,
+    started: Instant,
+    plan: CasePlan,
+    result: CaseResult,
+    attempts: u32,
+    accepted: u32,
+}
+
+impl Search<'_> {
+    /// Tries the candidates of `phase` in order, restarting from the first after every
+    /// accepted one, until none is accepted. Err when a bound stops the search.
+    fn phase(&mut self, phase: Phase, progress: &mut dyn FnMut(&Progress)) -> Result<bool, Stop> {
+        let mut reduced = false;
+        'restart: loop {
+            for candidate in phase.candidates(&self.plan) {
+                if self.attempts >= self.budget.attempts_max {
+                    return Err(Stop::Attempts(self.attempts));
+                }
+                if let Some(t) = self
+                    .budget
+                    .time_max
+                    .filter(|&t| self.started.elapsed() >= t)
+                {
+                    return Err(Stop::Time(t));
+                }
+                self.attempts += 1;
+                let spec = self.spec.clone().with_plan(candidate.plan.clone());
+                let r = run_case(&spec, Record::default());
+                if fails(&r, &self.invariant) {
+                    self.plan = candidate.plan;
+                    cut_to_run(&mut self.plan, &r);
+                    self.result = r;
+                    self.accepted += 1;
+                    reduced = true;
+                    progress(&Progress {
+                        attempts: self.attempts,
+                        accepted: self.accepted,
+                        phase,
+                        change: candidate.change,
+                        size: Size::of(&self.plan),
+                    });
+                    continue 'restart;
+                }
+            }
+            return Ok(reduced);
+        }
+    }
+
+    /// Rounds over every phase until one round reduces nothing, or a bound stops it.
+    fn run(&mut self, progress: &mut dyn FnMut(&Progress)) -> Stop {
+        loop {
+            let mut reduced = false;
+            for phase in Phase::ALL {
+                match self.phase(phase, progress) {
+                    Ok(r) => reduced |= r,
+                    Err(stop) => return stop,
+                }
+            }
+            if !reduced {
+                return Stop::Fixpoint;
+            }
+        }
+    }
+}
+
 /// Shrinks the failing case `spec` within `budget`, calling `progress` after every
 /// accepted reduction.
 pub fn shrink(
@@ -199,7 +268,7 @@ pub fn shrink(
         CaseOutcome::Violation(vs) => vs[0].invariant.clone(),
     };
     let mut plan = rec.plan;
-    let mut result = run_case(&spec.clone().with_plan(plan.clone()), Record::default());
+    let result = run_case(&spec.clone().with_plan(plan.clone()), Record::default());
     if !fails(&result, &invariant) {
         return Err(ShrinkError::Diverged(format!(
             "expected {invariant}, got {:?}",
@@ -208,56 +277,27 @@ pub fn shrink(
     }
     cut_to_run(&mut plan, &result);
     let before = Size::of(&plan);
-    let (mut attempts, mut accepted) = (0u32, 0u32);
-    let stop = 'rounds: loop {
-        let mut reduced = false;
-        for phase in Phase::ALL {
-            'phase: loop {
-                for candidate in phase.candidates(&plan) {
-                    if attempts >= budget.attempts_max {
-                        break 'rounds Stop::Attempts(attempts);
-                    }
-                    if let Some(t) = budget.time_max.filter(|&t| started.elapsed() >= t) {
-                        break 'rounds Stop::Time(t);
-                    }
-                    attempts += 1;
-                    let r = run_case(
-                        &spec.clone().with_plan(candidate.plan.clone()),
-                        Record::default(),
-                    );
-                    if fails(&r, &invariant) {
-                        plan = candidate.plan;
-                        cut_to_run(&mut plan, &r);
-                        result = r;
-                        accepted += 1;
-                        reduced = true;
-                        progress(&Progress {
-                            attempts,
-                            accepted,
-                            phase,
-                            change: candidate.change,
-                            size: Size::of(&plan),
-                        });
-                        continue 'phase;
-                    }
-                }
-                break;
-            }
-        }
-        if !reduced {
-            break Stop::Fixpoint;
-        }
+    let mut search = Search {
+        spec,
+        invariant,
+        budget,
+        started,
+        plan,
+        result,
+        attempts: 0,
+        accepted: 0,
     };
+    let stop = search.run(progress);
     Ok(Shrunk {
         original: spec.clone(),
-        spec: spec.clone().with_plan(plan.clone()),
-        invariant,
-        result,
-        attempts,
-        accepted,
+        spec: spec.clone().with_plan(search.plan.clone()),
+        after: Size::of(&search.plan),
+        invariant: search.invariant,
+        result: search.result,
+        attempts: search.attempts,
+        accepted: search.accepted,
         stop,
         before,
-        after: Size::of(&plan),
     })
 }
 
