@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use compactsim::cli::args::{self, CaseParams, Shard};
 use compactsim::cli::exit::{Exit, Failure};
-use compactsim::cli::{list, replay, run};
+use compactsim::cli::{list, replay, run, scenario, selftest, shrink};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -56,17 +56,83 @@ enum Command {
         /// Run only slice K of N of the case range (K/N, 0-based).
         #[arg(long)]
         shard: Option<String>,
+        /// Seconds to shrink the first failing cases into failures/*.toml (0: off).
+        #[arg(long, default_value_t = run::SHRINK_TIME_DEFAULT_S)]
+        shrink_time: f64,
     },
-    /// Rerun one case and print its event log and the witness of its violation.
+    /// Rerun one case (or a scenario file) and print its event log and the witness.
     Replay {
+        /// A scenario file to replay instead of --seed/--case.
+        file: Option<PathBuf>,
         #[command(flatten)]
         case_flags: CaseFlags,
         /// Case id.
-        #[arg(long)]
-        case: u32,
+        #[arg(long, required_unless_present = "file")]
+        case: Option<u32>,
     },
+    /// Run scenario files (or every *.toml below directories) against their expectations.
+    Scenario {
+        /// Files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output directory for scenarios.txt and junit.xml.
+        #[arg(long, default_value = scenario::OUT_DEFAULT)]
+        out: PathBuf,
+        /// Print every scenario's event log and witness.
+        #[arg(long)]
+        trace: bool,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// Shrink a failing case to a small scenario file under <out>/failures/.
+    Shrink(ShrinkArgs),
+    /// Every bug switch against the default suite: caught or not, by which invariant.
+    Selftest(SelftestArgs),
     /// List invariants, bug switches, shape families or strategies.
     List { what: ListWhat },
+}
+
+#[derive(clap::Args)]
+struct ShrinkArgs {
+    /// A scenario file to shrink instead of --seed/--case.
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    case_flags: CaseFlags,
+    /// Case id.
+    #[arg(long, required_unless_present = "file")]
+    case: Option<u32>,
+    /// Wall-time cap in seconds (the attempt bound is fixed).
+    #[arg(long, default_value_t = shrink::SHRINK_TIME_DEFAULT_S)]
+    shrink_time: f64,
+    /// Run directory (default: target/compactsim/<name>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run name, used for the default output directory.
+    #[arg(long, default_value = "run")]
+    name: String,
+}
+
+#[derive(clap::Args)]
+struct SelftestArgs {
+    /// Root seed of the suite each switch runs.
+    #[arg(long, default_value_t = args::SEED_DEFAULT)]
+    seed: u64,
+    /// Cases of the suite (each switch stops at its first failing case).
+    #[arg(long, default_value_t = args::CASES_DEFAULT)]
+    cases: u32,
+    /// Passes with work per case.
+    #[arg(long, default_value_t = args::PASSES_DEFAULT)]
+    passes: u32,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Wall-time cap in seconds of each switch's shrink.
+    #[arg(long, default_value_t = selftest::SELFTEST_SHRINK_TIME_DEFAULT_S)]
+    shrink_time: f64,
+    /// Output directory (shrunk repros go to its failures/).
+    #[arg(long, default_value = "target/compactsim/selftest")]
+    out: PathBuf,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -81,6 +147,52 @@ fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
     CaseParams::parse(f.seed, f.passes, &f.strategy, &f.bugs)
 }
 
+fn jobs(jobs: Option<usize>) -> Result<usize, Failure> {
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs == 0 {
+        return Err(Failure::bad_input("--jobs must be at least 1"));
+    }
+    Ok(jobs)
+}
+
+fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
+    let target = match (a.file, a.case) {
+        (Some(file), _) => shrink::Target::File(file),
+        (None, Some(case)) => shrink::Target::Drawn {
+            params: case_params(&a.case_flags)?,
+            case,
+        },
+        (None, None) => return Err(Failure::bad_input("shrink needs FILE.toml or --case")),
+    };
+    shrink::shrink(&shrink::ShrinkRequest {
+        target,
+        time: shrink::shrink_time(a.shrink_time)?,
+        out: a
+            .out
+            .unwrap_or_else(|| PathBuf::from("target/compactsim").join(a.name)),
+    })
+}
+
+fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
+    if a.passes == 0 || a.passes > args::PASSES_MAX {
+        return Err(Failure::bad_input(format!(
+            "--passes must be between 1 and {}, got {}",
+            args::PASSES_MAX,
+            a.passes
+        )));
+    }
+    selftest::selftest(&selftest::SelftestRequest {
+        suite: compactsim::selftest::SelftestSuite {
+            seed: a.seed,
+            cases: args::check_cases(a.cases)?,
+            passes: a.passes,
+        },
+        jobs: jobs(a.jobs)?,
+        shrink_time: shrink::shrink_time(a.shrink_time)?,
+        out: a.out,
+    })
+}
+
 fn dispatch(cli: Cli) -> Result<Exit, Failure> {
     match cli.command {
         Command::Run {
@@ -90,26 +202,45 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             out,
             name,
             shard,
+            shrink_time,
         } => {
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            if jobs == 0 {
-                return Err(Failure::bad_input("--jobs must be at least 1"));
-            }
+            let jobs = self::jobs(jobs)?;
             let req = run::RunRequest {
                 params: case_params(&case)?,
                 cases: args::check_cases(cases)?,
                 shard: shard.as_deref().map_or(Ok(Shard::WHOLE), Shard::parse)?,
                 jobs,
                 out: out.unwrap_or_else(|| PathBuf::from("target/compactsim").join(name)),
+                shrink_time: shrink::shrink_time(shrink_time)?,
             };
             run::run(&req)
         }
-        Command::Replay { case_flags, case } => {
-            let (text, exit) = replay::replay(&case_params(&case_flags)?, case);
+        Command::Replay {
+            file,
+            case_flags,
+            case,
+        } => {
+            let (text, exit) = match (file, case) {
+                (Some(file), _) => scenario::replay_file(&file)?,
+                (None, Some(case)) => replay::replay(&case_params(&case_flags)?, case),
+                (None, None) => return Err(Failure::bad_input("replay needs FILE.toml or --case")),
+            };
             print!("{text}");
             Ok(exit)
         }
+        Command::Scenario {
+            paths,
+            out,
+            trace,
+            jobs,
+        } => scenario::scenario(&scenario::ScenarioRequest {
+            paths,
+            out,
+            trace,
+            jobs: self::jobs(jobs)?,
+        }),
+        Command::Shrink(a) => shrink_command(a),
+        Command::Selftest(a) => selftest_command(a),
         Command::List { what } => {
             let listing = match what {
                 ListWhat::Invariants => list::Listing::Invariants,

@@ -30,6 +30,7 @@ impl Suite {
             passes: self.passes,
             strategy: self.strategy,
             bugs: self.bugs.clone(),
+            plan: None,
         }
     }
 }

@@ -5,3 +5,6 @@ pub mod exit;
 pub mod list;
 pub mod replay;
 pub mod run;
+pub mod scenario;
+pub mod selftest;
+pub mod shrink;

@@ -2,7 +2,7 @@
 
 use super::args::CaseParams;
 use super::exit::Exit;
-use crate::engine::{run_case, CaseOutcome, CaseSetup, Record};
+use crate::engine::{run_case, CaseOutcome, CaseResult, CaseSetup, Record};
 use std::fmt::Write;
 
 /// The replay output and its exit code.
@@ -19,20 +19,27 @@ pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
         r.case_seed,
         params.flags()
     );
+    let exit = render_case(&mut out, &setup, &r);
+    (out, exit)
+}
+
+/// Appends the setup line, the event log and the outcome (with its witness) of `r`,
+/// run with `setup`; returns the exit code of the outcome.
+pub fn render_case(out: &mut String, setup: &CaseSetup, r: &CaseResult) -> Exit {
     let _ = writeln!(
         out,
         "family={} context_length={} trigger={} tail_budget={} restart_per_mille={} every_n_turns={}",
         setup.family().name(),
         setup.shape.context_length,
         setup.thresholds.trigger_tokens,
-        setup.thresholds.tail_budget_tokens,
+        setup.micro.tail_budget_tokens,
         setup.restart_per_mille,
         setup.micro.every_n_turns
     );
     for line in &r.trace {
         let _ = writeln!(out, "{line}");
     }
-    let exit = match &r.outcome {
+    match &r.outcome {
         CaseOutcome::Clean => {
             let _ = writeln!(out, "CLEAN after {} turns, {} passes", r.turns, r.passes);
             Exit::Clean
@@ -74,6 +81,5 @@ pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
             let _ = writeln!(out, "INTERNAL FAILURE: {what}");
             Exit::Internal
         }
-    };
-    (out, exit)
+    }
 }

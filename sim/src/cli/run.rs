@@ -2,17 +2,20 @@
 
 use super::args::{CaseParams, Shard};
 use super::exit::{Exit, Failure};
-use crate::engine::{CaseOutcome, CaseResult, Record, COUNTERS};
+use crate::engine::{CaseOutcome, CaseResult, CaseSpec, Record, COUNTERS};
 use crate::runner::run_suite;
 use crate::shapes::Family;
+use crate::shrink;
 use compactsim_reports::{self as reports, Aggregator, CaseRow, Header, Outcome, ReportWriter};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Failures printed to the terminal; the rest are in the report files.
 pub const FAILURES_PRINTED_MAX: usize = 10;
 /// Repro lines kept for repro.txt (memory stays bounded on huge runs).
 pub const REPRO_LINES_MAX: usize = 1_000;
+/// Default `--shrink-time`: seconds spent shrinking the first failures after a run.
+pub const SHRINK_TIME_DEFAULT_S: f64 = 2.0;
 
 /// A validated `run` request.
 #[derive(Clone, Debug)]
@@ -22,6 +25,8 @@ pub struct RunRequest {
     pub shard: Shard,
     pub jobs: usize,
     pub out: PathBuf,
+    /// Wall time for shrinking the first failing cases (zero: none).
+    pub shrink_time: Duration,
 }
 
 /// The report header: every parameter that decides the run, none that varies between
@@ -108,6 +113,7 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     let mut repro = Vec::new();
     let mut exit = Exit::Clean;
     let mut write_error = None;
+    let mut to_shrink: Vec<CaseSpec> = Vec::new();
     let (first, cases) = req.shard.range(req.cases);
     run_suite(
         &req.params.suite(first, cases),
@@ -127,6 +133,11 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
                 r.coverage.iter(),
             );
             note_failure(&req.params, &r, &mut agg, &mut repro);
+            if matches!(r.outcome, CaseOutcome::Violation(_))
+                && to_shrink.len() < shrink::AUTO_SHRINK_CASES_MAX
+            {
+                to_shrink.push(req.params.suite(r.case, 1).spec(r.case));
+            }
             true
         },
     )
@@ -152,6 +163,9 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     println!("report: {}", report.display());
     if !repro.is_empty() {
         println!("repro:  {}", req.out.join(reports::REPRO_TXT).display());
+    }
+    if !req.shrink_time.is_zero() && !to_shrink.is_empty() {
+        shrink::auto(&to_shrink, req.shrink_time, &req.out);
     }
     Ok(exit)
 }

@@ -3,6 +3,7 @@
 //! violation or at the case's turn budget.
 
 mod coverage;
+pub mod plan;
 mod setup;
 mod trace;
 
@@ -13,11 +14,12 @@ pub use trace::TraceLine;
 use crate::compactor::micro::MicroCompactor;
 use crate::compactor::repair;
 use crate::ids::IdAlloc;
-use crate::rng::{self, chance, Stream};
-use crate::shapes::{Conversation, Family};
-use crate::summarizer::Summarizer;
+use crate::rng::{self, chance};
+use crate::shapes::Family;
+use crate::summarizer::{Summarizer, SummaryOutcome};
 use compactsim_invariants::{Oracle, OracleConfig};
 use compactsim_model::{Event, Message, MicroOutcome, Transition, Violation};
+use plan::Source;
 
 /// How a case ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,6 +49,8 @@ pub struct CaseResult {
     pub coverage: Coverage,
     /// The event log, when asked for.
     pub trace: Vec<TraceLine>,
+    /// The outcome of every summarizer call, in call order.
+    pub summary_calls: Vec<SummaryOutcome>,
 }
 
 /// Options that change what a case records, never what it does.
@@ -60,7 +64,7 @@ struct World {
     spec: CaseSpec,
     msgs: Vec<Message>,
     ids: IdAlloc,
-    conversation: Conversation,
+    conversation: Source,
     summarizer: Summarizer,
     micro: MicroCompactor,
     oracle: Oracle,
@@ -104,18 +108,19 @@ fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
         checked: Vec::new(),
         coverage: Coverage::default(),
         trace: Vec::new(),
+        summary_calls: Vec::new(),
     }
 }
 
 fn run_case_unguarded(spec: &CaseSpec, record: Record) -> CaseResult {
     let (setup, streams) = CaseSetup::draw_with_streams(spec);
-    let seed = spec.case_seed();
     let mut world = World {
         spec: spec.clone(),
         msgs: Vec::new(),
         ids: IdAlloc::default(),
-        conversation: Conversation::new(setup.shape.clone(), rng::stream(seed, Stream::Shape)),
-        summarizer: Summarizer::new(setup.summarizer.clone(), streams.summarizer),
+        conversation: Source::new(spec, &setup.shape),
+        summarizer: Summarizer::new(setup.summarizer.clone(), streams.summarizer)
+            .with_schedule(spec.plan.as_ref().and_then(|p| p.summary_outcomes.clone())),
         micro: MicroCompactor::new(setup.micro, spec.bugs.clone()),
         oracle: Oracle::new(OracleConfig {
             protect_first_n: setup.micro.protect_first_n,
@@ -128,6 +133,7 @@ fn run_case_unguarded(spec: &CaseSpec, record: Record) -> CaseResult {
     };
     world.run();
     world.result.checked = world.oracle.checked();
+    world.result.summary_calls = world.summarizer.log().to_vec();
     world.result
 }
 
@@ -135,6 +141,14 @@ impl World {
     fn run(&mut self) {
         if let Some(system) = self.conversation.system_prompt(&mut self.ids) {
             self.msgs.push(system);
+        }
+        let history = self.conversation.history(&mut self.ids);
+        if !history.is_empty() {
+            let (before, appended) = (self.msgs.clone(), history.len() as u32);
+            self.msgs.extend(history);
+            if !self.observe(Event::TurnAppended { turn: 0, appended }, &before) {
+                return;
+            }
         }
         for turn in 0..self.spec.turns_max() {
             self.result.turns = turn + 1;
@@ -147,7 +161,7 @@ impl World {
     /// One turn: maybe a restart, the appended rows, a micro pass, the repair. False
     /// when the case must stop (a violation).
     fn turn(&mut self, turn: u32) -> bool {
-        if turn > 0 && chance(&mut self.faults, self.restart_per_mille) {
+        if self.restart_due(turn) {
             self.micro.restart();
             self.result.coverage.bump("restart");
             let before = self.msgs.clone();
@@ -194,6 +208,16 @@ impl World {
             .tokens_per_turn
             .push(compactsim_model::tokens_rough_total(&self.msgs));
         ok
+    }
+
+    /// Whether the process restarts before `turn`: drawn, unless the plan lists restarts
+    /// (the draw happens either way, so the fault stream stays in step).
+    fn restart_due(&mut self, turn: u32) -> bool {
+        let drawn = turn > 0 && chance(&mut self.faults, self.restart_per_mille);
+        self.spec
+            .plan
+            .as_ref()
+            .map_or(drawn, |p| p.restart(turn, drawn))
     }
 
     /// Lets the oracle see one transition; records it. False on a violation.

@@ -1,7 +1,9 @@
-//! What a case is: its identity (root seed, case id, run parameters) and the parameters
-//! drawn for it. Each part is drawn from its own stream, so a new knob in one subsystem
-//! does not reshuffle the others.
+//! What a case is: its identity (root seed, case id, run parameters, optional plan) and
+//! the parameters drawn for it. Each part is drawn from its own stream, so a new knob in
+//! one subsystem does not reshuffle the others; a plan's overrides are applied after the
+//! draws, so they do not reshuffle anything either.
 
+use super::plan::CasePlan;
 use crate::bugs::BugSet;
 use crate::compactor::micro::MicroConfig;
 use crate::compactor::threshold::{self, ThresholdConfig, Thresholds};
@@ -10,6 +12,7 @@ use crate::shapes::{self, Family, ShapeParams};
 use crate::strategy::Strategy;
 use crate::summarizer::SummarizerConfig;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// Turns a case may take before its first pass finds work.
 pub const WARMUP_TURNS_MAX: u32 = 160;
@@ -25,6 +28,8 @@ pub struct CaseSpec {
     pub passes: u32,
     pub strategy: Strategy,
     pub bugs: BugSet,
+    /// What the case fixes instead of drawing it; `None` is the drawn case.
+    pub plan: Option<Arc<CasePlan>>,
 }
 
 impl CaseSpec {
@@ -34,7 +39,14 @@ impl CaseSpec {
 
     /// The turn budget: exceeding it ends the case (counted as starved, not a failure).
     pub fn turns_max(&self) -> u32 {
-        WARMUP_TURNS_MAX + self.passes * TURNS_PER_PASS_MAX
+        let default = WARMUP_TURNS_MAX + self.passes * TURNS_PER_PASS_MAX;
+        self.plan.as_ref().map_or(default, |p| p.turns_max(default))
+    }
+
+    /// The same case with `plan` (an empty plan is no plan).
+    pub fn with_plan(mut self, plan: CasePlan) -> CaseSpec {
+        self.plan = (!plan.is_empty()).then(|| Arc::new(plan));
+        self
     }
 }
 
@@ -63,9 +75,13 @@ impl CaseSetup {
     /// The setup, and the summarizer and fault streams positioned after the setup draws.
     pub fn draw_with_streams(spec: &CaseSpec) -> (CaseSetup, LiveStreams) {
         let seed = spec.case_seed();
+        let empty = CasePlan::default();
+        let plan = spec.plan.as_deref().unwrap_or(&empty);
         let mut params = rng::stream(seed, Stream::Params);
-        let family = shapes::draw_family(&mut params);
-        let shape = ShapeParams::draw(family, &mut params);
+        let drawn_family = shapes::draw_family(&mut params);
+        let family = plan.family.unwrap_or(drawn_family);
+        let mut shape = ShapeParams::draw(family, &mut params);
+        plan.apply_shape(&mut shape);
         let thresholds = threshold::derive(shape.context_length, ThresholdConfig::V0_19_0);
         let mut micro = MicroConfig::with_tail_budget(thresholds.tail_budget_tokens);
         micro.every_n_turns = if chance(&mut params, 800) {
@@ -73,14 +89,18 @@ impl CaseSetup {
         } else {
             between(&mut params, 2, 3)
         };
+        plan.micro.apply(&mut micro);
         let mut summarizer_rng = rng::stream(seed, Stream::Summarizer);
-        let summarizer = SummarizerConfig::draw(&mut summarizer_rng);
+        let summarizer = plan
+            .summarizer
+            .apply(SummarizerConfig::draw(&mut summarizer_rng));
         let mut faults = rng::stream(seed, Stream::Faults);
-        let restart_per_mille = if chance(&mut faults, 300) {
+        let drawn_restart_per_mille = if chance(&mut faults, 300) {
             between(&mut faults, 10, 80)
         } else {
             0
         };
+        let restart_per_mille = plan.restart_per_mille.unwrap_or(drawn_restart_per_mille);
         let setup = CaseSetup {
             shape,
             thresholds,

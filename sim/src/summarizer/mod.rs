@@ -14,12 +14,19 @@
 //!   error (with a class), empty output, `finish_reason = length`, expansion (output
 //!   larger than its input: size grows by more than the input), plus a latency in
 //!   virtual milliseconds from tokens in/out and a tokens/s speed.
+//! - Scripted mode (`with_schedule`): every call still draws its fault from the stream
+//!   exactly as above (so the stream stays where an unscripted run would have it), then
+//!   the n-th call takes the n-th scheduled outcome instead (`ok` past the end). Every
+//!   summarizer logs the outcome each call took (`log`), so a generated case can be
+//!   written down as a schedule that replays it.
 
 mod config;
+mod schedule;
 #[cfg(test)]
 mod tests;
 
 pub use config::*;
+pub use schedule::SummaryOutcome;
 
 use crate::rng::{between, chance, weighted, SimRng};
 use compactsim_model::FactId;
@@ -78,25 +85,37 @@ const ERROR_CLASS_WEIGHTS: [(SummaryErrorClass, u32); 5] = [
     (SummaryErrorClass::Network, 1),
 ];
 
-/// The fault a call drew, if any.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Fault {
-    Error(SummaryErrorClass),
-    Empty,
-    Length,
-    Expansion,
-}
-
 /// The fake summarizer of one case. Every call draws from the case's Summarizer stream,
 /// so the same seed and the same sequence of calls give the same results.
 pub struct Summarizer {
     pub config: SummarizerConfig,
     rng: SimRng,
+    /// Scripted mode: the outcome of each call, in call order.
+    schedule: Option<Vec<SummaryOutcome>>,
+    /// The outcome every call so far took, in call order.
+    log: Vec<SummaryOutcome>,
 }
 
 impl Summarizer {
     pub fn new(config: SummarizerConfig, rng: SimRng) -> Self {
-        Summarizer { config, rng }
+        Summarizer {
+            config,
+            rng,
+            schedule: None,
+            log: Vec::new(),
+        }
+    }
+
+    /// Scripted mode when `schedule` is set: the n-th call takes the n-th outcome, `ok`
+    /// past the end, whatever the fault rates draw.
+    pub fn with_schedule(mut self, schedule: Option<Vec<SummaryOutcome>>) -> Self {
+        self.schedule = schedule;
+        self
+    }
+
+    /// The outcome each call so far took, in call order.
+    pub fn log(&self) -> &[SummaryOutcome] {
+        &self.log
     }
 
     /// Folds `input_facts` (from `input_tokens` tokens of transcript) into `previous`.
@@ -108,9 +127,9 @@ impl Summarizer {
         input_facts: &[FactId],
         input_tokens: u32,
     ) -> SummaryCall {
-        let fault = self.draw_fault();
+        let fault = self.next_outcome();
         let prompt_tokens = previous.tokens.saturating_add(input_tokens);
-        let (tokens, expanded) = if fault == Some(Fault::Expansion) {
+        let (tokens, expanded) = if fault == SummaryOutcome::Expansion {
             let grown = expansion_growth(&mut self.rng, input_tokens);
             (previous.tokens.saturating_add(grown), true)
         } else {
@@ -132,8 +151,8 @@ impl Summarizer {
     /// by the condense ratio and floored at `min`, never larger than `summary`. An
     /// expansion fault returns 1.1–2× the summary instead.
     pub fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
-        let fault = self.draw_fault();
-        let (tokens, expanded) = if fault == Some(Fault::Expansion) {
+        let fault = self.next_outcome();
+        let (tokens, expanded) = if fault == SummaryOutcome::Expansion {
             (expansion_growth(&mut self.rng, summary.tokens), true)
         } else {
             let shrunk =
@@ -150,8 +169,23 @@ impl Summarizer {
         self.finish(fault, summary.tokens, result, expanded)
     }
 
+    /// The outcome of the next call: drawn, then replaced by the schedule if scripted;
+    /// logged.
+    fn next_outcome(&mut self) -> SummaryOutcome {
+        let drawn = self.draw_fault();
+        let outcome = match &self.schedule {
+            Some(schedule) => schedule
+                .get(self.log.len())
+                .copied()
+                .unwrap_or(SummaryOutcome::Ok),
+            None => drawn,
+        };
+        self.log.push(outcome);
+        outcome
+    }
+
     /// Draws at most one fault, in a fixed order (error, empty, length, expansion).
-    fn draw_fault(&mut self) -> Option<Fault> {
+    fn draw_fault(&mut self) -> SummaryOutcome {
         let c = &self.config;
         let (error, empty, length, expansion) = (
             c.error_per_mille,
@@ -162,18 +196,18 @@ impl Summarizer {
         if chance(&mut self.rng, error) {
             let weights: Vec<u32> = ERROR_CLASS_WEIGHTS.iter().map(|&(_, w)| w).collect();
             let class = ERROR_CLASS_WEIGHTS[weighted(&mut self.rng, &weights)].0;
-            return Some(Fault::Error(class));
+            return SummaryOutcome::Error(class);
         }
         if chance(&mut self.rng, empty) {
-            return Some(Fault::Empty);
+            return SummaryOutcome::Empty;
         }
         if chance(&mut self.rng, length) {
-            return Some(Fault::Length);
+            return SummaryOutcome::Length;
         }
         if chance(&mut self.rng, expansion) {
-            return Some(Fault::Expansion);
+            return SummaryOutcome::Expansion;
         }
-        None
+        SummaryOutcome::Ok
     }
 
     fn clamp_size(&self, tokens: u32) -> u32 {
@@ -198,13 +232,13 @@ impl Summarizer {
     /// Turns the drawn fault and the would-be summary into the call's result and latency.
     fn finish(
         &self,
-        fault: Option<Fault>,
+        fault: SummaryOutcome,
         prompt_tokens: u32,
         summary: RollingSummary,
         expanded: bool,
     ) -> SummaryCall {
         let (result, output_tokens) = match fault {
-            Some(Fault::Error(class)) => {
+            SummaryOutcome::Error(class) => {
                 let latency_ms = match class {
                     SummaryErrorClass::Timeout => TIMEOUT_LATENCY_MS,
                     _ => self.config.base_latency_ms as u64,
@@ -215,9 +249,9 @@ impl Summarizer {
                     latency_ms,
                 };
             }
-            Some(Fault::Empty) => (Err(SummaryFailure::Empty), 0),
-            Some(Fault::Length) => (Err(SummaryFailure::Length), self.config.max_tokens),
-            Some(Fault::Expansion) | None => {
+            SummaryOutcome::Empty => (Err(SummaryFailure::Empty), 0),
+            SummaryOutcome::Length => (Err(SummaryFailure::Length), self.config.max_tokens),
+            SummaryOutcome::Expansion | SummaryOutcome::Ok => {
                 let out = summary.tokens;
                 (Ok(summary), out)
             }

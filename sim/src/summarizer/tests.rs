@@ -338,3 +338,74 @@ fn a_success_latency_counts_prompt_and_output() {
     assert_eq!(out, 3_000);
     assert_eq!(call.latency_ms, s.latency_ms(11_000, out));
 }
+
+/// Runs `CALLS` summarize calls against `s` on a fixed input sequence; returns them.
+fn calls_of(mut s: Summarizer, seed: u64) -> (Vec<SummaryCall>, Vec<SummaryOutcome>) {
+    let mut prev = RollingSummary::default();
+    let mut inputs = stream(seed, Stream::Shape);
+    let mut out = Vec::new();
+    for i in 0..CALLS {
+        let input = facts(i * 3..i * 3 + between(&mut inputs, 0, 3));
+        let call = if i % 7 == 6 {
+            s.condense(&prev)
+        } else {
+            s.summarize(&prev, &input, between(&mut inputs, 0, 5_000))
+        };
+        if let Ok(next) = &call.result {
+            prev = next.clone();
+        }
+        out.push(call);
+    }
+    (out, s.log().to_vec())
+}
+
+#[test]
+fn the_log_of_a_drawn_case_replayed_as_a_schedule_gives_the_same_calls() {
+    let mut faulty_cases = 0;
+    for case in 0..CASES / 4 {
+        let config = drawn_config(case);
+        let seed = case_seed(5, case);
+        let (drawn, log) = calls_of(summarizer(config.clone(), seed), seed);
+        assert_eq!(log.len(), CALLS as usize);
+        faulty_cases += u32::from(log.iter().any(|o| !o.is_ok()));
+        let scripted = summarizer(config, seed).with_schedule(Some(log.clone()));
+        let (replayed, replay_log) = calls_of(scripted, seed);
+        assert_eq!(replayed, drawn, "case {case}");
+        assert_eq!(replay_log, log);
+    }
+    assert!(faulty_cases > 0, "no drawn case had a fault");
+}
+
+#[test]
+fn a_schedule_decides_each_call_whatever_the_rates() {
+    let schedule = [
+        "error:timeout",
+        "empty",
+        "length",
+        "expansion",
+        "error:auth",
+    ]
+    .map(|n| SummaryOutcome::parse(n).unwrap());
+    let mut s = summarizer(SummarizerConfig::reliable(), 3).with_schedule(Some(schedule.to_vec()));
+    let prev = RollingSummary::default();
+    let input = facts(0..2);
+    let results: Vec<SummaryCall> = (0..7).map(|_| s.summarize(&prev, &input, 1_000)).collect();
+    assert_eq!(
+        results[0].result,
+        Err(SummaryFailure::Error(SummaryErrorClass::Timeout))
+    );
+    assert_eq!(results[0].latency_ms, TIMEOUT_LATENCY_MS);
+    assert_eq!(results[1].result, Err(SummaryFailure::Empty));
+    assert_eq!(results[2].result, Err(SummaryFailure::Length));
+    assert!(results[3].expanded && results[3].result.as_ref().unwrap().tokens > 1_000);
+    assert_eq!(
+        results[4].result,
+        Err(SummaryFailure::Error(SummaryErrorClass::Auth))
+    );
+    for past_the_end in &results[5..] {
+        assert!(past_the_end.result.is_ok() && !past_the_end.expanded);
+    }
+    let mut logged = schedule.to_vec();
+    logged.extend([SummaryOutcome::Ok; 2]);
+    assert_eq!(s.log(), logged.as_slice());
+}

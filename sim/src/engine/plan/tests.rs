@@ -1,0 +1,167 @@
+use super::*;
+use crate::bugs::{Bug, BugSet};
+use crate::engine::{run_case, CaseOutcome, CaseResult, CaseSpec, Record};
+use crate::strategy::Strategy;
+use std::sync::Arc;
+
+const ROOT_SEED: u64 = 20_260_731;
+
+fn spec(case: u32, bugs: &[Bug]) -> CaseSpec {
+    CaseSpec {
+        root_seed: ROOT_SEED,
+        case,
+        passes: 25,
+        strategy: Strategy::Micro,
+        bugs: BugSet::of(bugs),
+        plan: None,
+    }
+}
+
+/// Everything a replay must reproduce.
+fn fingerprint(r: &CaseResult) -> (CaseOutcome, u32, u32, Vec<u64>, Vec<String>) {
+    (
+        r.outcome.clone(),
+        r.turns,
+        r.passes,
+        r.tokens_per_turn.clone(),
+        r.trace.iter().map(|l| l.to_string()).collect(),
+    )
+}
+
+#[test]
+fn an_empty_plan_is_the_drawn_case() {
+    for case in 0..24 {
+        let plain = spec(case, &[Bug::H75345B]);
+        let planned = CaseSpec {
+            plan: Some(Arc::new(CasePlan::default())),
+            ..plain.clone()
+        };
+        let a = run_case(&plain, Record { trace: true });
+        let b = run_case(&planned, Record { trace: true });
+        assert_eq!(fingerprint(&a), fingerprint(&b), "case {case}");
+        assert_eq!(plain.clone().with_plan(CasePlan::default()), plain);
+    }
+}
+
+#[test]
+fn a_recorded_case_replays_to_the_same_outcome_trace_and_tokens() {
+    let mut failing = 0;
+    let mut with_faults = 0;
+    let mut with_restarts = 0;
+    for (case, bugs) in (0..40).map(|c| (c, [Bug::H75345B, Bug::HMCursor, Bug::HMResume])) {
+        let bugs = &bugs[(case % 4) as usize..(case % 4) as usize + usize::from(case % 4 < 3)];
+        let original = spec(case, bugs);
+        let rec = record(&original);
+        let plan = rec.plan.clone();
+        assert!(
+            plan.validate().is_ok(),
+            "case {case}: {:?}",
+            plan.validate()
+        );
+        let script = plan.script.as_ref().unwrap();
+        assert_eq!(script.turns.len() as u32, rec.result.turns);
+        failing += u32::from(matches!(rec.result.outcome, CaseOutcome::Violation(_)));
+        with_faults += u32::from(!plan.summary_outcomes.as_ref().unwrap().is_empty());
+        with_restarts += u32::from(!plan.restarts.as_ref().unwrap().is_empty());
+        let replay = run_case(&original.with_plan(plan), Record { trace: true });
+        assert_eq!(
+            fingerprint(&replay),
+            fingerprint(&rec.result),
+            "case {case}"
+        );
+        assert_eq!(replay.summary_calls, rec.result.summary_calls);
+    }
+    assert!(failing >= 20, "{failing}");
+    assert!(
+        with_faults > 0 && with_restarts > 0,
+        "{with_faults} {with_restarts}"
+    );
+}
+
+#[test]
+fn a_script_ends_the_case_and_overrides_replace_drawn_values() {
+    let row =
+        |role, chars, facts| RowPlan::new(role, compactsim_model::ContentKind::Prose, chars, facts);
+    use compactsim_model::Role::{Assistant, Tool, User};
+    let mut call_row = row(Assistant, 40, 1);
+    call_row.calls = vec![CallPlan {
+        tool: "terminal".into(),
+        args_chars: 30,
+    }];
+    let turn = TurnPlan {
+        rows: vec![
+            row(User, 400, 2),
+            call_row,
+            row(Tool, 2_000, 3),
+            row(Assistant, 300, 1),
+        ],
+    };
+    let plan = CasePlan {
+        script: Some(Script {
+            system: None,
+            history: Vec::new(),
+            turns: vec![turn; 5],
+        }),
+        restarts: Some(vec![2]),
+        micro: MicroOverrides {
+            tail_budget_tokens: Some(300),
+            every_n_turns: Some(1),
+            ..MicroOverrides::default()
+        },
+        summarizer: SummarizerOverrides {
+            reliable: true,
+            ..SummarizerOverrides::default()
+        },
+        ..CasePlan::default()
+    };
+    assert_eq!(plan.validate(), Ok(()));
+    let s = spec(3, &[]).with_plan(plan);
+    let setup = crate::engine::CaseSetup::draw(&s);
+    assert_eq!(setup.micro.tail_budget_tokens, 300);
+    assert_eq!(
+        setup.summarizer,
+        crate::summarizer::SummarizerConfig::reliable()
+    );
+    let r = run_case(&s, Record { trace: true });
+    assert_eq!(r.outcome, CaseOutcome::Clean);
+    assert_eq!(r.turns, 5);
+    assert!(r.passes >= 2, "{}", r.passes);
+    let restarts: Vec<u32> = r
+        .trace
+        .iter()
+        .filter_map(|l| match l.event {
+            compactsim_model::Event::Restart { turn } => Some(turn),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(restarts, vec![2]);
+}
+
+#[test]
+fn validation_names_what_is_wrong() {
+    use compactsim_model::{ContentKind, Role};
+    let bad_tool = Script {
+        turns: vec![TurnPlan {
+            rows: vec![
+                RowPlan::new(Role::User, ContentKind::Prose, 40, 1),
+                RowPlan::new(Role::Tool, ContentKind::Json, 40, 0),
+            ],
+        }],
+        ..Script::default()
+    };
+    let e = bad_tool.validate().unwrap_err();
+    assert!(
+        e.contains("turn 0") && e.contains("row 1") && e.contains("pending call"),
+        "{e}"
+    );
+    let plan = CasePlan {
+        restarts: Some(vec![3, 2]),
+        ..CasePlan::default()
+    };
+    assert!(plan.validate().unwrap_err().contains("ascending"));
+    let plan = CasePlan {
+        restarts: Some(vec![0]),
+        ..CasePlan::default()
+    };
+    assert!(plan.validate().is_err());
+}

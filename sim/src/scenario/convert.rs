@@ -1,0 +1,332 @@
+//! From the file as written ([`Doc`]) to a validated scenario: every id checked against
+//! its catalogue, every error located at the offending value.
+
+use super::doc::{Doc, FaultsDoc, MicroDoc, RowDoc, ScriptDoc, ShapeDoc, SummarizerDoc, TurnDoc};
+use super::expect::Expect;
+use super::{Scenario, FORMAT_VERSION};
+use crate::bugs::{Bug, BugSet};
+use crate::cli::args::{PASSES_DEFAULT, PASSES_MAX, SEED_DEFAULT};
+use crate::engine::plan::{facts_room, CallPlan, CasePlan, RowPlan, Script, TurnPlan};
+use crate::engine::CaseSpec;
+use crate::shapes::Family;
+use crate::stories;
+use crate::strategy::Strategy;
+use crate::summarizer::SummaryOutcome;
+use compactsim_model::{ContentKind, Role};
+use std::ops::Range;
+use std::path::Path;
+use toml::Spanned;
+
+/// Turns one `repeat` may stand for.
+pub const REPEAT_MAX: u32 = 10_000;
+/// Arguments of a call whose size the file does not give, characters.
+pub const ARGS_CHARS_DEFAULT: u32 = 20;
+
+/// An error at a span of the file (the caller adds the path and line/column).
+pub type Located = (Option<Range<usize>>, String);
+
+fn at<T>(span: Range<usize>, message: impl Into<String>) -> Result<T, Located> {
+    Err((Some(span), message.into()))
+}
+
+/// Builds the scenario of `path` from its parsed document.
+pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
+    if *doc.format.get_ref() != FORMAT_VERSION as i64 {
+        return at(
+            doc.format.span(),
+            format!(
+                "unsupported format {} (this compactsim reads format = {FORMAT_VERSION})",
+                doc.format.get_ref()
+            ),
+        );
+    }
+    if let Some(gateway) = &doc.gateway {
+        return at(
+            gateway.span(),
+            "[gateway] is not supported yet: gateway stories (unsaved session id, topic binding, auto-reset) join when the gateway simulator exists",
+        );
+    }
+    let strategy = match &doc.strategy {
+        None => Strategy::Micro,
+        Some(s) => Strategy::parse(s.get_ref()).or_else(|e| at(s.span(), e))?,
+    };
+    let bugs = bugs(&doc.bugs, strategy)?;
+    let passes = match &doc.passes {
+        None => PASSES_DEFAULT,
+        Some(p) if (1..=PASSES_MAX).contains(p.get_ref()) => *p.get_ref(),
+        Some(p) => {
+            return at(
+                p.span(),
+                format!("passes must be between 1 and {PASSES_MAX}"),
+            )
+        }
+    };
+    let expect = Expect::from_toml(doc.expect.get_ref(), invariant_known)
+        .or_else(|e| at(doc.expect.span(), e))?;
+    let plan = plan(&doc)?;
+    let spec = CaseSpec {
+        root_seed: doc.seed.unwrap_or(SEED_DEFAULT),
+        case: doc.case.unwrap_or(0),
+        passes,
+        strategy,
+        bugs,
+        plan: None,
+    }
+    .with_plan(plan);
+    let stem = path
+        .file_stem()
+        .map_or(String::new(), |s| s.to_string_lossy().into_owned());
+    Ok(Scenario {
+        path: path.to_path_buf(),
+        name: doc.name.clone().unwrap_or(stem),
+        description: doc.description.clone(),
+        spec,
+        expect,
+    })
+}
+
+fn invariant_known(id: &str) -> Result<(), String> {
+    let known: Vec<&str> = compactsim_invariants::catalogue()
+        .iter()
+        .map(|i| i.id)
+        .collect();
+    if known.contains(&id) {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown invariant `{id}` (known: {})",
+            known.join(", ")
+        ))
+    }
+}
+
+fn bugs(ids: &[Spanned<String>], strategy: Strategy) -> Result<BugSet, Located> {
+    let mut bugs = Vec::new();
+    for id in ids {
+        let bug = Bug::parse(id.get_ref()).or_else(|e| at(id.span(), e))?;
+        if bug.info().strategy != strategy.name() {
+            return at(
+                id.span(),
+                format!(
+                    "bug {} switches the {} strategy, but the scenario runs {strategy}",
+                    bug.id(),
+                    bug.info().strategy
+                ),
+            );
+        }
+        bugs.push(bug);
+    }
+    Ok(BugSet::of(&bugs))
+}
+
+fn plan(doc: &Doc) -> Result<CasePlan, Located> {
+    let mut plan = match &doc.script {
+        Some(script) => script_plan(script)?,
+        None => CasePlan::default(),
+    };
+    if let Some(shape) = &doc.shape {
+        apply_shape(&mut plan, shape)?;
+    }
+    if let Some(s) = &doc.summarizer {
+        apply_summarizer(&mut plan, s)?;
+    }
+    if let Some(f) = &doc.faults {
+        apply_faults(&mut plan, f)?;
+    }
+    if let Some(m) = &doc.micro {
+        apply_micro(&mut plan, m);
+    }
+    if let Some(t) = &doc.turns_max {
+        plan.turns_max = Some(*t.get_ref());
+    }
+    plan.validate().map_err(|e| (None, e))?;
+    Ok(plan)
+}
+
+fn apply_shape(plan: &mut CasePlan, shape: &ShapeDoc) -> Result<(), Located> {
+    if let Some(f) = &shape.family {
+        let family = Family::parse(f.get_ref()).ok_or_else(|| {
+            let known: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
+            (
+                Some(f.span()),
+                format!(
+                    "unknown shape family `{}` (known: {})",
+                    f.get_ref(),
+                    known.join(", ")
+                ),
+            )
+        })?;
+        plan.family = Some(family);
+    }
+    if let Some(n) = &shape.context_length {
+        if *n.get_ref() == 0 {
+            return at(n.span(), "context_length must be at least 1");
+        }
+        plan.context_length = Some(*n.get_ref());
+    }
+    plan.system_prompt = shape.system_prompt.or(plan.system_prompt);
+    plan.system_chars = shape.system_chars.or(plan.system_chars);
+    Ok(())
+}
+
+fn apply_summarizer(plan: &mut CasePlan, s: &SummarizerDoc) -> Result<(), Located> {
+    let o = &mut plan.summarizer;
+    if let Some(preset) = &s.preset {
+        o.reliable = match preset.get_ref().as_str() {
+            "reliable" => true,
+            "drawn" => false,
+            other => {
+                return at(
+                    preset.span(),
+                    format!("unknown summarizer preset `{other}` (known: drawn, reliable)"),
+                )
+            }
+        };
+    }
+    let pairs = [
+        (&mut o.ratio_per_mille, s.ratio_per_mille),
+        (&mut o.min_tokens, s.min_tokens),
+        (&mut o.max_tokens, s.max_tokens),
+        (&mut o.condense_per_mille, s.condense_per_mille),
+        (&mut o.retention_per_mille, s.retention_per_mille),
+        (&mut o.error_per_mille, s.error_per_mille),
+        (&mut o.empty_per_mille, s.empty_per_mille),
+        (&mut o.length_per_mille, s.length_per_mille),
+        (&mut o.expansion_per_mille, s.expansion_per_mille),
+        (&mut o.tokens_per_s, s.tokens_per_s),
+        (&mut o.base_latency_ms, s.base_latency_ms),
+    ];
+    for (slot, value) in pairs {
+        if value.is_some() {
+            *slot = value;
+        }
+    }
+    if let Some(outcomes) = &s.outcomes {
+        let parsed = outcomes
+            .iter()
+            .map(|o| SummaryOutcome::parse(o.get_ref()).or_else(|e| at(o.span(), e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        plan.summary_outcomes = Some(parsed);
+    }
+    Ok(())
+}
+
+fn apply_faults(plan: &mut CasePlan, f: &FaultsDoc) -> Result<(), Located> {
+    if let Some(r) = &f.restarts {
+        let turns = r.get_ref();
+        if turns.contains(&0) || turns.windows(2).any(|w| w[0] >= w[1]) {
+            return at(
+                r.span(),
+                "restarts lists turns >= 1 in strictly ascending order",
+            );
+        }
+        plan.restarts = Some(turns.clone());
+    }
+    if let Some(p) = &f.restart_per_mille {
+        if *p.get_ref() > 1000 {
+            return at(p.span(), "restart_per_mille must be at most 1000");
+        }
+        plan.restart_per_mille = Some(*p.get_ref());
+    }
+    Ok(())
+}
+
+fn apply_micro(plan: &mut CasePlan, m: &MicroDoc) {
+    let o = &mut plan.micro;
+    o.every_n_turns = m.every_n_turns.or(o.every_n_turns);
+    o.defrag_threshold_tokens = m.defrag_threshold_tokens.or(o.defrag_threshold_tokens);
+    o.scaffold_tokens = m.scaffold_tokens.or(o.scaffold_tokens);
+    o.tail_budget_tokens = m.tail_budget_tokens.or(o.tail_budget_tokens);
+}
+
+/// A built-in story's plan, or a plan holding the inline script.
+fn script_plan(doc: &Spanned<ScriptDoc>) -> Result<CasePlan, Located> {
+    let s = doc.get_ref();
+    if let Some(name) = &s.builtin {
+        if s.system.is_some() || !s.history.is_empty() || !s.turns.is_empty() {
+            return at(
+                doc.span(),
+                "a script is either `builtin = \"<name>\"` or inline (system, history, turns), not both",
+            );
+        }
+        let story = stories::story(name.get_ref()).or_else(|e| at(name.span(), e))?;
+        return Ok((story.plan)());
+    }
+    let system = match &s.system {
+        None => None,
+        Some(row) => {
+            let r = row.get_ref();
+            if r.role.is_some_and(|role| role != Role::System) || !r.calls.is_empty() {
+                return at(row.span(), "the system row has role system and no calls");
+            }
+            Some(row_plan(r, Role::System))
+        }
+    };
+    let script = Script {
+        system,
+        history: turns(&s.history, "history")?,
+        turns: turns(&s.turns, "turn")?,
+    };
+    if script.turns.is_empty() {
+        return at(
+            doc.span(),
+            "an inline script needs at least one [[script.turns]]",
+        );
+    }
+    Ok(CasePlan {
+        script: Some(script),
+        ..CasePlan::default()
+    })
+}
+
+fn turns(docs: &[Spanned<TurnDoc>], what: &str) -> Result<Vec<TurnPlan>, Located> {
+    let mut out = Vec::new();
+    for doc in docs {
+        let t = doc.get_ref();
+        let repeat = t.repeat.unwrap_or(1);
+        if repeat == 0 || repeat > REPEAT_MAX {
+            return at(
+                doc.span(),
+                format!("repeat must be between 1 and {REPEAT_MAX}"),
+            );
+        }
+        let mut rows = Vec::new();
+        for row in &t.rows {
+            let Some(role) = row.role else {
+                return at(doc.span(), format!("every {what} row needs a role"));
+            };
+            rows.push(row_plan(row, role));
+        }
+        let turn = TurnPlan { rows };
+        let one = Script {
+            turns: vec![turn.clone()],
+            ..Script::default()
+        };
+        one.validate()
+            .or_else(|e| at(doc.span(), e.replacen("turn 0: ", "", 1)))?;
+        out.extend(std::iter::repeat_n(turn, repeat as usize));
+    }
+    Ok(out)
+}
+
+/// Facts a row has when the file does not say: one if it has text.
+pub fn facts_default(chars: u32) -> u32 {
+    facts_room(chars).min(1)
+}
+
+fn row_plan(row: &RowDoc, role: Role) -> RowPlan {
+    RowPlan {
+        role,
+        kind: row.kind.unwrap_or(ContentKind::Prose),
+        chars: row.chars,
+        facts: row.facts.unwrap_or(facts_default(row.chars)),
+        calls: row
+            .calls
+            .iter()
+            .map(|c| CallPlan {
+                tool: c.tool.clone(),
+                args_chars: c.args_chars.unwrap_or(ARGS_CHARS_DEFAULT),
+            })
+            .collect(),
+    }
+}

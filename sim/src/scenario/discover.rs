@@ -1,0 +1,49 @@
+//! Finding scenario files: every `*.toml` under the given files and directories.
+
+use std::path::{Path, PathBuf};
+
+/// Directory levels `discover` descends at most (a guard against link cycles).
+pub const DEPTH_MAX: usize = 16;
+
+/// The scenario files named by `paths`, in order: a file as given, a directory as all
+/// `*.toml` files below it, recursively, sorted by path. A path named twice runs once.
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        let found = if path.is_dir() {
+            let mut files = Vec::new();
+            walk(path, 0, &mut files)?;
+            files.sort();
+            files
+        } else if path.is_file() {
+            vec![path.clone()]
+        } else {
+            return Err(format!("{}: no such file or directory", path.display()));
+        };
+        for f in found {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    if depth > DEPTH_MAX {
+        return Err(format!(
+            "{}: directories nested deeper than {DEPTH_MAX}",
+            dir.display()
+        ));
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+        if path.is_dir() {
+            walk(&path, depth + 1, out)?;
+        } else if path.extension().is_some_and(|x| x == "toml") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! The scenario file as written: serde structs that mirror the TOML, with spans kept on
+//! every value a later check may reject. Unknown keys are errors everywhere.
+
+use compactsim_model::{ContentKind, Role};
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A whole scenario file (format 1).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Doc {
+    pub format: Spanned<i64>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    #[serde(default, deserialize_with = "seed")]
+    pub seed: Option<u64>,
+    pub case: Option<u32>,
+    pub passes: Option<Spanned<u32>>,
+    pub strategy: Option<Spanned<String>>,
+    #[serde(default)]
+    pub bugs: Vec<Spanned<String>>,
+    pub expect: Spanned<toml::Value>,
+    pub turns_max: Option<Spanned<u32>>,
+    pub shape: Option<ShapeDoc>,
+    pub script: Option<Spanned<ScriptDoc>>,
+    pub summarizer: Option<SummarizerDoc>,
+    pub faults: Option<FaultsDoc>,
+    pub micro: Option<MicroDoc>,
+    /// Reserved for gateway stories; rejected until the gateway exists.
+    pub gateway: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapeDoc {
+    pub family: Option<Spanned<String>>,
+    pub context_length: Option<Spanned<u32>>,
+    pub system_prompt: Option<bool>,
+    pub system_chars: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptDoc {
+    pub builtin: Option<Spanned<String>>,
+    pub system: Option<Spanned<RowDoc>>,
+    #[serde(default)]
+    pub history: Vec<Spanned<TurnDoc>>,
+    #[serde(default)]
+    pub turns: Vec<Spanned<TurnDoc>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnDoc {
+    /// The turn stands for this many identical turns.
+    pub repeat: Option<u32>,
+    pub rows: Vec<RowDoc>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowDoc {
+    pub role: Option<Role>,
+    pub kind: Option<ContentKind>,
+    pub chars: u32,
+    pub facts: Option<u32>,
+    #[serde(default)]
+    pub calls: Vec<CallDoc>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallDoc {
+    pub tool: String,
+    pub args_chars: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SummarizerDoc {
+    pub preset: Option<Spanned<String>>,
+    pub ratio_per_mille: Option<u32>,
+    pub min_tokens: Option<u32>,
+    pub max_tokens: Option<u32>,
+    pub condense_per_mille: Option<u32>,
+    pub retention_per_mille: Option<u32>,
+    pub error_per_mille: Option<u32>,
+    pub empty_per_mille: Option<u32>,
+    pub length_per_mille: Option<u32>,
+    pub expansion_per_mille: Option<u32>,
+    pub tokens_per_s: Option<u32>,
+    pub base_latency_ms: Option<u32>,
+    pub outcomes: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultsDoc {
+    pub restarts: Option<Spanned<Vec<u32>>>,
+    pub restart_per_mille: Option<Spanned<u32>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MicroDoc {
+    pub every_n_turns: Option<u32>,
+    pub defrag_threshold_tokens: Option<u32>,
+    pub scaffold_tokens: Option<u32>,
+    pub tail_budget_tokens: Option<u32>,
+}
+
+/// A root seed: an integer, or a decimal string for seeds above TOML's i64 range.
+fn seed<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct Seed;
+    impl de::Visitor<'_> for Seed {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a non-negative integer seed (or one in a string, above 2^63)")
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
+            v.parse()
+                .map_err(|_| E::invalid_value(de::Unexpected::Str(v), &self))
+        }
+    }
+    d.deserialize_any(Seed).map(Some)
+}

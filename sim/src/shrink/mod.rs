@@ -1,0 +1,305 @@
+//! Shrinking: reduce a failing case to a small one that still fails the same invariant,
+//! and write it as a scenario file.
+//!
+//! A hand-written greedy delta-debugging loop over the case's recorded plan (not
+//! proptest's `ValueTree`: the failing input is a case our own generator drew, not a
+//! value of a proptest strategy, and the reductions are structural — drop turns, tool
+//! rounds, faults — over one explicit plan). The case is first recorded into an
+//! explicit plan and cut to the turns it executed; then each phase ([`Phase`]) offers
+//! candidates, most aggressive first, and the first that still fails the same invariant
+//! replaces the case (and is cut to its executed turns again). Rounds over the phases
+//! repeat until none offers an accepted candidate.
+//!
+//! Bounded: by [`Budget::attempts_max`] (the result is a function of the case and this
+//! bound: deterministic) and, as an extra cap, by wall time (which may stop it earlier
+//! on a slower machine). [`Shrunk::stop`] says which bound ended it.
+
+mod auto;
+mod candidates;
+
+pub use auto::{
+    auto, case_name, render_failure, write_failure, AUTO_SHRINK_CASES_MAX, FAILURES_DIR,
+};
+pub use candidates::{Candidate, Phase, ROW_CHARS_MIN, TAIL_BUDGET_TOKENS_MIN};
+
+use crate::engine::plan::{record, CasePlan};
+use crate::engine::{run_case, CaseOutcome, CaseResult, CaseSpec, Record};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// Candidate runs one shrink may make (the deterministic bound).
+pub const SHRINK_ATTEMPTS_MAX: u32 = 2_000;
+
+/// How much a shrink may try.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    pub attempts_max: u32,
+    /// Wall-time cap; `None` for attempts only.
+    pub time_max: Option<Duration>,
+}
+
+impl Budget {
+    /// [`SHRINK_ATTEMPTS_MAX`] attempts and at most `time` of wall time.
+    pub fn timed(time: Duration) -> Budget {
+        Budget {
+            attempts_max: SHRINK_ATTEMPTS_MAX,
+            time_max: Some(time),
+        }
+    }
+}
+
+/// What ended a shrink.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// No candidate of any phase still fails: a local minimum.
+    Fixpoint,
+    /// The attempt bound.
+    Attempts(u32),
+    /// The wall-time cap.
+    Time(Duration),
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stop::Fixpoint => f.write_str("fixpoint (no candidate reduces it further)"),
+            Stop::Attempts(n) => write!(f, "attempt bound ({n} attempts)"),
+            Stop::Time(d) => write!(f, "time bound ({:.1} s)", d.as_secs_f64()),
+        }
+    }
+}
+
+/// The size of a case, as shrinking reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Size {
+    pub turns: usize,
+    pub rows: usize,
+    pub chars: u64,
+    /// Non-ok summarizer outcomes plus restarts.
+    pub faults: usize,
+}
+
+impl Size {
+    pub fn of(plan: &CasePlan) -> Size {
+        let script = plan.script.as_ref();
+        let rows = script
+            .into_iter()
+            .flat_map(|s| s.history.iter().chain(&s.turns));
+        Size {
+            turns: script.map_or(0, |s| s.turns.len()),
+            rows: script.map_or(0, |s| s.rows()),
+            chars: rows
+                .flat_map(|t| &t.rows)
+                .map(|r| r.chars as u64 + r.calls.iter().map(|c| c.args_chars as u64).sum::<u64>())
+                .sum(),
+            faults: plan
+                .summary_outcomes
+                .iter()
+                .flatten()
+                .filter(|o| !o.is_ok())
+                .count()
+                + plan.restarts.as_ref().map_or(0, Vec::len),
+        }
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} turns, {} rows, {} chars, {} faults",
+            self.turns, self.rows, self.chars, self.faults
+        )
+    }
+}
+
+/// Reported after every accepted reduction.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub attempts: u32,
+    pub accepted: u32,
+    pub phase: Phase,
+    /// What the accepted candidate changed.
+    pub change: String,
+    pub size: Size,
+}
+
+/// A shrunk case.
+#[derive(Clone, Debug)]
+pub struct Shrunk {
+    /// The case as it was given.
+    pub original: CaseSpec,
+    /// The reduced case (the original's identity with an explicit plan).
+    pub spec: CaseSpec,
+    /// The invariant it fails, as the original did.
+    pub invariant: String,
+    /// The reduced case's run.
+    pub result: CaseResult,
+    pub attempts: u32,
+    pub accepted: u32,
+    pub stop: Stop,
+    pub before: Size,
+    pub after: Size,
+}
+
+/// Why a case cannot be shrunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShrinkError {
+    /// The case holds every invariant.
+    Clean,
+    /// The case ends in a harness failure.
+    Internal(String),
+    /// The recorded plan does not fail the way the case does (a harness bug).
+    Diverged(String),
+}
+
+impl fmt::Display for ShrinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShrinkError::Clean => f.write_str("the case holds every invariant: nothing to shrink"),
+            ShrinkError::Internal(w) => write!(f, "the case ends in a harness failure: {w}"),
+            ShrinkError::Diverged(w) => write!(f, "the recorded case does not replay: {w}"),
+        }
+    }
+}
+
+/// Whether `r` fails `invariant`.
+fn fails(r: &CaseResult, invariant: &str) -> bool {
+    matches!(&r.outcome, CaseOutcome::Violation(vs) if vs.iter().any(|v| v.invariant == invariant))
+}
+
+/// Cuts `plan` to what the run `r` executed: its turns, restarts and summarizer calls.
+fn cut_to_run(plan: &mut CasePlan, r: &CaseResult) {
+    if let Some(s) = plan.script.as_mut() {
+        s.turns.truncate(r.turns as usize);
+    }
+    if let Some(restarts) = plan.restarts.as_mut() {
+        restarts.retain(|&t| t < r.turns);
+    }
+    if let Some(o) = plan.summary_outcomes.as_mut() {
+        o.truncate(r.summary_calls.len());
+        while o.last().is_some_and(|x| x.is_ok()) {
+            o.pop();
+        }
+    }
+}
+
+/// The state of one shrink: the current (smallest failing) plan and the counters.
+struct Search<'a> {
+    spec: &'a CaseSpec,
+    invariant: String,
+    budget: Budget,
+    started: Instant,
+    plan: CasePlan,
+    result: CaseResult,
+    attempts: u32,
+    accepted: u32,
+}
+
+impl Search<'_> {
+    /// Tries the candidates of `phase` in order, restarting from the first after every
+    /// accepted one, until none is accepted. Err when a bound stops the search.
+    fn phase(&mut self, phase: Phase, progress: &mut dyn FnMut(&Progress)) -> Result<bool, Stop> {
+        let mut reduced = false;
+        'restart: loop {
+            for candidate in phase.candidates(&self.plan) {
+                if self.attempts >= self.budget.attempts_max {
+                    return Err(Stop::Attempts(self.attempts));
+                }
+                if let Some(t) = self
+                    .budget
+                    .time_max
+                    .filter(|&t| self.started.elapsed() >= t)
+                {
+                    return Err(Stop::Time(t));
+                }
+                self.attempts += 1;
+                let spec = self.spec.clone().with_plan(candidate.plan.clone());
+                let r = run_case(&spec, Record::default());
+                if fails(&r, &self.invariant) {
+                    self.plan = candidate.plan;
+                    cut_to_run(&mut self.plan, &r);
+                    self.result = r;
+                    self.accepted += 1;
+                    reduced = true;
+                    progress(&Progress {
+                        attempts: self.attempts,
+                        accepted: self.accepted,
+                        phase,
+                        change: candidate.change,
+                        size: Size::of(&self.plan),
+                    });
+                    continue 'restart;
+                }
+            }
+            return Ok(reduced);
+        }
+    }
+
+    /// Rounds over every phase until one round reduces nothing, or a bound stops it.
+    fn run(&mut self, progress: &mut dyn FnMut(&Progress)) -> Stop {
+        loop {
+            let mut reduced = false;
+            for phase in Phase::ALL {
+                match self.phase(phase, progress) {
+                    Ok(r) => reduced |= r,
+                    Err(stop) => return stop,
+                }
+            }
+            if !reduced {
+                return Stop::Fixpoint;
+            }
+        }
+    }
+}
+
+/// Shrinks the failing case `spec` within `budget`, calling `progress` after every
+/// accepted reduction.
+pub fn shrink(
+    spec: &CaseSpec,
+    budget: Budget,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Shrunk, ShrinkError> {
+    let started = Instant::now();
+    let rec = record(spec);
+    let invariant = match &rec.result.outcome {
+        CaseOutcome::Clean => return Err(ShrinkError::Clean),
+        CaseOutcome::Internal(w) => return Err(ShrinkError::Internal(w.clone())),
+        CaseOutcome::Violation(vs) => vs[0].invariant.clone(),
+    };
+    let mut plan = rec.plan;
+    let result = run_case(&spec.clone().with_plan(plan.clone()), Record::default());
+    if !fails(&result, &invariant) {
+        return Err(ShrinkError::Diverged(format!(
+            "expected {invariant}, got {:?}",
+            result.outcome
+        )));
+    }
+    cut_to_run(&mut plan, &result);
+    let before = Size::of(&plan);
+    let mut search = Search {
+        spec,
+        invariant,
+        budget,
+        started,
+        plan,
+        result,
+        attempts: 0,
+        accepted: 0,
+    };
+    let stop = search.run(progress);
+    Ok(Shrunk {
+        original: spec.clone(),
+        spec: spec.clone().with_plan(search.plan.clone()),
+        after: Size::of(&search.plan),
+        invariant: search.invariant,
+        result: search.result,
+        attempts: search.attempts,
+        accepted: search.accepted,
+        stop,
+        before,
+    })
+}
+
+#[cfg(test)]
+mod tests;

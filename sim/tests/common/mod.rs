@@ -1,0 +1,59 @@
+//! Helpers for the CLI integration tests: run the built binary, fresh scratch dirs.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root (the workspace), where `scenarios/` lives.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// An empty scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Output of `compactsim args...` run in the repository root.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn compactsim(args: &[&str]) -> Run {
+    let out: Output = Command::new(env!("CARGO_BIN_EXE_compactsim"))
+        .args(args)
+        .current_dir(repo())
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("compactsim runs");
+    Run {
+        code: out.status.code().expect("exit code"),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+impl Run {
+    /// Panics with the whole output unless the exit code is `code`.
+    pub fn expect_code(self, code: i32) -> Run {
+        assert_eq!(
+            self.code, code,
+            "exit {} (wanted {code})\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// `p` as a command-line argument.
+pub fn arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
