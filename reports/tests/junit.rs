@@ -32,8 +32,9 @@ fn cases() -> Vec<JunitCase> {
     ]
 }
 
-fn written() -> (String, Element) {
-    let dir = scratch_dir("junit");
+/// Writes junit.xml into a directory of the calling test's own (tests run in parallel).
+fn written(test: &str) -> (String, Element) {
+    let dir = scratch_dir(&format!("junit-{test}"));
     let path = write_junit(&dir, "compactsim run seed 42", &cases()).unwrap();
     assert_eq!(path, dir.join(JUNIT_XML));
     assert_eq!(entries(&dir), vec![JUNIT_XML]);
@@ -44,7 +45,7 @@ fn written() -> (String, Element) {
 
 #[test]
 fn junit_is_well_formed_testsuites_testsuite_testcase() {
-    let (_, root) = written();
+    let (_, root) = written("well-formed");
     assert_eq!(root.name, "testsuites");
     assert_eq!(root.attr("name"), JUNIT_REPORT_NAME);
     assert_eq!(root.attr("tests"), "3");
@@ -78,7 +79,7 @@ fn junit_is_well_formed_testsuites_testsuite_testcase() {
 
 #[test]
 fn junit_parses_back_with_quick_junit() {
-    let (text, _) = written();
+    let (text, _) = written("parse-back");
     let report = Report::deserialize_from_str(&text).unwrap();
     assert_eq!(report.tests, 3);
     assert_eq!(report.failures, 1);
