@@ -9,7 +9,9 @@ use std::sync::Arc;
 /// Checked on `after` of every transition except appends: an append is the world's
 /// input, which Hermes repairs before sending (two consecutive user rows are normal in
 /// the live list until the pre-send repair merges them). Compaction passes, repairs,
-/// restarts and unknown event kinds are all checked.
+/// restarts and unknown event kinds are all checked. A provider call is checked on its
+/// `before`, the request that was sent. Preflight decisions, failed turns, session
+/// resets and rotations are not requests and are not checked (the next request is).
 #[derive(Debug, Default)]
 pub struct ApiValid {
     /// Tool-call lists whose arguments already parsed, per row. Holding the `Arc` keeps
@@ -244,14 +246,24 @@ impl Invariant for ApiValid {
     }
 
     fn checks(&self, event: &Event) -> bool {
-        !matches!(classify(event), EventClass::Append)
+        !matches!(
+            classify(event),
+            EventClass::Append
+                | EventClass::Preflight(_)
+                | EventClass::TurnFailed
+                | EventClass::SessionReset
+                | EventClass::Rotation
+        )
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
         if !self.checks(t.event) {
             return None;
         }
-        let found = self.check(t.after);
+        let request = matches!(classify(t.event), EventClass::ProviderCall(_));
+        let rows = if request { t.before } else { t.after };
+        let side = if request { "before" } else { "after" };
+        let found = self.check(rows);
         let broken: Vec<String> = (0..RULE_COUNT)
             .filter(|&k| found[k].is_some())
             .map(|k| rule_of(k).label())
@@ -260,7 +272,7 @@ impl Invariant for ApiValid {
             return None;
         }
         let mut w = Witness::default().fact(format!(
-            "transcript API-invalid after {:?}: {}",
+            "transcript API-invalid {side} {:?}: {}",
             t.event,
             broken.join(", ")
         ));
@@ -269,7 +281,7 @@ impl Invariant for ApiValid {
             let label = rule_of(k).label();
             w = w.fact(format!("{label}: {}", breach.fact));
             for (i, what) in breach.rows {
-                w = w.row(i, &t.after[i], format!("after: {label}: {what}"));
+                w = w.row(i, &rows[i], format!("{side}: {label}: {what}"));
             }
         }
         Some(w)

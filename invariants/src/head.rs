@@ -7,9 +7,12 @@
 //! at least one row past that boundary, and never re-fixed afterwards.
 //!
 //! Decay hook: Hermes drops the non-system head once a batch compaction has committed
-//! (#11996). [`releases_head`] says which events do that; today that is every committed
-//! compaction that is not a micro pass (no such event exists yet). After a release only
-//! the system row stays protected.
+//! (#11996). [`releases_head`] says which events do that: every committed compaction
+//! that is not a micro pass. After a release only the system row stays protected.
+//!
+//! A session reset starts a new transcript: the head is learned again from it. A failed
+//! turn that rolled back rows of a head not yet outgrown by later turns (a young
+//! session) forgets the head too, which is then learned again.
 
 use crate::class::{classify, EventClass};
 use compactsim_model::{Content, Message, MsgId, Role, Transition};
@@ -74,8 +77,18 @@ impl ProtectedHead {
 
     /// Call last on every transition: applies the decay hook, then learns from `after`.
     pub(crate) fn end(&mut self, t: &Transition<'_>) {
-        if releases_head(classify(t.event)) {
+        let class = classify(t.event);
+        if releases_head(class) {
             self.rows = Some(Vec::new());
+            self.ids_sorted.clear();
+        }
+        let rolled_back = matches!(class, EventClass::TurnFailed)
+            && self
+                .rows()
+                .iter()
+                .any(|h| !t.after.iter().any(|m| m.id == h.id));
+        if matches!(class, EventClass::SessionReset) || rolled_back {
+            self.rows = None;
             self.ids_sorted.clear();
         }
         self.learn(t.after);

@@ -1,3 +1,4 @@
+use crate::class::{classify, unchanged, EventClass};
 use crate::head::{HeadRow, ProtectedHead};
 use crate::{Invariant, InvariantInfo, OracleConfig};
 use compactsim_model::{Event, Message, Role, Transition, Witness};
@@ -5,17 +6,29 @@ use compactsim_model::{Event, Message, Role, Transition, Witness};
 /// The system prompt and the protected head survive compaction.
 ///
 /// - A leading system row of the case's first transcript stays at index 0 with the same
-///   id, role and content, on every transition, forever.
+///   id and role, its original segments a prefix of its content (batch compaction appends
+///   its "[Note: Some earlier conversation turns have been compacted …]" once, §2.3 step
+///   7), on every transition, forever.
 /// - The protected head (see `head.rs`: the first `protect_first_n` non-system rows,
 ///   extended over a following tool run, fixed once the transcript outgrows it) stays
 ///   present, in order, before any summary row, each row's original segments a prefix of
-///   its content (a later merge may append). A head row merged whole into the head row
+///   its content (a later merge may append) — except that a batch compaction's no-LLM
+///   prune may rewrite the content of head *tool* rows (dedupe and one-line descriptions
+///   apply to every tool result outside the tail, §2.3 step 3). A head row merged whole into the head row
 ///   before it still counts as present. Checked on every transition of every kind,
 ///   unknown kinds included, until the decay hook of `head.rs` releases the head (a
 ///   committed non-micro compaction: Hermes decays the head after a batch compaction).
+/// - The head decays (#11996): on a committed batch compaction after an earlier one in
+///   the same session, no row precedes the first summary row but a leading system row
+///   and the newest real user row with the rows after it (a user pair pushed ahead of
+///   the window, #22523). Immortal head rows before the summary fail here.
+///
+/// A transition that provably changed nothing (same list) is skipped.
 #[derive(Debug)]
 pub struct HeadProtected {
     head: ProtectedHead,
+    /// Committed batch compactions in the current session.
+    batch_compactions: u32,
 }
 
 pub const INFO: InvariantInfo = InvariantInfo {
@@ -29,14 +42,45 @@ impl HeadProtected {
     pub fn new(config: OracleConfig) -> Self {
         HeadProtected {
             head: ProtectedHead::new(config.protect_first_n),
+            batch_compactions: 0,
         }
+    }
+
+    /// The decay rule on a committed batch compaction (see the type docs).
+    fn check_decay(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if !matches!(classify(t.event), EventClass::OtherCompaction { committed: true }) {
+            if matches!(classify(t.event), EventClass::SessionReset) {
+                self.batch_compactions = 0;
+            }
+            return None;
+        }
+        self.batch_compactions += 1;
+        if self.batch_compactions < 2 {
+            return None;
+        }
+        let start = usize::from(t.after.first().is_some_and(|m| m.role == Role::System));
+        let summary = t.after.iter().position(Message::is_summary)?;
+        let newest_user = t.after.iter().rposition(Message::is_real_user);
+        let immortal = (start..summary).find(|&i| newest_user.is_none_or(|u| i < u))?;
+        let m = &t.after[immortal];
+        Some(
+            Witness::default()
+                .fact(format!(
+                    "head did not decay: {} still precedes the summary after compaction {}                      of the session ({:?})",
+                    m.id, self.batch_compactions, t.event
+                ))
+                .row(immortal, m, "after: head row kept before the summary")
+                .row(summary, &t.after[summary], "after: the summary"),
+        )
     }
 
     fn check_system(&self, t: &Transition<'_>) -> Option<Witness> {
         let system = self.head.system()?;
         let first = t.after.first();
         let intact = first.is_some_and(|m| {
-            m.id == system.id && m.role == Role::System && m.content == system.content
+            m.id == system.id
+                && m.role == Role::System
+                && m.content.segments.starts_with(&system.content.segments)
         });
         if intact {
             return None;
@@ -56,11 +100,14 @@ impl HeadProtected {
 
     fn check_head(&self, t: &Transition<'_>) -> Option<Witness> {
         let head = self.head.rows();
+        let prune = matches!(classify(t.event), EventClass::OtherCompaction { .. });
         let mut k = 0;
         for (i, m) in t.after.iter().enumerate() {
             // Every head row matched: the rest of the transcript is free.
             let expected = head.get(k)?;
-            if m.id == expected.id {
+            if m.id == expected.id && prune && m.role == Role::Tool {
+                k += 1;
+            } else if m.id == expected.id {
                 let segments = &m.content.segments;
                 if !segments.starts_with(&expected.content.segments) {
                     return Some(changed(t, i, m));
@@ -157,8 +204,20 @@ impl Invariant for HeadProtected {
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if unchanged(t) {
+            return None;
+        }
         self.head.begin(t);
-        let found = self.check_system(t).or_else(|| self.check_head(t));
+        // A reset starts a new transcript and a failed turn rolls back its own rows:
+        // `head.rs` learns the head again after them.
+        let relearn = matches!(
+            classify(t.event),
+            EventClass::SessionReset | EventClass::TurnFailed
+        );
+        let found = self
+            .check_system(t)
+            .or_else(|| (!relearn).then(|| self.check_head(t)).flatten())
+            .or_else(|| self.check_decay(t));
         self.head.end(t);
         found
     }

@@ -1,5 +1,6 @@
+use crate::class::{classify, unchanged, EventClass};
 use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
-use compactsim_model::{Event, FactId, Message, Transition, Witness};
+use compactsim_model::{ContentKind, Event, FactId, Message, Transition, Witness};
 use std::sync::Arc;
 
 /// Information in a summary row is never dropped without being folded into a summary.
@@ -7,8 +8,16 @@ use std::sync::Arc;
 /// When a summary row of `before` has no summary row with its id in `after` (deleted,
 /// superseded, or merged into another row — a marker merged into a user row stops being
 /// a summary) or keeps its id but loses facts, every fact it carried must appear in the
-/// union of the facts of the summary rows of `after`. Checked on every transition of
-/// every kind, unknown kinds included: no event may lose summarized information.
+/// union of the facts of the summary rows of `after`. A summary row's facts are those of
+/// its summary-body segments when it has any (a batch summary merged into a tail row
+/// keeps that row's own text beside it; that text is conversation, not summary), else
+/// of all its segments. A batch pass that reports the deterministic fallback summary is
+/// exempt: the fallback keeps a bounded snapshot of the previous summary by policy
+/// (hermes-domain §2.3 step 6). Checked on every transition of
+/// every kind, unknown kinds included: no event may lose summarized information — except
+/// a session reset after compression exhaustion, which archives the whole old session
+/// (it stays searchable) and starts an empty one. A transition that provably changed
+/// nothing (the same list as before and after) is skipped.
 #[derive(Debug, Default)]
 pub struct MarkerContained {
     after_summaries: Vec<usize>,
@@ -27,6 +36,25 @@ fn is_subset(small: &[FactId], large: &[FactId]) -> bool {
     small.iter().all(|f| large.binary_search(f).is_ok())
 }
 
+/// The summarized facts of a summary row (see the type docs), ascending.
+fn summary_facts(m: &Message) -> Vec<FactId> {
+    let segments = &m.content.segments;
+    let has_body = segments.iter().any(|s| s.kind == ContentKind::Summary);
+    let mut facts: Vec<FactId> = segments
+        .iter()
+        .filter(|s| !has_body || s.kind == ContentKind::Summary)
+        .flat_map(|s| s.facts.iter().copied())
+        .collect();
+    facts.sort_unstable();
+    facts.dedup();
+    facts
+}
+
+/// A batch pass that wrote the fallback summary.
+fn fallback_pass(event: &Event) -> bool {
+    matches!(event, Event::BatchPass(p) if p.fallback)
+}
+
 impl MarkerContained {
     /// Index in `after` of the summary row with `m`'s id, and whether `m` lost facts.
     fn fate(&self, t: &Transition<'_>, m: &Message) -> (Option<usize>, bool) {
@@ -38,7 +66,7 @@ impl MarkerContained {
         let lost = match same {
             None => true,
             Some(j) if Arc::ptr_eq(&t.after[j].content.segments, &m.content.segments) => false,
-            Some(j) => !is_subset(&m.content.facts(), &t.after[j].content.facts()),
+            Some(j) => !is_subset(&summary_facts(m), &t.after[j].content.facts()),
         };
         (same, lost)
     }
@@ -110,6 +138,12 @@ impl Invariant for MarkerContained {
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if unchanged(t)
+            || matches!(classify(t.event), EventClass::SessionReset)
+            || fallback_pass(t.event)
+        {
+            return None;
+        }
         self.after_summaries.clear();
         self.after_summaries
             .extend((0..t.after.len()).filter(|&j| t.after[j].is_summary()));
@@ -123,9 +157,7 @@ impl Invariant for MarkerContained {
                 continue;
             }
             let union = union.get_or_insert_with(|| self.union_after(t));
-            let missing: Vec<FactId> = m
-                .content
-                .facts()
+            let missing: Vec<FactId> = summary_facts(m)
                 .into_iter()
                 .filter(|f| union.binary_search(f).is_err())
                 .collect();

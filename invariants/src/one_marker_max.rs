@@ -1,7 +1,10 @@
+use crate::class::unchanged;
 use crate::{Invariant, InvariantInfo};
 use compactsim_model::{Transition, Witness};
 
-/// At most one live micro marker and at most one live batch summary.
+/// At most one live micro marker and at most one live batch summary. Checked on `after`
+/// of every transition; one that provably changed nothing (same list) is skipped, its
+/// list having been checked as the previous transition's `after`.
 #[derive(Debug, Default)]
 pub struct OneMarkerMax;
 
@@ -17,6 +20,9 @@ impl Invariant for OneMarkerMax {
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if unchanged(t) {
+            return None;
+        }
         let micro: Vec<usize> = (0..t.after.len())
             .filter(|&i| t.after[i].is_micro_marker())
             .collect();

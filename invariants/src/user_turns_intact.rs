@@ -1,8 +1,8 @@
-use crate::class::{classify, EventClass};
+use crate::class::{classify, unchanged, EventClass};
 use crate::idset::IdSet;
 use crate::user_turns_batch::batch_breach;
 use crate::{Invariant, InvariantInfo};
-use compactsim_model::{Event, Message, MsgId, Role, Segment, Transition, Witness};
+use compactsim_model::{ContentKind, Event, Message, MsgId, Role, Segment, Transition, Witness};
 
 /// Real user text is never lost, altered, duplicated or reordered.
 ///
@@ -16,16 +16,24 @@ use compactsim_model::{Event, Message, MsgId, Role, Segment, Transition, Witness
 /// two user rows keeps both segments and is allowed; a tracked segment that ends up in a
 /// non-user row (an assistant marker, say) is lost.
 ///
-/// Batch compaction (compaction events that are not micro passes; none exist yet)
-/// summarizes user turns on purpose and is judged by the weaker batch rule of
-/// `user_turns_batch.rs`: kept user text unaltered and in order, the newest user text and
-/// the newest visible reply verbatim.
+/// Batch compaction (compaction events that are not micro passes) summarizes user turns
+/// on purpose and is judged by the weaker batch rule of `user_turns_batch.rs`: kept user
+/// text unaltered and in order, the newest user text and the newest visible reply
+/// verbatim.
+///
+/// The agent loop's failed turn rolls back the rows of its turn (they are never
+/// persisted): on a failed-turn transition, user text written in that turn (origin at or
+/// after the first row the turn's user append added) may vanish; every older tracked
+/// segment must stay equal. A session reset archives the whole transcript and is not
+/// checked. A transition that provably changed nothing (same list) is skipped.
 #[derive(Debug, Default)]
 pub struct UserTurnsIntact {
     recorded: IdSet,
     /// Largest id seen in any transcript so far: ids are assigned in creation order, so a
     /// row with a larger id appears for the first time.
     newest_id: Option<MsgId>,
+    /// First id the latest turn's first append added, with that turn.
+    turn_first: Option<(u32, MsgId)>,
     started: bool,
     seq_before: Vec<SegRef>,
     seq_after: Vec<SegRef>,
@@ -45,7 +53,9 @@ pub(crate) fn segment(rows: &[Message], at: SegRef) -> &Segment {
     &rows[at.0].content.segments[at.1]
 }
 
-/// Collects the positions of tracked segments inside user-role rows, in order.
+/// Collects the positions of tracked segments inside user-role rows, in order. Summary
+/// and scaffold text is never user text, even when a batch summary merged into a user
+/// row carries that row's id as its origin.
 pub(crate) fn collect_tracked(recorded: &IdSet, rows: &[Message], out: &mut Vec<SegRef>) {
     out.clear();
     for (i, m) in rows.iter().enumerate() {
@@ -53,7 +63,8 @@ pub(crate) fn collect_tracked(recorded: &IdSet, rows: &[Message], out: &mut Vec<
             continue;
         }
         for (k, s) in m.content.segments.iter().enumerate() {
-            if recorded.contains(s.origin) {
+            let generated = matches!(s.kind, ContentKind::Summary | ContentKind::Scaffold);
+            if !generated && recorded.contains(s.origin) {
                 out.push((i, k));
             }
         }
@@ -72,6 +83,19 @@ impl UserTurnsIntact {
     fn advance_newest(&mut self, rows: &[Message]) {
         let max = rows.iter().map(|m| m.id).max();
         self.newest_id = self.newest_id.max(max);
+    }
+
+    /// Drops from the sequences the segments written in turn `turn` (rolled back).
+    fn forget_turn(&mut self, t: &Transition<'_>, turn: u32) {
+        let Some((first_turn, first)) = self.turn_first else {
+            return;
+        };
+        if first_turn != turn {
+            return;
+        }
+        self.seq_before
+            .retain(|&at| segment(t.before, at).origin < first);
+        self.seq_after.retain(|&at| segment(t.after, at).origin < first);
     }
 
     /// First position where the sequences disagree.
@@ -136,9 +160,19 @@ impl Invariant for UserTurnsIntact {
             self.record_new(t.before, None);
             self.advance_newest(t.before);
         }
+        if unchanged(t) {
+            return None;
+        }
+        let class = classify(t.event);
+        if matches!(class, EventClass::SessionReset) {
+            self.advance_newest(t.after);
+            return None;
+        }
         collect_tracked(&self.recorded, t.before, &mut self.seq_before);
         collect_tracked(&self.recorded, t.after, &mut self.seq_after);
-        let class = classify(t.event);
+        if matches!(class, EventClass::TurnFailed) {
+            self.forget_turn(t, t.event.turn());
+        }
         let witness = if matches!(class, EventClass::OtherCompaction { .. }) {
             batch_breach(t, &self.seq_before, &self.seq_after)
         } else {
@@ -146,6 +180,18 @@ impl Invariant for UserTurnsIntact {
         };
         if matches!(class, EventClass::Append) {
             let newer_than = self.newest_id;
+            let turn = t.event.turn();
+            if self.turn_first.is_none_or(|(last, _)| last != turn) {
+                let first = t
+                    .after
+                    .iter()
+                    .map(|m| m.id)
+                    .filter(|id| newer_than.is_none_or(|n| *id > n))
+                    .min();
+                if let Some(first) = first {
+                    self.turn_first = Some((turn, first));
+                }
+            }
             self.record_new(t.after, newer_than);
         }
         self.advance_newest(t.after);

@@ -70,6 +70,17 @@ pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
             }
             Exit::Violation
         }
+        CaseOutcome::Liveness(v) => {
+            let _ = writeln!(
+                out,
+                "LIVENESS {} at turn {} step {}: {}",
+                v.invariant, v.turn, v.step, v.message
+            );
+            for fact in &v.witness.facts {
+                let _ = writeln!(out, "  witness: {fact}");
+            }
+            Exit::Liveness
+        }
         CaseOutcome::Internal(what) => {
             let _ = writeln!(out, "INTERNAL FAILURE: {what}");
             Exit::Internal

@@ -1,9 +1,10 @@
 //! Coverage counters ("sometimes" assertions): how often each fault path and outcome
 //! was reached, so a suite that never exercises a path shows it as 0.
 
+use crate::strategy::Strategy;
 use std::collections::BTreeMap;
 
-/// Every counter a case can bump, so the report lists unreached ones as 0.
+/// Every counter a micro case can bump, so the report lists unreached ones as 0.
 pub const COUNTERS: &[&str] = &[
     "micro.absorbed",
     "micro.cadence",
@@ -16,6 +17,55 @@ pub const COUNTERS: &[&str] = &[
     "restart",
 ];
 
+/// Every counter the agent loop can bump (strategies `batch` and `both`).
+pub const AGENT_COUNTERS: &[&str] = &[
+    "agent.repairs",
+    "antithrash.blocked",
+    "antithrash.recovered",
+    "batch.aborted",
+    "batch.compacted",
+    "batch.fallback",
+    "batch.noop",
+    "batch.summary_expanded",
+    "manual.passes",
+    "overflow.disconnect",
+    "overflow.generic_400",
+    "overflow.payload_too_large",
+    "overflow.phrase",
+    "overflow.recoveries",
+    "postresponse.passes",
+    "preflight.below_trigger",
+    "preflight.blocked",
+    "preflight.compress",
+    "preflight.cooldown",
+    "preflight.deferred",
+    "preflight.gated",
+    "preflight.passes",
+    "provider.answered",
+    "provider.client_errors",
+    "provider.disconnects",
+    "provider.over_window",
+    "provider.retries",
+    "provider.server_errors",
+    "provider.transient",
+    "session.resets",
+    "session.rotations",
+    "session.resumed",
+    "turns.exhausted",
+    "turns.failed",
+    "turns.finished",
+];
+
+/// The counters a run of `strategy` lists (micro's list is unchanged by the agent loop).
+pub fn counters(strategy: Strategy) -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = COUNTERS.to_vec();
+    if strategy.loop_options().is_some() {
+        all.extend_from_slice(AGENT_COUNTERS);
+    }
+    all.sort_unstable();
+    all
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Coverage(BTreeMap<&'static str, u64>);
 
@@ -26,7 +76,7 @@ impl Coverage {
 
     pub fn add(&mut self, counter: &'static str, n: u64) {
         debug_assert!(
-            COUNTERS.contains(&counter),
+            COUNTERS.contains(&counter) || AGENT_COUNTERS.contains(&counter),
             "uncatalogued counter {counter}"
         );
         *self.0.entry(counter).or_default() += n;
@@ -38,5 +88,23 @@ impl Coverage {
 
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
         self.0.iter().map(|(k, v)| (*k, *v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_counters_are_sorted_unique_and_only_listed_for_loop_strategies() {
+        let mut sorted = AGENT_COUNTERS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted, AGENT_COUNTERS);
+        assert!(AGENT_COUNTERS.iter().all(|c| !COUNTERS.contains(c)));
+        assert_eq!(counters(Strategy::Micro), COUNTERS);
+        let batch = counters(Strategy::parse("batch").unwrap());
+        assert_eq!(batch.len(), COUNTERS.len() + AGENT_COUNTERS.len());
+        assert!(batch.contains(&"turns.exhausted") && batch.contains(&"micro.absorbed"));
     }
 }

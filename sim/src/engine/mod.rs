@@ -2,11 +2,15 @@
 //! lets the oracle observe each one, applies the fault plan, and stops at the first
 //! violation or at the case's turn budget.
 
+mod agent_setup;
+mod agent_world;
 mod coverage;
 mod setup;
 mod trace;
 
-pub use coverage::{Coverage, COUNTERS};
+pub use agent_setup::AgentSetup;
+pub use agent_world::{oracle_config, STEPS_PER_TURN_BUDGET};
+pub use coverage::{counters, Coverage, AGENT_COUNTERS, COUNTERS};
 pub use setup::*;
 pub use trace::TraceLine;
 
@@ -25,6 +29,9 @@ pub enum CaseOutcome {
     Clean,
     /// The first transition that broke an invariant; every invariant it broke.
     Violation(Vec<Violation>),
+    /// The case did not make progress: the liveness invariant (`no-infinite-loop`) failed
+    /// alone, or the case exceeded its step budget.
+    Liveness(Violation),
     /// The harness itself failed (a panic inside the case).
     Internal(String),
 }
@@ -89,7 +96,7 @@ pub fn run_case(spec: &CaseSpec, record: Record) -> CaseResult {
     }
 }
 
-fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
+pub(crate) fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
     CaseResult {
         case: spec.case,
         case_seed: spec.case_seed(),
@@ -108,6 +115,9 @@ fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
 }
 
 fn run_case_unguarded(spec: &CaseSpec, record: Record) -> CaseResult {
+    if spec.strategy.loop_options().is_some() {
+        return agent_world::run(spec, record);
+    }
     let (setup, streams) = CaseSetup::draw_with_streams(spec);
     let seed = spec.case_seed();
     let mut world = World {
@@ -117,9 +127,14 @@ fn run_case_unguarded(spec: &CaseSpec, record: Record) -> CaseResult {
         conversation: Conversation::new(setup.shape.clone(), rng::stream(seed, Stream::Shape)),
         summarizer: Summarizer::new(setup.summarizer.clone(), streams.summarizer),
         micro: MicroCompactor::new(setup.micro, spec.bugs.clone()),
-        oracle: Oracle::new(OracleConfig {
-            protect_first_n: setup.micro.protect_first_n,
-        }),
+        oracle: Oracle::with_only(
+            OracleConfig {
+                protect_first_n: setup.micro.protect_first_n,
+                ..OracleConfig::default()
+            },
+            &compactsim_invariants::micro_catalogue_ids(),
+        )
+        .expect("catalogue ids"),
         faults: streams.faults,
         restart_per_mille: setup.restart_per_mille,
         step: 0,

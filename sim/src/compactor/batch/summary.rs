@@ -46,11 +46,18 @@ pub struct SourceRow {
 }
 
 /// Collects the previous summary (from summary rows between the first non-system row
-/// and the window end) and the genuine content of the window. Standalone summary rows
-/// contribute only their body; merged rows are unwrapped to their own text.
+/// and the window end, and from batch summaries left in the tail, which assembly
+/// unwraps so one live batch summary remains, §2.4) and the genuine content of the
+/// window. Standalone summary rows contribute only their body; merged rows are unwrapped
+/// to their own text.
 pub fn rehydrate(messages: &[Message], window: &Window, state: &BatchState) -> Source {
     let scan = first_non_system(messages).min(window.end)..window.end;
-    let fossils: Vec<&Message> = messages[scan].iter().filter(|m| m.is_summary()).collect();
+    let mut fossils: Vec<&Message> = messages[scan].iter().filter(|m| m.is_summary()).collect();
+    fossils.extend(
+        messages[window.end.min(messages.len())..]
+            .iter()
+            .filter(|m| m.is_batch_summary()),
+    );
     let previous = if !fossils.is_empty() {
         Some(join_bodies(&fossils))
     } else if messages.iter().any(Message::is_summary) {

@@ -1,0 +1,200 @@
+//! The world of an agent-loop case (strategies `batch` and `both`): the conversation
+//! generator feeds turn scripts to the [`AgentLoop`], and every transition it reports is
+//! shown to the oracle. The case ends at the first violation, after `passes` passes, at
+//! its turn budget, or — a liveness outcome — when it exceeds its step budget.
+
+use super::agent_setup::AgentSetup;
+use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record, TraceLine};
+use crate::agent::{AgentConfig, AgentLoop, Sink, RECOVERY_WINDOW_MS};
+use crate::agent::{AntiThrashPolicy, LoopOptions};
+use crate::compactor::micro::MicroConfig;
+use crate::compactor::micro::MicroCompactor;
+use crate::provider::Provider;
+use crate::rng::{self, Stream};
+use crate::shapes::Conversation;
+use crate::strategy::Strategy;
+use crate::summarizer::Summarizer;
+use compactsim_invariants::{Oracle, OracleConfig, NO_INFINITE_LOOP};
+use compactsim_model::{tokens_rough_total, Event, Message, Transition, Violation, Witness};
+
+/// Transitions one turn may take before the case counts as looping. Every loop of the
+/// agent is bounded far below this; exceeding it is a liveness failure.
+pub const STEPS_PER_TURN_BUDGET: u32 = 512;
+
+/// Reports transitions to the oracle and records the case's result.
+struct Observer {
+    oracle: Oracle,
+    step: u32,
+    step_budget: u32,
+    record: Record,
+    result: CaseResult,
+}
+
+impl Sink for Observer {
+    fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
+        let t = Transition {
+            step: self.step,
+            event: &event,
+            before,
+            after,
+        };
+        let violations = self.oracle.observe(&t);
+        if self.record.trace {
+            self.result
+                .trace
+                .push(TraceLine::new(self.step, &event, before, after));
+        }
+        self.step += 1;
+        self.result.transitions = self.step;
+        if !std::ptr::eq(before, after) {
+            let tokens = tokens_rough_total(after);
+            self.result.tokens_max = self.result.tokens_max.max(tokens);
+            self.result.messages_max = self.result.messages_max.max(after.len() as u32);
+        }
+        if !violations.is_empty() {
+            if std::env::var("COMPACTSIM_DUMP").is_ok() {
+                for (name, rows) in [("before", before), ("after", after)] {
+                    eprintln!("--- {name}");
+                    for (i, m) in rows.iter().enumerate() {
+                        let segs: Vec<String> = m.content.segments.iter().map(|s| format!("{:?}:{}:{}", s.kind, s.origin, s.chars)).collect();
+                        eprintln!("[{i}] {} {:?} sum={} calls={} tcid={:?} {}", m.id, m.role, m.is_summary(), m.tool_calls.len(), m.tool_call_id, segs.join(" "));
+                    }
+                }
+            }
+            self.result.outcome = outcome_of(violations);
+            return false;
+        }
+        if self.step >= self.step_budget {
+            self.result.outcome = CaseOutcome::Liveness(step_budget_violation(&t, self.step_budget));
+            return false;
+        }
+        true
+    }
+
+    fn bump(&mut self, counter: &'static str) {
+        self.result.coverage.bump(counter);
+    }
+}
+
+/// Violations of the liveness invariant alone are a liveness outcome (exit 3); any
+/// other violation on the same transition makes it a violation (exit 1).
+fn outcome_of(violations: Vec<Violation>) -> CaseOutcome {
+    if violations.iter().all(|v| v.invariant == NO_INFINITE_LOOP) {
+        CaseOutcome::Liveness(violations.into_iter().next().expect("non-empty"))
+    } else {
+        CaseOutcome::Violation(violations)
+    }
+}
+
+fn step_budget_violation(t: &Transition<'_>, budget: u32) -> Violation {
+    let message = format!("step budget of {budget} transitions exceeded");
+    Violation {
+        invariant: NO_INFINITE_LOOP.to_string(),
+        turn: t.event.turn(),
+        step: t.step,
+        message: message.clone(),
+        witness: Witness::default()
+            .fact(message)
+            .fact(format!("last event: {:?}", t.event)),
+    }
+}
+
+/// The oracle's contract parameters for an agent case.
+pub fn oracle_config(config: &AgentConfig) -> OracleConfig {
+    OracleConfig {
+        protect_first_n: config.batch.protect_first_n,
+        trigger_tokens: config.trigger_tokens(),
+        max_attempts: config.max_attempts,
+        recovery_window_ms: (config.policy() == AntiThrashPolicy::V2_2)
+            .then_some(RECOVERY_WINDOW_MS),
+    }
+}
+
+/// Runs one agent-loop case.
+pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
+    let options: LoopOptions = spec
+        .strategy
+        .loop_options()
+        .expect("an agent-loop strategy");
+    let (setup, streams) = CaseSetup::draw_with_streams(spec);
+    let seed = spec.case_seed();
+    let (agent_setup, provider_rng) = AgentSetup::draw(seed);
+    let context_length = setup.shape.context_length;
+    let config = AgentConfig::new(options, &spec.bugs, context_length, agent_setup.params);
+    let oracle_cfg = oracle_config(&config);
+    let micro = matches!(spec.strategy, Strategy::Both(_)).then(|| {
+        let mut micro = MicroConfig::with_tail_budget(config.thresholds.tail_budget_tokens);
+        micro.every_n_turns = setup.micro.every_n_turns;
+        MicroCompactor::new(micro, config.bugs.clone())
+    });
+    let resume_fill = config.params.resume_fill_per_mille;
+    let mut agent = AgentLoop::new(
+        config,
+        Summarizer::new(setup.summarizer.clone(), streams.summarizer),
+        Provider::new(agent_setup.provider, provider_rng),
+        micro,
+    );
+    let turns_max = spec.turns_max();
+    let mut observer = Observer {
+        oracle: Oracle::new(oracle_cfg),
+        step: 0,
+        step_budget: (turns_max + 1).saturating_mul(STEPS_PER_TURN_BUDGET),
+        record,
+        result: empty_result(spec, setup.family()),
+    };
+    let mut conversation = Conversation::new(setup.shape.clone(), rng::stream(seed, Stream::Shape));
+    if let Some(system) = conversation.system_prompt(&mut agent.ids) {
+        agent.msgs.push(system);
+    }
+    let first = resume(&mut agent, &mut conversation, &mut observer, resume_fill, turns_max);
+    for turn in first..first + turns_max {
+        if observer.result.outcome != CaseOutcome::Clean {
+            break;
+        }
+        observer.result.turns = turn + 1;
+        let script = conversation.next_turn(turn, &mut agent.ids);
+        let stopped = agent.run_turn(&mut observer, turn, script).is_err();
+        observer.result.passes = agent.passes;
+        observer
+            .result
+            .tokens_per_turn
+            .push(tokens_rough_total(&agent.msgs));
+        if stopped || agent.passes >= spec.passes {
+            break;
+        }
+    }
+    let mut result = observer.result;
+    result.checked = observer.oracle.checked();
+    result
+}
+
+/// A resumed session: whole turns of history are loaded (one append) until the rough
+/// request estimate reaches `fill_per_mille` of the trigger. Returns the next turn.
+fn resume(
+    agent: &mut AgentLoop,
+    conversation: &mut Conversation,
+    observer: &mut Observer,
+    fill_per_mille: u32,
+    turns_max: u32,
+) -> u32 {
+    if fill_per_mille == 0 {
+        return 0;
+    }
+    let target = agent.config.trigger_tokens() as u64 * fill_per_mille as u64 / 1000;
+    let overhead = agent.config.overhead_rough_tokens as u64;
+    let mut rows = Vec::new();
+    let mut rough = tokens_rough_total(&agent.msgs) + overhead;
+    let mut turn = 0;
+    while rough < target && turn < turns_max {
+        let script = conversation.next_turn(turn, &mut agent.ids);
+        rough += tokens_rough_total(&script);
+        rows.extend(script);
+        turn += 1;
+    }
+    if turn > 0 {
+        observer.bump("session.resumed");
+        observer.result.turns = turn;
+        let _ = agent.resume(observer, turn - 1, rows);
+    }
+    turn
+}
