@@ -59,6 +59,13 @@ pub(crate) fn unchanged(t: &Transition<'_>) -> bool {
     std::ptr::eq(t.before, t.after)
 }
 
+/// The transition provably only appended rows: `before` is a shorter view of the same
+/// memory as `after`. Returns the index of the first appended row.
+pub(crate) fn pure_append(t: &Transition<'_>) -> Option<usize> {
+    (std::ptr::eq(t.before.as_ptr(), t.after.as_ptr()) && t.before.len() < t.after.len())
+        .then_some(t.before.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

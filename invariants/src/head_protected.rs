@@ -1,4 +1,4 @@
-use crate::class::{classify, unchanged, EventClass};
+use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::head::{HeadRow, ProtectedHead};
 use crate::{Invariant, InvariantInfo, OracleConfig};
 use compactsim_model::{Event, Message, Role, Transition, Witness};
@@ -23,7 +23,8 @@ use compactsim_model::{Event, Message, Role, Transition, Witness};
 ///   and the newest real user row with the rows after it (a user pair pushed ahead of
 ///   the window, #22523). Immortal head rows before the summary fail here.
 ///
-/// A transition that provably changed nothing (same list) is skipped.
+/// A transition that provably changed nothing or only appended rows (see `class.rs`)
+/// is not checked: the rows of `before` are untouched.
 #[derive(Debug)]
 pub struct HeadProtected {
     head: ProtectedHead,
@@ -214,6 +215,11 @@ impl Invariant for HeadProtected {
             classify(t.event),
             EventClass::SessionReset | EventClass::TurnFailed
         );
+        if pure_append(t).is_some() {
+            // Every row of `before` is untouched: only the head's learning can change.
+            self.head.end(t);
+            return None;
+        }
         let found = self
             .check_system(t)
             .or_else(|| (!relearn).then(|| self.check_head(t)).flatten())

@@ -1,4 +1,4 @@
-use crate::class::{classify, unchanged, EventClass};
+use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
 use compactsim_model::{ContentKind, Event, FactId, Message, Transition, Witness};
 use std::sync::Arc;
@@ -17,7 +17,8 @@ use std::sync::Arc;
 /// every kind, unknown kinds included: no event may lose summarized information — except
 /// a session reset after compression exhaustion, which archives the whole old session
 /// (it stays searchable) and starts an empty one. A transition that provably changed
-/// nothing (the same list as before and after) is skipped.
+/// nothing or only appended rows (see `class.rs`) is skipped: every row of `before` is
+/// still there, untouched.
 #[derive(Debug, Default)]
 pub struct MarkerContained {
     after_summaries: Vec<usize>,
@@ -139,6 +140,7 @@ impl Invariant for MarkerContained {
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
         if unchanged(t)
+            || pure_append(t).is_some()
             || matches!(classify(t.event), EventClass::SessionReset)
             || fallback_pass(t.event)
         {

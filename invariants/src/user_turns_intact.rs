@@ -1,4 +1,4 @@
-use crate::class::{classify, unchanged, EventClass};
+use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::idset::IdSet;
 use crate::user_turns_batch::batch_breach;
 use crate::{Invariant, InvariantInfo};
@@ -85,6 +85,26 @@ impl UserTurnsIntact {
         self.newest_id = self.newest_id.max(max);
     }
 
+    /// Bookkeeping after a transition whose new rows are among `rows`: an append records
+    /// its real user rows and the first id of its turn.
+    fn after_append(&mut self, class: EventClass<'_>, turn: u32, rows: &[Message]) {
+        if matches!(class, EventClass::Append) {
+            let newer_than = self.newest_id;
+            if self.turn_first.is_none_or(|(last, _)| last != turn) {
+                let first = rows
+                    .iter()
+                    .map(|m| m.id)
+                    .filter(|id| newer_than.is_none_or(|n| *id > n))
+                    .min();
+                if let Some(first) = first {
+                    self.turn_first = Some((turn, first));
+                }
+            }
+            self.record_new(rows, newer_than);
+        }
+        self.advance_newest(rows);
+    }
+
     /// Drops from the sequences the segments written in turn `turn` (rolled back).
     fn forget_turn(&mut self, t: &Transition<'_>, turn: u32) {
         let Some((first_turn, first)) = self.turn_first else {
@@ -168,6 +188,15 @@ impl Invariant for UserTurnsIntact {
             self.advance_newest(t.after);
             return None;
         }
+        if let Some(from) = pure_append(t) {
+            // `before` is untouched: the sequences are equal unless an appended user row
+            // carries tracked text (checked in full below).
+            collect_tracked(&self.recorded, &t.after[from..], &mut self.seq_after);
+            if self.seq_after.is_empty() {
+                self.after_append(class, t.event.turn(), &t.after[from..]);
+                return None;
+            }
+        }
         collect_tracked(&self.recorded, t.before, &mut self.seq_before);
         collect_tracked(&self.recorded, t.after, &mut self.seq_after);
         if matches!(class, EventClass::TurnFailed) {
@@ -178,23 +207,7 @@ impl Invariant for UserTurnsIntact {
         } else {
             self.first_difference(t).map(|j| self.witness(t, j))
         };
-        if matches!(class, EventClass::Append) {
-            let newer_than = self.newest_id;
-            let turn = t.event.turn();
-            if self.turn_first.is_none_or(|(last, _)| last != turn) {
-                let first = t
-                    .after
-                    .iter()
-                    .map(|m| m.id)
-                    .filter(|id| newer_than.is_none_or(|n| *id > n))
-                    .min();
-                if let Some(first) = first {
-                    self.turn_first = Some((turn, first));
-                }
-            }
-            self.record_new(t.after, newer_than);
-        }
-        self.advance_newest(t.after);
+        self.after_append(class, t.event.turn(), t.after);
         witness
     }
 }

@@ -45,7 +45,7 @@ use crate::compactor::repair;
 use crate::ids::IdAlloc;
 use crate::provider::Provider;
 use crate::summarizer::Summarizer;
-use compactsim_model::{tokens_rough_total, BatchTrigger, Event, Message, Role};
+use compactsim_model::{tokens_real_total, tokens_rough_total, BatchTrigger, Event, Message, Role};
 
 /// Where the agent loop reports.
 pub trait Sink {
@@ -81,6 +81,17 @@ struct TurnState {
     calls: u32,
 }
 
+/// What changed in the live list since the last pre-send repair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dirty {
+    Clean,
+    /// Only rows from this index on were appended (a user row: only a merge with the row
+    /// before it can be needed).
+    Appended(usize),
+    /// Anything else (a compaction, a rollback, a reset).
+    Any,
+}
+
 /// What one batch pass did, as the loop needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PassEffect {
@@ -107,7 +118,9 @@ pub struct AgentLoop {
     session: Session,
     turn: TurnState,
     /// The list changed since the last repair by something other than a response.
-    dirty: bool,
+    dirty: Dirty,
+    /// Rough and real token totals of `msgs`, when known.
+    totals: Option<(u64, u64)>,
 }
 
 impl AgentLoop {
@@ -130,7 +143,8 @@ impl AgentLoop {
             session_id: 0,
             session,
             turn: TurnState::default(),
-            dirty: true,
+            dirty: Dirty::Any,
+            totals: None,
         }
     }
 
@@ -143,13 +157,35 @@ impl AgentLoop {
         &self.session.usage
     }
 
+    /// Rough and real token totals of the live list (cached until it changes).
+    fn totals(&mut self) -> (u64, u64) {
+        *self
+            .totals
+            .get_or_insert_with(|| (tokens_rough_total(&self.msgs), tokens_real_total(&self.msgs)))
+    }
+
+    /// The live list changed in some way other than an append.
+    fn changed(&mut self) {
+        self.totals = None;
+        self.dirty = Dirty::Any;
+    }
+
+    /// Appends rows, keeping the cached totals.
+    fn extend(&mut self, rows: Vec<Message>) {
+        if let Some((rough, real)) = &mut self.totals {
+            *rough += tokens_rough_total(&rows);
+            *real += tokens_real_total(&rows);
+        }
+        self.msgs.extend(rows);
+    }
+
     /// Rough estimate of the messages alone.
-    fn messages_rough(&self) -> u64 {
-        tokens_rough_total(&self.msgs)
+    fn messages_rough(&mut self) -> u64 {
+        self.totals().0
     }
 
     /// Rough request estimate: messages + system prompt + tool schemas.
-    fn request_rough(&self) -> u64 {
+    fn request_rough(&mut self) -> u64 {
         self.messages_rough() + self.config.overhead_rough_tokens as u64
     }
 
@@ -175,8 +211,11 @@ impl AgentLoop {
     fn append(&mut self, sink: &mut dyn Sink, turn: u32, rows: Vec<Message>) -> Flow<()> {
         let n = self.msgs.len();
         let appended = rows.len() as u32;
-        self.msgs.extend(rows);
-        self.dirty = true;
+        self.extend(rows);
+        self.dirty = match self.dirty {
+            Dirty::Clean => Dirty::Appended(n),
+            other => other,
+        };
         if sink.observe(
             Event::TurnAppended { turn, appended },
             &self.msgs[..n],
@@ -196,15 +235,20 @@ impl AgentLoop {
     /// The pre-send repair, if the list changed since the last one; reported only when
     /// it changed something.
     fn repair_if_dirty(&mut self, sink: &mut dyn Sink, turn: u32) -> Flow<()> {
-        if !self.dirty {
+        let needed = match std::mem::replace(&mut self.dirty, Dirty::Clean) {
+            Dirty::Clean => false,
+            Dirty::Appended(n) => n > 0 && self.msgs[n - 1].role == Role::User,
+            Dirty::Any => true,
+        };
+        if !needed {
             return Ok(());
         }
-        self.dirty = false;
         let before = self.msgs.clone();
         let stats = repair::repair(&mut self.msgs);
         if stats == repair::RepairStats::default() {
             return Ok(());
         }
+        self.totals = None;
         sink.bump("agent.repairs");
         let event = Event::Repair {
             turn,
@@ -231,6 +275,9 @@ impl AgentLoop {
         );
         self.now_ms += out.summary_latency_ms;
         self.passes += 1;
+        if out.committed() {
+            self.changed();
+        }
         count_pass(sink, &out, trigger);
         self.see_change(sink, out.event(turn, trigger, at), &before)?;
         if self
@@ -251,7 +298,6 @@ impl AgentLoop {
             let stands_in = self.config.has(Bug::H35054);
             self.session.usage.on_compaction(rough, stands_in);
             self.turn.compacted = true;
-            self.dirty = true;
         }
         let rotates = effect.shrank || self.config.has(Bug::H57771);
         if !self.config.in_place && rotates {
@@ -295,12 +341,12 @@ impl AgentLoop {
         let before = self.msgs.clone();
         let keep = usize::from(self.msgs.first().is_some_and(|m| m.role == Role::System));
         self.msgs.truncate(keep);
+        self.changed();
         self.session = Session::fresh(&self.config);
         if let Some(micro) = &mut self.micro {
             micro.restart();
         }
         self.session_id += 1;
-        self.dirty = true;
         sink.bump("session.resets");
         let now_ms = self.now_ms;
         self.see_change(sink, Event::SessionReset { turn, now_ms }, &before)

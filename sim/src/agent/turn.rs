@@ -81,8 +81,9 @@ impl AgentLoop {
             }
             self.repair_if_dirty(sink, turn)?;
             let request_rough = self.request_rough();
-            let reply = self.provider.call(
-                &self.msgs,
+            let messages_real = self.totals().1;
+            let reply = self.provider.call_counted(
+                messages_real,
                 self.config.overhead_real_tokens,
                 self.config.thresholds.context_length,
             );
@@ -150,7 +151,7 @@ impl AgentLoop {
     ) -> Flow<()> {
         let n = self.msgs.len();
         let appended = response.len() as u32;
-        self.msgs.extend(response);
+        self.extend(response);
         sink.bump("provider.answered");
         let call = ProviderCall {
             turn,
@@ -231,6 +232,7 @@ impl AgentLoop {
         let before = self.msgs.clone();
         if !self.turn.compacted {
             self.msgs.retain(|m| m.id < first);
+            self.changed();
         }
         let removed = (before.len() - self.msgs.len()) as u32;
         let now_ms = self.now_ms;
@@ -255,6 +257,9 @@ impl AgentLoop {
         let before = self.msgs.clone();
         let pass = micro.pass(&mut self.msgs, turn, &mut self.summarizer, &mut self.ids);
         self.now_ms += pass.latency_ms;
+        if pass.outcome.committed() {
+            self.totals = None;
+        }
         if !matches!(
             pass.outcome,
             MicroOutcome::Cadence | MicroOutcome::NoExchange
@@ -265,10 +270,11 @@ impl AgentLoop {
         self.see_change(sink, Event::MicroPass(pass), &before)?;
         let before = self.msgs.clone();
         let stats = repair::repair(&mut self.msgs);
-        self.dirty = false;
+        self.dirty = super::Dirty::Clean;
         if stats == repair::RepairStats::default() {
             return Ok(());
         }
+        self.totals = None;
         let event = Event::Repair {
             turn,
             merged_rows: stats.merged_rows,

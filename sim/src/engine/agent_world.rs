@@ -28,6 +28,8 @@ struct Observer {
     step_budget: u32,
     record: Record,
     result: CaseResult,
+    /// Rough tokens of the list after the last transition.
+    tokens: u64,
 }
 
 impl Sink for Observer {
@@ -47,8 +49,13 @@ impl Sink for Observer {
         self.step += 1;
         self.result.transitions = self.step;
         if !std::ptr::eq(before, after) {
-            let tokens = tokens_rough_total(after);
-            self.result.tokens_max = self.result.tokens_max.max(tokens);
+            let appended = std::ptr::eq(before.as_ptr(), after.as_ptr()) && before.len() < after.len();
+            self.tokens = if appended {
+                self.tokens + tokens_rough_total(&after[before.len()..])
+            } else {
+                tokens_rough_total(after)
+            };
+            self.result.tokens_max = self.result.tokens_max.max(self.tokens);
             self.result.messages_max = self.result.messages_max.max(after.len() as u32);
         }
         if !violations.is_empty() {
@@ -141,11 +148,13 @@ pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
         step_budget: (turns_max + 1).saturating_mul(STEPS_PER_TURN_BUDGET),
         record,
         result: empty_result(spec, setup.family()),
+        tokens: 0,
     };
     let mut conversation = Conversation::new(setup.shape.clone(), rng::stream(seed, Stream::Shape));
     if let Some(system) = conversation.system_prompt(&mut agent.ids) {
         agent.msgs.push(system);
     }
+    observer.tokens = tokens_rough_total(&agent.msgs);
     let first = resume(&mut agent, &mut conversation, &mut observer, resume_fill, turns_max);
     for turn in first..first + turns_max {
         if observer.result.outcome != CaseOutcome::Clean {
@@ -155,10 +164,8 @@ pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
         let script = conversation.next_turn(turn, &mut agent.ids);
         let stopped = agent.run_turn(&mut observer, turn, script).is_err();
         observer.result.passes = agent.passes;
-        observer
-            .result
-            .tokens_per_turn
-            .push(tokens_rough_total(&agent.msgs));
+        let tokens = observer.tokens;
+        observer.result.tokens_per_turn.push(tokens);
         if stopped || agent.passes >= spec.passes {
             break;
         }
