@@ -18,7 +18,8 @@ use compactsim_model::{Event, Message, MicroOutcome, MicroPass, Role, Transition
 /// Every micro pass adds its `skipped` rows to the case's skipped set. Other events,
 /// unknown kinds and non-micro compactions included, are not checked (batch compaction
 /// removes rows without absorbing them one exchange at a time); they only advance the
-/// protected head, whose decay hook a batch compaction triggers.
+/// protected head — micro's head, which a batch compaction re-fixes from the list it
+/// leaves (micro takes its head from the current list on every pass).
 #[derive(Debug)]
 pub struct ExchangeAbsorbedOnce {
     head: ProtectedHead,
@@ -44,7 +45,7 @@ fn absorbing(event: &Event) -> Option<&MicroPass> {
 impl ExchangeAbsorbedOnce {
     pub fn new(config: OracleConfig) -> Self {
         ExchangeAbsorbedOnce {
-            head: ProtectedHead::new(config.protect_first_n),
+            head: ProtectedHead::refixing(config.protect_first_n),
             absorbed: IdSet::default(),
             skipped: IdSet::default(),
             after_ids: IdMarks::default(),

@@ -17,7 +17,9 @@ use compactsim_model::{Event, Message, Role, Transition, Witness};
 ///   apply to every tool result outside the tail, §2.3 step 3). A head row merged whole into the head row
 ///   before it still counts as present. Checked on every transition of every kind,
 ///   unknown kinds included, until the decay hook of `head.rs` releases the head (a
-///   committed non-micro compaction: Hermes decays the head after a batch compaction).
+///   committed non-micro compaction: Hermes decays the head after a batch compaction),
+///   and not on a batch pass whose `before` has a summary in the restart probe window
+///   (the first `protect_first_n` + 4 non-system rows: Hermes decays on that pass).
 /// - The head decays (#11996): on a committed batch compaction after an earlier one in
 ///   the same session, no row precedes the first summary row but a leading system row
 ///   and the newest real user row with the rows after it (a user pair pushed ahead of
@@ -28,8 +30,20 @@ use compactsim_model::{Event, Message, Role, Transition, Witness};
 #[derive(Debug)]
 pub struct HeadProtected {
     head: ProtectedHead,
+    protect_first_n: u32,
     /// Committed batch compactions in the current session.
     batch_compactions: u32,
+}
+
+/// Rows past `protect_first_n` where the restart probe looks for a summary (§2.3 step 4).
+pub const RESTART_PROBE_EXTRA_ROWS: usize = 4;
+
+/// A summary sits in the restart probe window of `rows`: Hermes decays the head already
+/// on this batch pass (#11996).
+fn summary_in_probe_window(rows: &[Message], protect_first_n: u32) -> bool {
+    let first = usize::from(rows.first().is_some_and(|m| m.role == Role::System));
+    let end = (first + protect_first_n as usize + RESTART_PROBE_EXTRA_ROWS).min(rows.len());
+    rows[first.min(end)..end].iter().any(Message::is_summary)
 }
 
 pub const INFO: InvariantInfo = InvariantInfo {
@@ -43,6 +57,7 @@ impl HeadProtected {
     pub fn new(config: OracleConfig) -> Self {
         HeadProtected {
             head: ProtectedHead::new(config.protect_first_n),
+            protect_first_n: config.protect_first_n,
             batch_compactions: 0,
         }
     }
@@ -102,6 +117,9 @@ impl HeadProtected {
     fn check_head(&self, t: &Transition<'_>) -> Option<Witness> {
         let head = self.head.rows();
         let prune = matches!(classify(t.event), EventClass::OtherCompaction { .. });
+        if prune && summary_in_probe_window(t.before, self.protect_first_n) {
+            return None;
+        }
         let mut k = 0;
         for (i, m) in t.after.iter().enumerate() {
             // Every head row matched: the rest of the transcript is free.

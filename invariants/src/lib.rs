@@ -130,7 +130,10 @@ pub fn violation(
 /// Builds one invariant of the catalogue.
 type Build = fn(OracleConfig) -> Box<dyn Invariant>;
 
-/// The catalogue in its fixed order, with a constructor per entry.
+/// The catalogue in its fixed order, with a constructor per entry. When one transition
+/// breaks several invariants the first in this order names the failure, so the specific
+/// ones come before the general ones (a window dropped with no summary also leaves an
+/// API-invalid list: summary-failure-safe names it).
 const REGISTRY: &[(InvariantInfo, Build)] = &[
     (one_marker_max::INFO, |_| Box::new(OneMarkerMax)),
     (count_non_growing::INFO, |_| {
@@ -138,6 +141,9 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
     }),
     (tokens_non_growing::INFO, |_| {
         Box::<TokensNonGrowing>::default()
+    }),
+    (summary_failure_safe::INFO, |_| {
+        Box::<SummaryFailureSafe>::default()
     }),
     (user_turns_intact::INFO, |_| {
         Box::<UserTurnsIntact>::default()
@@ -154,9 +160,6 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
         Box::new(BoundedCompaction::new(c))
     }),
     (no_infinite_loop::INFO, |c| Box::new(NoInfiniteLoop::new(c))),
-    (summary_failure_safe::INFO, |_| {
-        Box::<SummaryFailureSafe>::default()
-    }),
     (preflight_evaluated::INFO, |c| {
         Box::new(PreflightEvaluated::new(c))
     }),
@@ -218,6 +221,7 @@ mod tests {
                 "one-marker-max",
                 "count-non-growing",
                 "tokens-non-growing",
+                "summary-failure-safe",
                 "user-turns-intact",
                 "api-valid",
                 "head-protected",
@@ -225,7 +229,6 @@ mod tests {
                 "marker-contained",
                 "bounded-compaction",
                 "no-infinite-loop",
-                "summary-failure-safe",
                 "preflight-evaluated",
             ]
         );

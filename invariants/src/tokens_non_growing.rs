@@ -11,11 +11,15 @@ use std::collections::BTreeMap;
 /// it is checked — committed or not (an uncommitted pass must change nothing). Batch
 /// passes and other compaction kinds are not (see `is_pass`). A restart grants no new
 /// exemption: the marker survives it; a session reset does (the transcript starts
-/// over). Appends, repairs (a merge may add a separator token) and non-compaction events
+/// over), and so does a committed batch compaction (it folds the micro marker into the
+/// batch summary: the next committed micro pass pays a new marker's scaffolding, and the
+/// rolling summary it still holds, once more). Appends, repairs (a merge may add a separator token) and non-compaction events
 /// are not checked.
 #[derive(Debug, Default)]
 pub struct TokensNonGrowing {
     committed_passes: u32,
+    /// A batch compaction committed since the last committed micro pass.
+    batch_since: bool,
 }
 
 pub const INFO: InvariantInfo = InvariantInfo {
@@ -42,14 +46,19 @@ impl Invariant for TokensNonGrowing {
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
-        if matches!(classify(t.event), EventClass::SessionReset) {
+        match classify(t.event) {
             // A fresh session pays its first marker's scaffolding again.
-            self.committed_passes = 0;
+            EventClass::SessionReset => self.committed_passes = 0,
+            EventClass::OtherCompaction { committed: true } => self.batch_since = true,
+            _ => {}
         }
         if !is_pass(t.event) {
             return None;
         }
-        let exempt = self.committed_passes == 0;
+        let exempt = self.committed_passes == 0 || self.batch_since;
+        if t.event.is_committed_compaction() {
+            self.batch_since = false;
+        }
         if t.event.is_committed_compaction() {
             self.committed_passes = self.committed_passes.saturating_add(1);
         }

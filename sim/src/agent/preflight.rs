@@ -4,8 +4,9 @@
 //! [`PREFLIGHT_PASSES_MAX`] passes while each makes progress.
 //!
 //! Bug switches: H-27404 (the gate is the count alone), H-35054 (the rough request
-//! estimate is compared with the trigger directly: no deferral, no cooldown or
-//! anti-thrash gate, and the next pass runs while the rough estimate stays over).
+//! estimate is compared with the trigger directly: no deferral to real usage and no
+//! `should_compress`, so no anti-thrash gate, and the next pass runs while the rough
+//! estimate stays over; preflight's own cooldown skip, a separate check, stays).
 
 use super::{AgentLoop, Flow, Sink};
 use crate::bugs::Bug;
@@ -64,14 +65,15 @@ impl AgentLoop {
         if messages <= self.config.gate_messages && !by_tokens {
             return Ok(PreflightDecision::Gated);
         }
-        if self.config.has(Bug::H35054) {
-            return self.passes(sink, turn);
-        }
-        if self.session.usage.should_defer(request_rough, trigger) {
+        let rough_only = self.config.has(Bug::H35054);
+        if !rough_only && self.session.usage.should_defer(request_rough, trigger) {
             return Ok(PreflightDecision::Deferred);
         }
         if !self.config.has(Bug::H11529) && self.session.batch.cooling_down(self.now_ms) {
             return Ok(PreflightDecision::Cooldown);
+        }
+        if rough_only {
+            return self.passes(sink, turn);
         }
         if !self.take_gate(sink) {
             return Ok(PreflightDecision::Blocked);
@@ -101,7 +103,8 @@ impl AgentLoop {
     fn again(&mut self, sink: &mut dyn Sink) -> bool {
         let request_rough = self.request_rough();
         if self.config.has(Bug::H35054) {
-            return request_rough >= self.config.trigger_tokens() as u64;
+            let cooling = !self.config.has(Bug::H11529) && self.session.batch.cooling_down(self.now_ms);
+            return !cooling && request_rough >= self.config.trigger_tokens() as u64;
         }
         self.should_compress(sink, request_rough)
     }
