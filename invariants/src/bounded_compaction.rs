@@ -1,4 +1,4 @@
-use crate::class::{classify, EventClass};
+use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::{Invariant, InvariantInfo, OracleConfig};
 use compactsim_model::{
     tokens_rough_total, BatchPass, BatchPassOutcome, BatchTrigger, Event, Transition, Witness,
@@ -17,10 +17,17 @@ use compactsim_model::{
 ///     rough tokens, measured here), one rotation per pass;
 /// (d) at most [`NOOP_STREAK_MAX`] consecutive automatic no-op passes within
 ///     [`NOOP_WINDOW_MS`] of virtual time, unless a committed pass, a real reading below
-///     the trigger or a session reset comes between.
+///     the trigger or a session reset comes between;
+/// (e) a preflight run starts only with evidence that the prompt no longer fits
+///     (#35054/#36718): there is no real reading in the session, or the last one was at
+///     or over the trigger, or the rough request estimate (messages counted here plus
+///     the configured overhead) grew by more than max(4,096, 5 % of the trigger) since
+///     the baseline — the rough size at the last reading below the trigger or right
+///     after the last compaction, whichever came last.
 ///
 /// Observes batch passes, provider calls, rotations and resets; other events neither
-/// count nor are checked (unknown kinds included: they cannot compact).
+/// count nor are checked (unknown kinds included: they cannot compact), but every
+/// transition keeps the rough size of the list current.
 #[derive(Debug)]
 pub struct BoundedCompaction {
     config: OracleConfig,
@@ -34,13 +41,25 @@ pub struct BoundedCompaction {
     rotation_allowed: bool,
     /// Virtual times of the current run of automatic no-op passes.
     noops_ms: Vec<u64>,
+    /// Rough tokens of the list after the last transition.
+    rough: u64,
+    /// The last real reading in the session.
+    last_reading: Option<u64>,
+    /// (e)'s baseline: rough request size at the last fitting reading or compaction.
+    baseline_rough: Option<u64>,
 }
+
+/// (e)'s tolerance: at least this many rough tokens…
+pub const DEFER_TOLERANCE_MIN_TOKENS: u64 = 4_096;
+/// …or this share of the trigger, per mille.
+pub const DEFER_TOLERANCE_PER_MILLE: u64 = 50;
 
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "bounded-compaction",
     statement: "compactions per turn <= preflight passes + max attempts + calls; <= 1 \
                 compaction episode between two real usage readings unless the provider \
-                proves overflow; no rotation without progress; <= 2 no-op passes in a row",
+                proves overflow; no rotation without progress; <= 2 no-op passes in a row; \
+                preflight compacts only past the deferral tolerance of real usage",
     catches: &["H-35054", "H-31509", "H-57771", "H-40803"],
 };
 
@@ -62,7 +81,50 @@ impl BoundedCompaction {
             in_preflight_run: false,
             rotation_allowed: false,
             noops_ms: Vec::new(),
+            rough: 0,
+            last_reading: None,
+            baseline_rough: None,
         }
+    }
+
+    /// Rough request size of a list of `rough` message tokens.
+    fn request(&self, rough: u64) -> u64 {
+        rough + self.config.request_overhead_tokens as u64
+    }
+
+    /// Keeps `self.rough` equal to the rough size of `t.after` (incrementally when the
+    /// transition provably only appended). Returns the size of `t.before`.
+    fn track_size(&mut self, t: &Transition<'_>) -> u64 {
+        let before = self.rough;
+        if unchanged(t) {
+            return before;
+        }
+        self.rough = match pure_append(t) {
+            Some(from) => before + tokens_rough_total(&t.after[from..]),
+            None => tokens_rough_total(t.after),
+        };
+        before
+    }
+
+    /// (e) for a preflight run starting on a list of `rough_before` message tokens.
+    fn check_evidence(&self, p: &BatchPass, rough_before: u64) -> Option<Witness> {
+        let trigger = self.config.trigger_tokens as u64;
+        let reading = self.last_reading?;
+        if reading >= trigger {
+            return None;
+        }
+        let baseline = self.baseline_rough?;
+        let request = self.request(rough_before);
+        let tolerance = DEFER_TOLERANCE_MIN_TOKENS.max(trigger * DEFER_TOLERANCE_PER_MILLE / 1000);
+        (request.saturating_sub(baseline) <= tolerance).then(|| {
+            Witness::default().fact(format!(
+                "(e) preflight compaction at turn {} without evidence: last real reading \
+                 {reading} < trigger {trigger}, rough request {request} grew {} <= {tolerance} \
+                 since the baseline {baseline}",
+                p.turn,
+                request.saturating_sub(baseline)
+            ))
+        })
     }
 
     fn enter_turn(&mut self, turn: u32) {
@@ -73,20 +135,25 @@ impl BoundedCompaction {
         }
     }
 
-    fn on_pass(&mut self, t: &Transition<'_>, p: &BatchPass) -> Option<Witness> {
+    fn on_pass(&mut self, t: &Transition<'_>, p: &BatchPass, rough_before: u64) -> Option<Witness> {
         let committed = p.outcome == BatchPassOutcome::Compacted;
         let automatic = matches!(p.trigger, BatchTrigger::Preflight | BatchTrigger::PostResponse);
         let new_episode = !(p.trigger == BatchTrigger::Preflight && self.in_preflight_run);
+        let evidence = (p.trigger == BatchTrigger::Preflight && new_episode)
+            .then(|| self.check_evidence(p, rough_before))
+            .flatten();
+        if committed {
+            self.baseline_rough = Some(self.request(self.rough));
+        }
         self.in_preflight_run = p.trigger == BatchTrigger::Preflight;
-        self.rotation_allowed = committed
-            && (t.after.len() < t.before.len()
-                || tokens_rough_total(t.after) < tokens_rough_total(t.before));
-        let mut found = None;
+        self.rotation_allowed =
+            committed && (t.after.len() < t.before.len() || self.rough < rough_before);
+        let mut found = evidence;
         if committed {
             self.committed_in_turn += 1;
             self.noops_ms.clear();
             let bound = PREFLIGHT_PASSES_MAX + self.config.max_attempts + self.calls_in_turn;
-            if self.committed_in_turn > bound {
+            if self.committed_in_turn > bound && found.is_none() {
                 found = Some(Witness::default().fact(format!(
                     "(a) {} committed passes in turn {} (bound {} = {} preflight + {} \
                      attempts + {} calls) on {:?}",
@@ -114,7 +181,7 @@ impl BoundedCompaction {
             let n = self.noops_ms.len();
             if n > NOOP_STREAK_MAX {
                 let first = self.noops_ms[n - 1 - NOOP_STREAK_MAX];
-                if p.now_ms.saturating_sub(first) < NOOP_WINDOW_MS {
+                if p.now_ms.saturating_sub(first) < NOOP_WINDOW_MS && found.is_none() {
                     found = Some(Witness::default().fact(format!(
                         "(d) {} automatic no-op passes in a row within {} ms (max {}): {:?}",
                         NOOP_STREAK_MAX + 1,
@@ -139,11 +206,12 @@ impl Invariant for BoundedCompaction {
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        let rough_before = self.track_size(t);
         let class = classify(t.event);
         match (t.event, class) {
             (Event::BatchPass(p), _) => {
                 self.enter_turn(p.turn);
-                self.on_pass(t, p)
+                self.on_pass(t, p, rough_before)
             }
             (Event::Rotation { old, new, .. }, _) => {
                 self.in_preflight_run = self.in_preflight_run && self.rotation_allowed;
@@ -161,8 +229,10 @@ impl Invariant for BoundedCompaction {
                 self.in_preflight_run = false;
                 if let Some(usage) = c.usage_tokens {
                     self.episodes_since_reading = 0;
+                    self.last_reading = Some(usage);
                     if usage < self.config.trigger_tokens as u64 {
                         self.noops_ms.clear();
+                        self.baseline_rough = Some(self.request(rough_before));
                     }
                 } else if c.error.is_some_and(|e| e.is_overflow()) {
                     self.episodes_since_reading = 0;
@@ -173,6 +243,8 @@ impl Invariant for BoundedCompaction {
                 self.episodes_since_reading = 0;
                 self.noops_ms.clear();
                 self.in_preflight_run = false;
+                self.last_reading = None;
+                self.baseline_rough = None;
                 None
             }
             (_, EventClass::Preflight(_)) => {
@@ -224,7 +296,7 @@ mod tests {
     #[test]
     fn b_quiet_with_a_reading_an_overflow_or_within_one_preflight_run() {
         for between in [
-            call_event(2, Some(500), None),
+            call_event(2, Some(1_500), None),
             call_event(2, None, Some(CallErrorClass::OverflowPhrase)),
         ] {
             let steps = vec![
@@ -293,5 +365,32 @@ mod tests {
         let fired = run_same(&mut inv(), &long(), &steps);
         assert_eq!(fired.len(), 1);
         assert!(fired[0].1.facts[0].starts_with("(a)"));
+    }
+
+    #[test]
+    fn e_fires_on_a_preflight_run_without_evidence() {
+        let grown = |chars| {
+            let mut l = long();
+            l.push(user_sized(9, chars));
+            l
+        };
+        for (chars, fires) in [(400, true), (20_000, false)] {
+            let steps = vec![
+                (call_event(1, Some(500), None), None),
+                (append_event(2), Some(grown(chars))),
+                (batch_event(2, PRE, true), Some(short())),
+            ];
+            let fired = run_same(&mut inv(), &long(), &steps);
+            assert_eq!(fired.len(), usize::from(fires), "{chars}: {fired:?}");
+            if fires {
+                assert!(fired[0].1.facts[0].starts_with("(e)"));
+            }
+        }
+        let over = vec![
+            (call_event(1, Some(5_000), None), None),
+            (append_event(2), Some(grown(400))),
+            (batch_event(2, PRE, true), Some(short())),
+        ];
+        assert!(run_same(&mut inv(), &long(), &over).is_empty(), "reading over the trigger");
     }
 }

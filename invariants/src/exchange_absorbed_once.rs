@@ -170,7 +170,10 @@ mod tests {
     }
 
     fn inv(protect_first_n: u32) -> ExchangeAbsorbedOnce {
-        ExchangeAbsorbedOnce::new(OracleConfig { protect_first_n })
+        ExchangeAbsorbedOnce::new(OracleConfig {
+            protect_first_n,
+            ..OracleConfig::default()
+        })
     }
 
     #[test]

@@ -1,14 +1,14 @@
 use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::head::{HeadRow, ProtectedHead};
 use crate::{Invariant, InvariantInfo, OracleConfig};
-use compactsim_model::{Event, Message, Role, Transition, Witness};
+use compactsim_model::{ContentKind, Event, Message, Role, Transition, Witness};
 
 /// The system prompt and the protected head survive compaction.
 ///
 /// - A leading system row of the case's first transcript stays at index 0 with the same
-///   id and role, its original segments a prefix of its content (batch compaction appends
-///   its "[Note: Some earlier conversation turns have been compacted …]" once, §2.3 step
-///   7), on every transition, forever.
+///   id and role, its original segments a prefix of its content followed by nothing but
+///   fixed scaffold text (batch compaction appends its "[Note: Some earlier conversation
+///   turns have been compacted …]" once, §2.3 step 7), on every transition, forever.
 /// - The protected head (see `head.rs`: the first `protect_first_n` non-system rows,
 ///   extended over a following tool run, fixed once the transcript outgrows it) stays
 ///   present, in order, before any summary row, each row's original segments a prefix of
@@ -93,10 +93,15 @@ impl HeadProtected {
     fn check_system(&self, t: &Transition<'_>) -> Option<Witness> {
         let system = self.head.system()?;
         let first = t.after.first();
+        let original = &system.content.segments;
         let intact = first.is_some_and(|m| {
+            let segments = &m.content.segments;
             m.id == system.id
                 && m.role == Role::System
-                && m.content.segments.starts_with(&system.content.segments)
+                && segments.starts_with(original)
+                && segments[original.len()..]
+                    .iter()
+                    .all(|s| s.kind == ContentKind::Scaffold)
         });
         if intact {
             return None;
@@ -254,7 +259,10 @@ mod tests {
     use compactsim_model::MsgId;
 
     fn inv(protect_first_n: u32) -> HeadProtected {
-        HeadProtected::new(OracleConfig { protect_first_n })
+        HeadProtected::new(OracleConfig {
+            protect_first_n,
+            ..OracleConfig::default()
+        })
     }
 
     /// system, head = [user 1, calling 2, tool 3, tool 4] with protect_first_n = 2.
@@ -370,5 +378,56 @@ mod tests {
         let fired = run(&mut inv(2), &[], &steps);
         assert_eq!(fired.len(), 1);
         assert_eq!(witness_ids(&fired[0].1), vec![4, 1]);
+    }
+
+    #[test]
+    fn the_head_must_decay_after_the_first_batch_compaction() {
+        let start = vec![
+            system(0),
+            user(1),
+            reply(2),
+            user(3),
+            reply(4),
+            user(5),
+            reply(6),
+            user(7),
+        ];
+        let first = vec![system(0), user(1), reply(2), user(3), batch_summary(10, &[1]), user(7)];
+        let kept = vec![system(0), user(1), reply(2), user(3), batch_summary(11, &[1]), user(7)];
+        let decayed = vec![system(0), batch_summary(11, &[1]), user(7)];
+        let pass = || batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
+        let fired = run(
+            &mut inv(3),
+            &[],
+            &[(append_event(0), start.clone()), (pass(), first.clone()), (pass(), kept)],
+        );
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert_eq!(fired[0].0, 2);
+        assert_eq!(witness_ids(&fired[0].1), vec![1, 11]);
+        let quiet = run(
+            &mut inv(3),
+            &[],
+            &[(append_event(0), start), (pass(), first), (pass(), decayed)],
+        );
+        assert!(quiet.is_empty(), "{quiet:?}");
+    }
+
+    #[test]
+    fn a_batch_pass_may_prune_head_tool_rows_and_note_the_system_row() {
+        let start = start();
+        let mut after = start.clone();
+        after[3] = tool(3, 1);
+        after[3].set_content(prose(99, 60, &[]));
+        let note = compactsim_model::Content::single(compactsim_model::Segment {
+            kind: compactsim_model::ContentKind::Scaffold,
+            chars: 200,
+            seed: 0,
+            origin: MsgId(0),
+            facts: vec![],
+        });
+        after[0].merge_content(&note);
+        let pass = batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
+        let quiet = run(&mut inv(2), &[], &[(append_event(1), start), (pass, after)]);
+        assert!(quiet.is_empty(), "{quiet:?}");
     }
 }

@@ -68,6 +68,8 @@ pub struct OracleConfig {
     pub trigger_tokens: u32,
     /// `max_attempts`: overflow recovery rounds per turn.
     pub max_attempts: u32,
+    /// Rough tokens a request adds to its messages (system prompt and tool schemas).
+    pub request_overhead_tokens: u32,
     /// The anti-thrash recovery window of the configured policy (V2.2: 300 s); `None`
     /// when the policy never recovers by itself (V1, V2).
     pub recovery_window_ms: Option<u64>,
@@ -79,6 +81,7 @@ impl Default for OracleConfig {
             protect_first_n: 3,
             trigger_tokens: 0,
             max_attempts: 3,
+            request_overhead_tokens: 0,
             recovery_window_ms: None,
         }
     }

@@ -246,4 +246,15 @@ mod tests {
         assert!(observe(&restart_event(2), &defragged, &folded).is_none());
         assert!(observe(&append_event(3), &folded, &folded).is_none());
     }
+
+    #[test]
+    fn a_reported_fallback_and_a_session_reset_may_drop_summary_facts() {
+        let before = vec![batch_summary(1, &[1, 2, 3]), user(2), reply(3), user(4)];
+        let after = vec![batch_summary(5, &[3]), user(4)];
+        let plain = batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
+        assert!(observe(&plain, &before, &after).is_some());
+        let fallback = failed_summary_at(1, compactsim_model::BatchTrigger::Preflight, 0);
+        assert!(observe(&fallback, &before, &after).is_none());
+        assert!(observe(&reset_event(1), &before, &[]).is_none());
+    }
 }

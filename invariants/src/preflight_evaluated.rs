@@ -111,8 +111,8 @@ mod tests {
         let deferred = preflight_event(1, 0, PreflightDecision::Deferred);
         let steps = [(deferred, None), (call_event(1, Some(2_000), None), None)];
         assert!(run_same(&mut inv(1_000), &huge(), &steps).is_empty());
-        let gated = preflight_event(1, 0, PreflightDecision::Gated);
-        assert!(run_same(&mut inv(10_000), &huge(), &[(gated, None)]).is_empty());
-        assert!(run_same(&mut inv(0), &huge(), &[(gated, None)]).is_empty());
+        let gated = || preflight_event(1, 0, PreflightDecision::Gated);
+        assert!(run_same(&mut inv(10_000), &huge(), &[(gated(), None)]).is_empty());
+        assert!(run_same(&mut inv(0), &huge(), &[(gated(), None)]).is_empty());
     }
 }

@@ -345,4 +345,50 @@ mod tests {
         assert_eq!(fired.len(), 1, "only user 2 is lost: {fired:?}");
         assert_eq!(fired[0].1.rows[0].id, MsgId(2));
     }
+
+    #[test]
+    fn a_failed_turn_may_roll_back_its_own_user_text_only() {
+        let mut turn = start();
+        turn.push(user(7));
+        let mut answered = turn.clone();
+        answered.extend([calling(8, &[5]), tool(9, 5)]);
+        let quiet = run_after_start(vec![
+            (append_event(2), turn.clone()),
+            (call_event(2, Some(10), None), answered.clone()),
+            (failed_event(2, false, 3), start()),
+            (reset_event(2), vec![]),
+        ]);
+        assert!(quiet.is_empty(), "{quiet:?}");
+        let mut older_gone = start();
+        older_gone.remove(4);
+        let fired = run_after_start(vec![
+            (append_event(2), turn),
+            (failed_event(2, false, 2), older_gone),
+        ]);
+        assert_eq!(fired.len(), 1);
+        assert_eq!(fired[0].1.rows[0].id, MsgId(4));
+    }
+
+    #[test]
+    fn summary_text_merged_into_a_user_row_is_not_user_text() {
+        let mut merged_row = merged(&[&batch_summary(4, &[1]), &user(4)]);
+        merged_row.id = MsgId(4);
+        merged_row.content.segments = std::sync::Arc::from(
+            merged_row
+                .content
+                .segments
+                .iter()
+                .cloned()
+                .map(|mut s| {
+                    if s.chars == 2000 {
+                        s.kind = compactsim_model::ContentKind::Summary;
+                    }
+                    s
+                })
+                .collect::<Vec<_>>(),
+        );
+        let after = vec![merged_row, reply(5), user(6)];
+        let fired = run_after_start(vec![(batch_event(1, compactsim_model::BatchTrigger::Preflight, true), after)]);
+        assert!(fired.is_empty(), "{fired:?}");
+    }
 }

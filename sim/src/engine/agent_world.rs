@@ -112,6 +112,7 @@ pub fn oracle_config(config: &AgentConfig) -> OracleConfig {
         protect_first_n: config.batch.protect_first_n,
         trigger_tokens: config.trigger_tokens(),
         max_attempts: config.max_attempts,
+        request_overhead_tokens: config.overhead_rough_tokens,
         recovery_window_ms: (config.policy() == AntiThrashPolicy::V2_2)
             .then_some(RECOVERY_WINDOW_MS),
     }

@@ -274,7 +274,15 @@ mod tests {
         assert_eq!(rehydrate(&b.rows, &window(0, 4), &state).previous, None);
         b.summary(Role::Assistant, &[9]);
         let kept = rehydrate(&b.rows, &window(0, 4), &state).previous;
-        assert_eq!(kept, state.previous_summary, "row in the tail: keep memory");
+        let from_row = RollingSummary {
+            facts: vec![FactId(9)],
+            tokens: 200,
+        };
+        assert_eq!(kept, Some(from_row), "a batch summary in the tail is read back");
+        let mut micro = b.rows.clone();
+        micro.last_mut().unwrap().flags.micro_marker = true;
+        let kept = rehydrate(&micro, &window(0, 4), &state).previous;
+        assert_eq!(kept, state.previous_summary, "a micro marker in the tail: memory");
     }
 
     #[test]
