@@ -480,21 +480,45 @@ mod tests {
         let call = call_event(1, Some(10), None);
         let n = buf.len();
         buf.push(reply(9));
-        let t = Transition { step: 0, event: &call, before: &buf[..n], after: &buf };
-        assert!(inv.observe(&t).is_none(), "valid request, response appended");
+        let t = Transition {
+            step: 0,
+            event: &call,
+            before: &buf[..n],
+            after: &buf,
+        };
+        assert!(
+            inv.observe(&t).is_none(),
+            "valid request, response appended"
+        );
         for id in [10, 11] {
             let n = buf.len();
             buf.push(user(id));
             let ev = append_event(2);
-            let t = Transition { step: 1, event: &ev, before: &buf[..n], after: &buf };
+            let t = Transition {
+                step: 1,
+                event: &ev,
+                before: &buf[..n],
+                after: &buf,
+            };
             assert!(inv.observe(&t).is_none(), "appends are not judged");
         }
-        let t = Transition { step: 3, event: &call, before: &buf, after: &buf };
+        let t = Transition {
+            step: 3,
+            event: &call,
+            before: &buf,
+            after: &buf,
+        };
         let resumed = inv.observe(&t).expect("consecutive users in the request");
-        let full = ApiValid::default().observe(&t).expect("same without a prefix");
+        let full = ApiValid::default()
+            .observe(&t)
+            .expect("same without a prefix");
         assert_eq!(resumed, full);
         assert_eq!(witness_ids(&resumed), vec![10, 11]);
-        for ev in [reset_event(3), failed_event(3, false, 0), rotation_event(3, 0)] {
+        for ev in [
+            reset_event(3),
+            failed_event(3, false, 0),
+            rotation_event(3, 0),
+        ] {
             assert!(!inv.checks(&ev), "{ev:?} is not a request");
         }
     }

@@ -137,7 +137,10 @@ impl BoundedCompaction {
 
     fn on_pass(&mut self, t: &Transition<'_>, p: &BatchPass, rough_before: u64) -> Option<Witness> {
         let committed = p.outcome == BatchPassOutcome::Compacted;
-        let automatic = matches!(p.trigger, BatchTrigger::Preflight | BatchTrigger::PostResponse);
+        let automatic = matches!(
+            p.trigger,
+            BatchTrigger::Preflight | BatchTrigger::PostResponse
+        );
         let new_episode = !(p.trigger == BatchTrigger::Preflight && self.in_preflight_run);
         let evidence = (p.trigger == BatchTrigger::Preflight && new_episode)
             .then(|| self.check_evidence(p, rough_before))
@@ -351,7 +354,10 @@ mod tests {
         assert!(run_same(&mut inv(), &long(), &noops(NOOP_WINDOW_MS / 2)).is_empty());
         let mut reset = noops(1_000);
         reset.insert(2, (call_event(1, Some(10), None), None));
-        assert!(run_same(&mut inv(), &long(), &reset).is_empty(), "reading below trigger");
+        assert!(
+            run_same(&mut inv(), &long(), &reset).is_empty(),
+            "reading below trigger"
+        );
     }
 
     #[test]
@@ -391,6 +397,9 @@ mod tests {
             (append_event(2), Some(grown(400))),
             (batch_event(2, PRE, true), Some(short())),
         ];
-        assert!(run_same(&mut inv(), &long(), &over).is_empty(), "reading over the trigger");
+        assert!(
+            run_same(&mut inv(), &long(), &over).is_empty(),
+            "reading over the trigger"
+        );
     }
 }

@@ -81,10 +81,17 @@ mod tests {
         assert!(matches!(classify(&repair_event(1)), EventClass::Repair));
         assert!(matches!(classify(&restart_event(1)), EventClass::Restart));
         assert!(matches!(
-            classify(&batch_event(1, compactsim_model::BatchTrigger::Preflight, true)),
+            classify(&batch_event(
+                1,
+                compactsim_model::BatchTrigger::Preflight,
+                true
+            )),
             EventClass::OtherCompaction { committed: true }
         ));
-        assert!(matches!(classify(&reset_event(1)), EventClass::SessionReset));
+        assert!(matches!(
+            classify(&reset_event(1)),
+            EventClass::SessionReset
+        ));
         assert!(matches!(
             classify(&failed_event(1, true, 0)),
             EventClass::TurnFailed

@@ -64,7 +64,10 @@ impl HeadProtected {
 
     /// The decay rule on a committed batch compaction (see the type docs).
     fn check_decay(&mut self, t: &Transition<'_>) -> Option<Witness> {
-        if !matches!(classify(t.event), EventClass::OtherCompaction { committed: true }) {
+        if !matches!(
+            classify(t.event),
+            EventClass::OtherCompaction { committed: true }
+        ) {
             if matches!(classify(t.event), EventClass::SessionReset) {
                 self.batch_compactions = 0;
             }
@@ -392,14 +395,32 @@ mod tests {
             reply(6),
             user(7),
         ];
-        let first = vec![system(0), user(1), reply(2), user(3), batch_summary(10, &[1]), user(7)];
-        let kept = vec![system(0), user(1), reply(2), user(3), batch_summary(11, &[1]), user(7)];
+        let first = vec![
+            system(0),
+            user(1),
+            reply(2),
+            user(3),
+            batch_summary(10, &[1]),
+            user(7),
+        ];
+        let kept = vec![
+            system(0),
+            user(1),
+            reply(2),
+            user(3),
+            batch_summary(11, &[1]),
+            user(7),
+        ];
         let decayed = vec![system(0), batch_summary(11, &[1]), user(7)];
         let pass = || batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
         let fired = run(
             &mut inv(3),
             &[],
-            &[(append_event(0), start.clone()), (pass(), first.clone()), (pass(), kept)],
+            &[
+                (append_event(0), start.clone()),
+                (pass(), first.clone()),
+                (pass(), kept),
+            ],
         );
         assert_eq!(fired.len(), 1, "{fired:?}");
         assert_eq!(fired[0].0, 2);

@@ -235,7 +235,10 @@ mod tests {
                 "preflight-evaluated",
             ]
         );
-        assert_eq!(micro_catalogue_ids().len(), ids.len() - AGENT_LOOP_INVARIANTS.len());
+        assert_eq!(
+            micro_catalogue_ids().len(),
+            ids.len() - AGENT_LOOP_INVARIANTS.len()
+        );
         assert!(ids.contains(&NO_INFINITE_LOOP));
         for (info, build) in REGISTRY {
             assert_eq!(build(OracleConfig::default()).info(), *info);

@@ -98,8 +98,10 @@ impl Invariant for NoInfiniteLoop {
         match (t.event, classify(t.event)) {
             (Event::BatchPass(p), _) => {
                 self.blocked_since_ms = None;
-                let automatic =
-                    matches!(p.trigger, BatchTrigger::Preflight | BatchTrigger::PostResponse);
+                let automatic = matches!(
+                    p.trigger,
+                    BatchTrigger::Preflight | BatchTrigger::PostResponse
+                );
                 let found = (automatic && p.now_ms < self.cooldown_until_ms).then(|| {
                     Witness::default().fact(format!(
                         "automatic compaction at {} ms during the cooldown after a failed \
@@ -108,8 +110,7 @@ impl Invariant for NoInfiniteLoop {
                     ))
                 });
                 if p.summary_call_failed {
-                    self.cooldown_until_ms =
-                        self.cooldown_until_ms.max(p.now_ms + COOLDOWN_MIN_MS);
+                    self.cooldown_until_ms = self.cooldown_until_ms.max(p.now_ms + COOLDOWN_MIN_MS);
                 }
                 found
             }
@@ -158,7 +159,9 @@ mod tests {
         let fired = run_same(&mut inv(None), &[user(0)], &spiral);
         assert_eq!(fired.len(), 1);
         assert_eq!(fired[0].0, FAILED_TURNS_IN_ROW_MAX);
-        let gaps: Vec<_> = (1..=8).map(|t| (failed_event(2 * t, false, 1), None)).collect();
+        let gaps: Vec<_> = (1..=8)
+            .map(|t| (failed_event(2 * t, false, 1), None))
+            .collect();
         assert!(run_same(&mut inv(None), &[user(0)], &gaps).is_empty());
     }
 
@@ -188,10 +191,16 @@ mod tests {
     fn fires_when_blocked_past_the_recovery_window() {
         let window = 300_000;
         let blocked = |now| preflight_event(1, now, PreflightDecision::Blocked);
-        let steps = vec![(blocked(0), None), (blocked(window + RECOVERY_SLACK_MS + 1), None)];
+        let steps = vec![
+            (blocked(0), None),
+            (blocked(window + RECOVERY_SLACK_MS + 1), None),
+        ];
         let fired = run_same(&mut inv(Some(window)), &[user(0)], &steps);
         assert_eq!(fired.len(), 1);
-        assert!(run_same(&mut inv(None), &[user(0)], &steps).is_empty(), "no window: V2");
+        assert!(
+            run_same(&mut inv(None), &[user(0)], &steps).is_empty(),
+            "no window: V2"
+        );
         let probed = vec![
             (blocked(0), None),
             (batch_at(1, PRE, true, window), None),

@@ -115,7 +115,8 @@ impl UserTurnsIntact {
         }
         self.seq_before
             .retain(|&at| segment(t.before, at).origin < first);
-        self.seq_after.retain(|&at| segment(t.after, at).origin < first);
+        self.seq_after
+            .retain(|&at| segment(t.after, at).origin < first);
     }
 
     /// First position where the sequences disagree.
@@ -388,7 +389,10 @@ mod tests {
                 .collect::<Vec<_>>(),
         );
         let after = vec![merged_row, reply(5), user(6)];
-        let fired = run_after_start(vec![(batch_event(1, compactsim_model::BatchTrigger::Preflight, true), after)]);
+        let fired = run_after_start(vec![(
+            batch_event(1, compactsim_model::BatchTrigger::Preflight, true),
+            after,
+        )]);
         assert!(fired.is_empty(), "{fired:?}");
     }
 }

@@ -95,6 +95,8 @@ mod tests {
         let batch = Strategy::parse("batch").unwrap().with_options(a);
         assert_eq!(batch.loop_options(), Some(a));
         assert_eq!(batch.to_string(), "batch");
-        assert!(Strategy::parse("x").unwrap_err().contains("micro, batch, both"));
+        assert!(Strategy::parse("x")
+            .unwrap_err()
+            .contains("micro, batch, both"));
     }
 }

@@ -197,8 +197,15 @@ mod tests {
         assert!(!g.on_reading(1_200, TRIGGER, &s, 1));
         assert_eq!(g.gate(&s, 1), Gate::Open);
         g.on_pass(&outcome(COMPACTED, 100, 50), &s, 2);
-        assert!(g.on_reading(1_100, TRIGGER, &s, 3), "second failed verdict blocks");
-        assert_eq!(g.gate(&s, 3 + RECOVERY_WINDOW_MS), Gate::Blocked, "V2 never probes");
+        assert!(
+            g.on_reading(1_100, TRIGGER, &s, 3),
+            "second failed verdict blocks"
+        );
+        assert_eq!(
+            g.gate(&s, 3 + RECOVERY_WINDOW_MS),
+            Gate::Blocked,
+            "V2 never probes"
+        );
         g.on_reading(999, TRIGGER, &s, 4);
         assert_eq!(g.gate(&s, 4), Gate::Open);
         let streak = BatchState {
@@ -223,7 +230,11 @@ mod tests {
             assert_eq!(g.gate(&s, late + 1), Gate::Blocked);
             g.on_reading(10, TRIGGER, &s, late + 2);
             let after = if probes { Gate::Open } else { Gate::Blocked };
-            assert_eq!(g.gate(&s, late + 2), after, "low reading unblocks unless latched");
+            assert_eq!(
+                g.gate(&s, late + 2),
+                after,
+                "low reading unblocks unless latched"
+            );
         }
     }
 
@@ -243,6 +254,10 @@ mod tests {
         v1.on_pass(&outcome(NOOP, 1_000, 1_000), &s, 3);
         assert_eq!(v1.gate(&s, 3), Gate::Blocked);
         v1.on_reading(0, TRIGGER, &s, 4);
-        assert_eq!(v1.gate(&s, 4 + RECOVERY_WINDOW_MS), Gate::Blocked, "latched");
+        assert_eq!(
+            v1.gate(&s, 4 + RECOVERY_WINDOW_MS),
+            Gate::Blocked,
+            "latched"
+        );
     }
 }

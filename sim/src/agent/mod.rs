@@ -159,9 +159,12 @@ impl AgentLoop {
 
     /// Rough and real token totals of the live list (cached until it changes).
     fn totals(&mut self) -> (u64, u64) {
-        *self
-            .totals
-            .get_or_insert_with(|| (tokens_rough_total(&self.msgs), tokens_real_total(&self.msgs)))
+        *self.totals.get_or_insert_with(|| {
+            (
+                tokens_rough_total(&self.msgs),
+                tokens_real_total(&self.msgs),
+            )
+        })
     }
 
     /// The live list changed in some way other than an append.

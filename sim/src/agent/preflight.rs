@@ -91,7 +91,8 @@ impl AgentLoop {
             self.pass(sink, turn, BatchTrigger::Preflight)?;
             passes += 1;
             let saved = rough.saturating_sub(self.messages_rough());
-            let progress = self.msgs.len() < rows || saved * 1000 > rough * PROGRESS_TOKENS_PER_MILLE;
+            let progress =
+                self.msgs.len() < rows || saved * 1000 > rough * PROGRESS_TOKENS_PER_MILLE;
             if !progress || !self.again(sink) {
                 break;
             }
@@ -103,7 +104,8 @@ impl AgentLoop {
     fn again(&mut self, sink: &mut dyn Sink) -> bool {
         let request_rough = self.request_rough();
         if self.config.has(Bug::H35054) {
-            let cooling = !self.config.has(Bug::H11529) && self.session.batch.cooling_down(self.now_ms);
+            let cooling =
+                !self.config.has(Bug::H11529) && self.session.batch.cooling_down(self.now_ms);
             return !cooling && request_rough >= self.config.trigger_tokens() as u64;
         }
         self.should_compress(sink, request_rough)

@@ -48,7 +48,12 @@ fn params(overhead_per_mille: u32) -> AgentParams {
 }
 
 /// An agent on a `window`-token model with a reliable summarizer and `provider`.
-fn agent(window: u32, bugs: &[Bug], provider: ProviderConfig, overhead: u32) -> (AgentLoop, Recorder) {
+fn agent(
+    window: u32,
+    bugs: &[Bug],
+    provider: ProviderConfig,
+    overhead: u32,
+) -> (AgentLoop, Recorder) {
     let config = AgentConfig::new(
         LoopOptions::default(),
         &BugSet::of(bugs),
@@ -107,10 +112,19 @@ fn a_prompt_larger_than_the_window_exhausts_recovery_and_resets_the_session() {
     let end = a.run_turn(&mut rec, 6, huge).unwrap();
     assert_eq!(end, TurnEnd::Failed { exhausted: true });
     let overflow = passes(&rec.events, BatchTrigger::Overflow);
-    assert!((1..=MAX_ATTEMPTS_DEFAULT as usize).contains(&overflow), "{overflow}");
+    assert!(
+        (1..=MAX_ATTEMPTS_DEFAULT as usize).contains(&overflow),
+        "{overflow}"
+    );
     let tail: Vec<&Event> = rec.events.iter().rev().take(2).collect();
     assert!(matches!(tail[0], Event::SessionReset { .. }), "{tail:?}");
-    assert!(matches!(tail[1], Event::TurnFailed { exhausted: true, .. }));
+    assert!(matches!(
+        tail[1],
+        Event::TurnFailed {
+            exhausted: true,
+            ..
+        }
+    ));
     assert!(a.msgs.is_empty(), "the transcript restarts empty");
     assert!(rec.violations.is_empty(), "{:?}", rec.violations);
     let next = script(&mut a, 400, 0, 400);
@@ -130,7 +144,10 @@ fn preflight_runs_at_most_three_passes_defers_to_real_usage_and_rotates_on_progr
         let rows = script(&mut a, user, 6_000, 2_000);
         a.run_turn(&mut rec, turn, rows).unwrap();
     }
-    assert!(rec.events.iter().any(|e| matches!(e, Event::Rotation { .. })));
+    assert!(rec
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Rotation { .. })));
     let d = decisions(&rec.events);
     assert_eq!(d.len(), 40, "one preflight decision per turn");
     let ran: Vec<u32> = d
@@ -187,11 +204,20 @@ fn a_failed_turn_is_rolled_back_and_a_death_spiral_is_caught_under_h2153() {
     assert!(rec.events.iter().any(|e| e.is_committed_compaction()));
     assert!(rec.violations.is_empty(), "{:?}", rec.violations);
     let (ends, rec) = run(&[Bug::H2153]);
-    let failed = ends.iter().filter(|e| **e == TurnEnd::Failed { exhausted: false }).count();
+    let failed = ends
+        .iter()
+        .filter(|e| **e == TurnEnd::Failed { exhausted: false })
+        .count();
     assert!(failed >= 4, "{ends:?}");
-    let rolled_back = rec.events.iter().any(|e| matches!(e, Event::TurnFailed { removed, .. } if *removed > 0));
+    let rolled_back = rec
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::TurnFailed { removed, .. } if *removed > 0));
     assert!(rolled_back);
-    assert!(rec.violations.iter().any(|v| v.invariant == "no-infinite-loop"));
+    assert!(rec
+        .violations
+        .iter()
+        .any(|v| v.invariant == "no-infinite-loop"));
 }
 
 #[test]
@@ -209,7 +235,10 @@ fn h27404_gates_a_few_huge_messages_away() {
     assert!(fixed.violations.is_empty(), "{:?}", fixed.violations);
     let buggy = run(&[Bug::H27404]);
     assert!(decisions(&buggy.events).contains(&PreflightDecision::Gated));
-    assert!(buggy.violations.iter().any(|v| v.invariant == "preflight-evaluated"));
+    assert!(buggy
+        .violations
+        .iter()
+        .any(|v| v.invariant == "preflight-evaluated"));
 }
 
 #[test]
@@ -227,10 +256,16 @@ fn rotation_without_progress_is_caught_under_h57771() {
     };
     let fixed = run(&[]);
     assert!(passes(&fixed.events, BatchTrigger::PostResponse) > 0);
-    assert!(!fixed.events.iter().any(|e| matches!(e, Event::Rotation { .. })));
+    assert!(!fixed
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Rotation { .. })));
     assert!(fixed.violations.is_empty(), "{:?}", fixed.violations);
     let buggy = run(&[Bug::H57771]);
-    assert!(buggy.violations.iter().any(|v| v.invariant == "bounded-compaction"));
+    assert!(buggy
+        .violations
+        .iter()
+        .any(|v| v.invariant == "bounded-compaction"));
 }
 
 /// A default-suite case of the batch strategy.
@@ -272,7 +307,11 @@ fn each_batch_bug_switch_is_caught_in_the_default_suite() {
         let info = CATALOGUE.iter().find(|b| b.bug == bug).unwrap();
         assert!(info.expected.contains(&named.as_str()), "{bug}: {named}");
         let clean = run_case(&spec(case, &[]), Record::default());
-        assert_eq!(clean.outcome, CaseOutcome::Clean, "{bug} case {case} without it");
+        assert_eq!(
+            clean.outcome,
+            CaseOutcome::Clean,
+            "{bug} case {case} without it"
+        );
     }
 }
 

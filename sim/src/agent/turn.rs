@@ -32,7 +32,9 @@ pub const TRANSIENT_BACKOFF_MS: u64 = 1_000;
 pub enum TurnEnd {
     Finished,
     /// The turn failed; `exhausted` is `failed + compression_exhausted`.
-    Failed { exhausted: bool },
+    Failed {
+        exhausted: bool,
+    },
 }
 
 /// How one response's calls ended.
@@ -59,7 +61,10 @@ impl AgentLoop {
         self.append(sink, turn, vec![user])?;
         self.repair_if_dirty(sink, turn)?;
         self.preflight(sink, turn)?;
-        for response in responses(rows).into_iter().take(ROUNDS_PER_TURN_MAX as usize) {
+        for response in responses(rows)
+            .into_iter()
+            .take(ROUNDS_PER_TURN_MAX as usize)
+        {
             match self.call(sink, turn, response)? {
                 CallEnd::Answered => {}
                 CallEnd::Exhausted => return self.fail(sink, turn, first, true),

@@ -103,14 +103,23 @@ mod tests {
         assert!(!u.should_defer(120_000, TRIGGER), "no reading: never defer");
         u.on_reading(80_000, 101_000, TRIGGER);
         assert!(u.should_defer(105_000, TRIGGER), "grew 4,000 < 5,000");
-        assert!(!u.should_defer(106_001, TRIGGER), "grew more than 5 % of the trigger");
-        assert!(!u.should_defer(99_000, TRIGGER), "below the trigger: nothing to defer");
+        assert!(
+            !u.should_defer(106_001, TRIGGER),
+            "grew more than 5 % of the trigger"
+        );
+        assert!(
+            !u.should_defer(99_000, TRIGGER),
+            "below the trigger: nothing to defer"
+        );
         u.on_compaction(40_000, false);
         assert_eq!(u.last_prompt_tokens, None);
         assert!(u.should_defer(200_000, TRIGGER), "one turn while awaiting");
         assert!(!u.should_defer(200_000, TRIGGER), "only one");
         u.on_reading(120_000, 130_000, TRIGGER);
-        assert!(!u.should_defer(130_000, TRIGGER), "last reading over the trigger");
+        assert!(
+            !u.should_defer(130_000, TRIGGER),
+            "last reading over the trigger"
+        );
     }
 
     #[test]
@@ -122,7 +131,11 @@ mod tests {
         assert_eq!(u.judged_tokens(90_000, false), 90_000);
         assert_eq!(u.judged_tokens(90_000, true), 0);
         u.on_compaction(70_000, true);
-        assert_eq!(u.judged_tokens(1, false), 70_000, "H-35054: rough stands in");
+        assert_eq!(
+            u.judged_tokens(1, false),
+            70_000,
+            "H-35054: rough stands in"
+        );
         u.on_compaction(70_000, false);
         assert_eq!(u.judged_tokens(1, false), 0);
     }

@@ -197,15 +197,17 @@ mod tests {
             p.repro(3),
             "compactsim replay --seed 7 --passes 25 --strategy micro --bug H-75345-B --case 3"
         );
-        let b = CaseParams::parse_with(7, 25, "batch", Some("a"), None, &["h-2153".into()])
-            .unwrap();
+        let b =
+            CaseParams::parse_with(7, 25, "batch", Some("a"), None, &["h-2153".into()]).unwrap();
         assert_eq!(
             b.repro(3),
             "compactsim replay --seed 7 --passes 25 --strategy batch --era a --anti-thrash v1 \
              --bug H-2153 --case 3"
         );
         let d = CaseParams::parse(7, 25, "both", &[]).unwrap();
-        assert!(d.repro(0).contains("--strategy both --era c --anti-thrash v2.2"));
+        assert!(d
+            .repro(0)
+            .contains("--strategy both --era c --anti-thrash v2.2"));
         let e = CaseParams::parse_with(7, 25, "micro", Some("a"), None, &[]).unwrap_err();
         assert_eq!(e.exit, Exit::BadInput);
         let e = CaseParams::parse_with(7, 25, "batch", None, Some("v9"), &[]).unwrap_err();

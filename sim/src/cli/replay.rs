@@ -2,7 +2,7 @@
 
 use super::args::CaseParams;
 use super::exit::Exit;
-use crate::engine::{run_case, CaseOutcome, CaseSetup, Record};
+use crate::engine::{describe, run_case, CaseOutcome, CaseSetup, Record};
 use std::fmt::Write;
 
 /// The replay output and its exit code.
@@ -29,6 +29,9 @@ pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
         setup.restart_per_mille,
         setup.micro.every_n_turns
     );
+    if let Some(agent) = describe(&spec) {
+        let _ = writeln!(out, "{agent}");
+    }
     for line in &r.trace {
         let _ = writeln!(out, "{line}");
     }

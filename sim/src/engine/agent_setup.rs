@@ -86,11 +86,15 @@ mod tests {
         let setups: Vec<AgentSetup> = (0..300).map(|s| AgentSetup::draw(s).0).collect();
         assert_eq!(AgentSetup::draw(5).0, setups[5]);
         let any = |f: &dyn Fn(&AgentSetup) -> bool| setups.iter().any(f);
-        assert!(any(&|s| s.params.overhead_per_mille_of_trigger >= HEAVY_OVERHEAD_PER_MILLE.0));
+        assert!(any(
+            &|s| s.params.overhead_per_mille_of_trigger >= HEAVY_OVERHEAD_PER_MILLE.0
+        ));
         assert!(any(&|s| s.params.overhead_real_per_mille < 700));
         assert!(any(&|s| !s.params.in_place) && any(&|s| s.params.in_place));
         assert!(any(&|s| s.params.resume_fill_per_mille == 0));
         assert!(any(&|s| s.params.resume_fill_per_mille > 0));
-        assert!(setups.iter().all(|s| s.params.think_ms.0 < s.params.think_ms.1));
+        assert!(setups
+            .iter()
+            .all(|s| s.params.think_ms.0 < s.params.think_ms.1));
     }
 }

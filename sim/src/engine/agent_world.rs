@@ -7,8 +7,8 @@ use super::agent_setup::AgentSetup;
 use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record, TraceLine};
 use crate::agent::{AgentConfig, AgentLoop, Sink, RECOVERY_WINDOW_MS};
 use crate::agent::{AntiThrashPolicy, LoopOptions};
-use crate::compactor::micro::MicroConfig;
 use crate::compactor::micro::MicroCompactor;
+use crate::compactor::micro::MicroConfig;
 use crate::provider::Provider;
 use crate::rng::{self, Stream};
 use crate::shapes::Conversation;
@@ -49,7 +49,8 @@ impl Sink for Observer {
         self.step += 1;
         self.result.transitions = self.step;
         if !std::ptr::eq(before, after) {
-            let appended = std::ptr::eq(before.as_ptr(), after.as_ptr()) && before.len() < after.len();
+            let appended =
+                std::ptr::eq(before.as_ptr(), after.as_ptr()) && before.len() < after.len();
             self.tokens = if appended {
                 self.tokens + tokens_rough_total(&after[before.len()..])
             } else {
@@ -59,20 +60,12 @@ impl Sink for Observer {
             self.result.messages_max = self.result.messages_max.max(after.len() as u32);
         }
         if !violations.is_empty() {
-            if std::env::var("COMPACTSIM_DUMP").is_ok() {
-                for (name, rows) in [("before", before), ("after", after)] {
-                    eprintln!("--- {name}");
-                    for (i, m) in rows.iter().enumerate() {
-                        let segs: Vec<String> = m.content.segments.iter().map(|s| format!("{:?}:{}:{}", s.kind, s.origin, s.chars)).collect();
-                        eprintln!("[{i}] {} {:?} sum={} calls={} tcid={:?} {}", m.id, m.role, m.is_summary(), m.tool_calls.len(), m.tool_call_id, segs.join(" "));
-                    }
-                }
-            }
             self.result.outcome = outcome_of(violations);
             return false;
         }
         if self.step >= self.step_budget {
-            self.result.outcome = CaseOutcome::Liveness(step_budget_violation(&t, self.step_budget));
+            self.result.outcome =
+                CaseOutcome::Liveness(step_budget_violation(&t, self.step_budget));
             return false;
         }
         true
@@ -118,6 +111,44 @@ pub fn oracle_config(config: &AgentConfig) -> OracleConfig {
     }
 }
 
+/// One line describing an agent-loop case's drawn setup (for `replay`); `None` for
+/// other strategies.
+pub fn describe(spec: &CaseSpec) -> Option<String> {
+    let options = spec.strategy.loop_options()?;
+    let setup = CaseSetup::draw(spec);
+    let (agent, _) = AgentSetup::draw(spec.case_seed());
+    let provider = agent.provider.clone();
+    let c = AgentConfig::new(
+        options,
+        &spec.bugs,
+        setup.shape.context_length,
+        agent.params,
+    );
+    Some(format!(
+        "agent: era={} anti_thrash={} trigger={} tail_budget={} overhead={}t rough/{}t real \
+         in_place={} think={}..{}ms resume_fill={}permille overflow_shape={:?} \
+         disconnect={}permille server_error={}permille bugs={}",
+        options.era,
+        options.anti_thrash,
+        c.trigger_tokens(),
+        c.thresholds.tail_budget_tokens,
+        c.overhead_rough_tokens,
+        c.overhead_real_tokens,
+        c.in_place,
+        c.params.think_ms.0,
+        c.params.think_ms.1,
+        c.params.resume_fill_per_mille,
+        provider.overflow_shape,
+        provider.disconnect_per_mille,
+        provider.server_error_per_mille,
+        if c.bugs.is_empty() {
+            "none".to_string()
+        } else {
+            c.bugs.ids().join(",")
+        }
+    ))
+}
+
 /// Runs one agent-loop case.
 pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
     let options: LoopOptions = spec
@@ -156,7 +187,13 @@ pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
         agent.msgs.push(system);
     }
     observer.tokens = tokens_rough_total(&agent.msgs);
-    let first = resume(&mut agent, &mut conversation, &mut observer, resume_fill, turns_max);
+    let first = resume(
+        &mut agent,
+        &mut conversation,
+        &mut observer,
+        resume_fill,
+        turns_max,
+    );
     for turn in first..first + turns_max {
         if observer.result.outcome != CaseOutcome::Clean {
             break;

@@ -9,7 +9,7 @@ mod setup;
 mod trace;
 
 pub use agent_setup::AgentSetup;
-pub use agent_world::{oracle_config, STEPS_PER_TURN_BUDGET};
+pub use agent_world::{describe, oracle_config, STEPS_PER_TURN_BUDGET};
 pub use coverage::{counters, Coverage, AGENT_COUNTERS, COUNTERS};
 pub use setup::*;
 pub use trace::TraceLine;

@@ -65,7 +65,11 @@ fn call(f: &mut fmt::Formatter<'_>, c: &ProviderCall) -> fmt::Result {
         (None, Some(class)) => write!(
             f,
             "error={class:?}{}",
-            if c.over_window { " (over the window)" } else { "" }
+            if c.over_window {
+                " (over the window)"
+            } else {
+                ""
+            }
         ),
         (None, None) => write!(f, "no reply"),
     }
@@ -131,9 +135,7 @@ impl fmt::Display for TraceLine {
                     ""
                 }
             )?,
-            Event::SessionReset { now_ms, .. } => {
-                write!(f, "session_reset @{}", seconds(*now_ms))?
-            }
+            Event::SessionReset { now_ms, .. } => write!(f, "session_reset @{}", seconds(*now_ms))?,
             Event::Rotation { old, new, .. } => write!(f, "rotation session {old} -> {new}")?,
         }
         write!(

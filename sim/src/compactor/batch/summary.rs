@@ -278,11 +278,18 @@ mod tests {
             facts: vec![FactId(9)],
             tokens: 200,
         };
-        assert_eq!(kept, Some(from_row), "a batch summary in the tail is read back");
+        assert_eq!(
+            kept,
+            Some(from_row),
+            "a batch summary in the tail is read back"
+        );
         let mut micro = b.rows.clone();
         micro.last_mut().unwrap().flags.micro_marker = true;
         let kept = rehydrate(&micro, &window(0, 4), &state).previous;
-        assert_eq!(kept, state.previous_summary, "a micro marker in the tail: memory");
+        assert_eq!(
+            kept, state.previous_summary,
+            "a micro marker in the tail: memory"
+        );
     }
 
     #[test]
