@@ -14,7 +14,8 @@ use compactsim_model::{Event, Message, MicroOutcome, MicroPass, Role, Transition
 /// (b) a row the pass names in its `exchange` is still in `after`;
 /// (c) a live non-summary assistant or tool row outside the protected head and not
 ///     declared skipped is older (smaller id) than the newest removed row: an older
-///     exchange was jumped over (H-M-cursor).
+///     exchange was jumped over (H-M-cursor). Tool results of a summary row (a batch
+///     summary merged into an assistant row with calls) are not an exchange.
 /// Every micro pass adds its `skipped` rows to the case's skipped set. Other events,
 /// unknown kinds and non-micro compactions included, are not checked (batch compaction
 /// removes rows without absorbing them one exchange at a time); they only advance the
@@ -34,6 +35,17 @@ pub const INFO: InvariantInfo = InvariantInfo {
                 (unless skipped after 3 failures)",
     catches: &["H-M-cursor"],
 };
+
+/// Row `i` is a tool result of a summary row (a batch summary merged into an assistant
+/// row keeps that row's calls): it belongs to the summary's group, not to an exchange.
+fn answers_a_summary(rows: &[Message], i: usize) -> bool {
+    rows[i].role == Role::Tool
+        && rows[..i]
+            .iter()
+            .rev()
+            .find(|m| m.role != Role::Tool)
+            .is_some_and(Message::is_summary)
+}
 
 fn absorbing(event: &Event) -> Option<&MicroPass> {
     match classify(event) {
@@ -87,12 +99,13 @@ impl ExchangeAbsorbedOnce {
             }
         }
         if let Some((r, newest)) = newest_removed {
-            let jumped = t.after.iter().enumerate().find(|(_, m)| {
+            let jumped = t.after.iter().enumerate().find(|&(i, m)| {
                 matches!(m.role, Role::Assistant | Role::Tool)
                     && !m.is_summary()
                     && m.id < newest.id
                     && !self.head.contains(m.id)
                     && !self.skipped.contains(m.id)
+                    && !answers_a_summary(t.after, i)
             });
             if let Some((i, m)) = jumped {
                 w = w

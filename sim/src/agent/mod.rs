@@ -280,6 +280,10 @@ impl AgentLoop {
         self.passes += 1;
         if out.committed() {
             self.changed();
+            // Strategy `both`: micro's cursor is an index into the list this pass just
+            // rewrote. MicroCompactor has no way yet to re-derive it while keeping its
+            // rolling summary (`restart()` would also make it adopt and supersede the
+            // batch summary); until it does, micro may skip rows after a batch pass.
         }
         count_pass(sink, &out, trigger);
         self.see_change(sink, out.event(turn, trigger, at), &before)?;
