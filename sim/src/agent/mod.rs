@@ -380,10 +380,11 @@ fn count_pass(sink: &mut dyn Sink, out: &BatchOutcome, trigger: BatchTrigger) {
     if out.summary_expanded {
         sink.bump("batch.summary_expanded");
     }
-    sink.bump(match trigger {
-        BatchTrigger::Preflight => "preflight.passes",
-        BatchTrigger::PostResponse => "postresponse.passes",
-        BatchTrigger::Overflow => "overflow.recoveries",
-        BatchTrigger::Manual => "manual.passes",
-    });
+    match trigger {
+        BatchTrigger::Preflight => sink.bump("preflight.passes"),
+        BatchTrigger::PostResponse => sink.bump("postresponse.passes"),
+        BatchTrigger::Overflow => sink.bump("overflow.recoveries"),
+        // The agent loop never runs `/compress`.
+        BatchTrigger::Manual => {}
+    }
 }

@@ -243,3 +243,75 @@ fn resume(
     }
     turn
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bugs::BugSet;
+    use crate::shapes::Family;
+    use compactsim_model::{MsgId, Role};
+
+    fn observer(step_budget: u32) -> Observer {
+        let spec = CaseSpec {
+            root_seed: 1,
+            case: 0,
+            passes: 1,
+            strategy: Strategy::parse("batch").unwrap(),
+            bugs: BugSet::none(),
+        };
+        Observer {
+            oracle: Oracle::new(OracleConfig::default()),
+            step: 0,
+            step_budget,
+            record: Record::default(),
+            result: empty_result(&spec, Family::Chatty),
+            tokens: 0,
+        }
+    }
+
+    #[test]
+    fn exceeding_the_step_budget_is_a_liveness_outcome_naming_no_infinite_loop() {
+        let rows = vec![Message::new(
+            MsgId(0),
+            Role::User,
+            compactsim_model::Content::empty(),
+        )];
+        let mut o = observer(3);
+        let ev = Event::Preflight(compactsim_model::Preflight {
+            turn: 0,
+            now_ms: 0,
+            messages: 1,
+            messages_rough_tokens: 0,
+            request_rough_tokens: 0,
+            trigger_tokens: 1_000,
+            decision: compactsim_model::PreflightDecision::BelowTrigger,
+        });
+        assert!(o.observe(ev.clone(), &rows, &rows));
+        assert!(o.observe(ev.clone(), &rows, &rows));
+        assert!(!o.observe(ev, &rows, &rows));
+        let CaseOutcome::Liveness(v) = &o.result.outcome else {
+            panic!("{:?}", o.result.outcome)
+        };
+        assert_eq!(v.invariant, NO_INFINITE_LOOP);
+        assert_eq!(o.result.transitions, 3);
+    }
+
+    #[test]
+    fn only_liveness_violations_alone_make_a_liveness_outcome() {
+        let v = |id: &str| Violation {
+            invariant: id.to_string(),
+            turn: 1,
+            step: 2,
+            message: String::new(),
+            witness: Witness::default(),
+        };
+        assert!(matches!(
+            outcome_of(vec![v(NO_INFINITE_LOOP)]),
+            CaseOutcome::Liveness(_)
+        ));
+        assert!(matches!(
+            outcome_of(vec![v("api-valid"), v(NO_INFINITE_LOOP)]),
+            CaseOutcome::Violation(_)
+        ));
+    }
+}

@@ -27,7 +27,6 @@ pub const AGENT_COUNTERS: &[&str] = &[
     "batch.fallback",
     "batch.noop",
     "batch.summary_expanded",
-    "manual.passes",
     "overflow.disconnect",
     "overflow.generic_400",
     "overflow.payload_too_large",
@@ -56,12 +55,20 @@ pub const AGENT_COUNTERS: &[&str] = &[
     "turns.finished",
 ];
 
-/// The counters a run of `strategy` lists (micro's list is unchanged by the agent loop).
+/// The counters a run of `strategy` lists: micro's list is unchanged by the agent loop;
+/// `batch` lists the agent loop's; `both` adds the micro pass outcomes (the agent loop
+/// reports its repairs as `agent.repairs` and has no process restarts).
 pub fn counters(strategy: Strategy) -> Vec<&'static str> {
-    let mut all: Vec<&'static str> = COUNTERS.to_vec();
-    if strategy.loop_options().is_some() {
-        all.extend_from_slice(AGENT_COUNTERS);
-    }
+    let mut all: Vec<&'static str> = match strategy {
+        Strategy::Micro => return COUNTERS.to_vec(),
+        Strategy::Batch(_) => vec![],
+        Strategy::Both(_) => COUNTERS
+            .iter()
+            .copied()
+            .filter(|c| c.starts_with("micro."))
+            .collect(),
+    };
+    all.extend_from_slice(AGENT_COUNTERS);
     all.sort_unstable();
     all
 }
@@ -104,7 +111,9 @@ mod tests {
         assert!(AGENT_COUNTERS.iter().all(|c| !COUNTERS.contains(c)));
         assert_eq!(counters(Strategy::Micro), COUNTERS);
         let batch = counters(Strategy::parse("batch").unwrap());
-        assert_eq!(batch.len(), COUNTERS.len() + AGENT_COUNTERS.len());
-        assert!(batch.contains(&"turns.exhausted") && batch.contains(&"micro.absorbed"));
+        assert_eq!(batch, AGENT_COUNTERS);
+        let both = counters(Strategy::parse("both").unwrap());
+        assert!(both.contains(&"turns.exhausted") && both.contains(&"micro.absorbed"));
+        assert!(!both.contains(&"restart"));
     }
 }
