@@ -43,7 +43,7 @@ pub const AGENT_COUNTERS: &[&str] = &[
     "provider.answered",
     "provider.client_errors",
     "provider.disconnects",
-    "provider.over_window",
+    "provider.overflow_errors",
     "provider.retries",
     "provider.server_errors",
     "provider.transient",
