@@ -1,4 +1,4 @@
-use crate::class::{classify, EventClass};
+use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::idset::IdMap;
 use crate::{Invariant, InvariantInfo};
 use compactsim_model::{CallId, Event, Message, Role, ToolCall, Transition, Witness};
@@ -9,7 +9,15 @@ use std::sync::Arc;
 /// Checked on `after` of every transition except appends: an append is the world's
 /// input, which Hermes repairs before sending (two consecutive user rows are normal in
 /// the live list until the pre-send repair merges them). Compaction passes, repairs,
-/// restarts and unknown event kinds are all checked.
+/// restarts and unknown event kinds are all checked. A provider call is checked on its
+/// `before`, the request that was sent. Preflight decisions, failed turns, session
+/// resets and rotations are not requests and are not checked (the next request is).
+///
+/// A list that passed every rule is remembered as a valid prefix for as long as later
+/// transitions provably only append to it (or leave it alone, see `class.rs`); checking
+/// its extension then resumes the scan where the prefix ended, with the same result as
+/// a full scan (all six rules are local to the rows after a valid prefix, but rule 5's
+/// count, which the scan carries).
 #[derive(Debug, Default)]
 pub struct ApiValid {
     /// Tool-call lists whose arguments already parsed, per row. Holding the `Arc` keeps
@@ -17,6 +25,18 @@ pub struct ApiValid {
     parsed_calls: IdMap<Arc<[ToolCall]>>,
     known_ids: Vec<CallId>,
     run_ids: Vec<CallId>,
+    /// The scan state at the end of a valid prefix of the current list.
+    valid_prefix: Option<Scan>,
+}
+
+/// Where a scan stopped: rows scanned, user rows seen, the nearest assistant and its
+/// call ids.
+#[derive(Clone, Debug, Default)]
+struct Scan {
+    len: usize,
+    users: usize,
+    known_from: Option<usize>,
+    known_ids: Vec<CallId>,
 }
 
 pub const INFO: InvariantInfo = InvariantInfo {
@@ -86,65 +106,22 @@ fn rule_of(slot: usize) -> ApiRule {
 }
 
 impl ApiValid {
-    fn check(&mut self, rows: &[Message]) -> Breaches {
+    /// Checks `rows`, resuming after a valid prefix when given one. Returns the breaches
+    /// and the scan state at the end of `rows`.
+    fn check(&mut self, rows: &[Message], resume: Option<Scan>) -> (Breaches, Scan) {
         let mut found: Breaches = Default::default();
-        let start = usize::from(rows.first().is_some_and(|m| m.role == Role::System));
-        if let Some(first) = rows.get(start).filter(|m| m.role != Role::User) {
-            let fact = format!(
-                "first row after the system prompt is {}",
-                first.role.as_str()
-            );
-            note(
-                &mut found,
-                ApiRule::FirstVisibleUser,
-                fact,
-                vec![(start, "first visible row".into())],
-            );
-        }
-        let mut users = 0usize;
-        let mut known_from: Option<usize> = None;
+        let resume = resume.filter(|s| s.len > 0 && s.len <= rows.len());
+        let mut scan = resume.unwrap_or_default();
         self.known_ids.clear();
-        for (i, m) in rows.iter().enumerate() {
-            match m.role {
-                Role::User => {
-                    users += 1;
-                    known_from = None;
-                    self.known_ids.clear();
-                    if i > 0 && rows[i - 1].role == Role::User {
-                        let fact =
-                            format!("{} and {} are consecutive user rows", rows[i - 1].id, m.id);
-                        let at = vec![
-                            (i - 1, "first user row".into()),
-                            (i, "second user row".into()),
-                        ];
-                        note(&mut found, ApiRule::NoConsecutiveUser, fact, at);
-                    }
-                }
-                Role::System => {
-                    known_from = None;
-                    self.known_ids.clear();
-                }
-                Role::Assistant => {
-                    known_from = Some(i);
-                    self.known_ids.clear();
-                    self.known_ids.extend(m.tool_calls.iter().map(|c| c.id));
-                    self.known_ids.sort_unstable();
-                    if !m.tool_calls.is_empty() {
-                        self.check_answered(rows, i, &mut found);
-                        self.check_arguments(m, i, &mut found);
-                    }
-                }
-                Role::Tool => {
-                    let matched = m
-                        .tool_call_id
-                        .is_some_and(|c| self.known_ids.binary_search(&c).is_ok());
-                    if !matched {
-                        orphan(rows, i, known_from, &mut found);
-                    }
-                }
-            }
+        if scan.len == 0 {
+            check_first_visible(rows, &mut found);
+        } else {
+            self.known_ids.extend_from_slice(&scan.known_ids);
         }
-        if users == 0 {
+        for i in scan.len..rows.len() {
+            self.check_row(rows, i, &mut scan, &mut found);
+        }
+        if scan.users == 0 {
             let fact = format!("no user row among {} rows", rows.len());
             let at = rows
                 .first()
@@ -153,7 +130,51 @@ impl ApiValid {
                 .collect();
             note(&mut found, ApiRule::HasUser, fact, at);
         }
-        found
+        scan.len = rows.len();
+        scan.known_ids.clone_from(&self.known_ids);
+        (found, scan)
+    }
+
+    /// Rules 1, 2, 3 and 6 on row `i`.
+    fn check_row(&mut self, rows: &[Message], i: usize, scan: &mut Scan, found: &mut Breaches) {
+        let m = &rows[i];
+        match m.role {
+            Role::User => {
+                scan.users += 1;
+                scan.known_from = None;
+                self.known_ids.clear();
+                if i > 0 && rows[i - 1].role == Role::User {
+                    let fact = format!("{} and {} are consecutive user rows", rows[i - 1].id, m.id);
+                    let at = vec![
+                        (i - 1, "first user row".into()),
+                        (i, "second user row".into()),
+                    ];
+                    note(found, ApiRule::NoConsecutiveUser, fact, at);
+                }
+            }
+            Role::System => {
+                scan.known_from = None;
+                self.known_ids.clear();
+            }
+            Role::Assistant => {
+                scan.known_from = Some(i);
+                self.known_ids.clear();
+                self.known_ids.extend(m.tool_calls.iter().map(|c| c.id));
+                self.known_ids.sort_unstable();
+                if !m.tool_calls.is_empty() {
+                    self.check_answered(rows, i, found);
+                    self.check_arguments(m, i, found);
+                }
+            }
+            Role::Tool => {
+                let matched = m
+                    .tool_call_id
+                    .is_some_and(|c| self.known_ids.binary_search(&c).is_ok());
+                if !matched {
+                    orphan(rows, i, scan.known_from, found);
+                }
+            }
+        }
     }
 
     /// Rule 2: every call of the assistant at `i` is answered in the tool run after it.
@@ -216,6 +237,23 @@ impl ApiValid {
     }
 }
 
+/// Rule 4: after the optional system prompt the first visible row is a user row.
+fn check_first_visible(rows: &[Message], found: &mut Breaches) {
+    let start = usize::from(rows.first().is_some_and(|m| m.role == Role::System));
+    if let Some(first) = rows.get(start).filter(|m| m.role != Role::User) {
+        let fact = format!(
+            "first row after the system prompt is {}",
+            first.role.as_str()
+        );
+        note(
+            found,
+            ApiRule::FirstVisibleUser,
+            fact,
+            vec![(start, "first visible row".into())],
+        );
+    }
+}
+
 /// Rule 1: the tool row at `i` does not answer a call of the nearest preceding assistant.
 fn orphan(rows: &[Message], i: usize, known_from: Option<usize>, found: &mut Breaches) {
     let answers = rows[i]
@@ -244,14 +282,37 @@ impl Invariant for ApiValid {
     }
 
     fn checks(&self, event: &Event) -> bool {
-        !matches!(classify(event), EventClass::Append)
+        !matches!(
+            classify(event),
+            EventClass::Append
+                | EventClass::Preflight(_)
+                | EventClass::TurnFailed
+                | EventClass::SessionReset
+                | EventClass::Rotation
+        )
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        // The remembered prefix belongs to `before`; it survives into `after` only if
+        // the transition provably left it alone.
+        let keeps = unchanged(t) || pure_append(t).is_some();
         if !self.checks(t.event) {
+            if !keeps {
+                self.valid_prefix = None;
+            }
             return None;
         }
-        let found = self.check(t.after);
+        let request = matches!(classify(t.event), EventClass::ProviderCall(_));
+        let rows = if request { t.before } else { t.after };
+        let side = if request { "before" } else { "after" };
+        let resume = if request || keeps {
+            self.valid_prefix.take()
+        } else {
+            None
+        };
+        let (found, scan) = self.check(rows, resume);
+        let valid = found.iter().all(Option::is_none);
+        self.valid_prefix = (valid && (!request || keeps)).then_some(scan);
         let broken: Vec<String> = (0..RULE_COUNT)
             .filter(|&k| found[k].is_some())
             .map(|k| rule_of(k).label())
@@ -260,7 +321,7 @@ impl Invariant for ApiValid {
             return None;
         }
         let mut w = Witness::default().fact(format!(
-            "transcript API-invalid after {:?}: {}",
+            "transcript API-invalid {side} {:?}: {}",
             t.event,
             broken.join(", ")
         ));
@@ -269,7 +330,7 @@ impl Invariant for ApiValid {
             let label = rule_of(k).label();
             w = w.fact(format!("{label}: {}", breach.fact));
             for (i, what) in breach.rows {
-                w = w.row(i, &t.after[i], format!("after: {label}: {what}"));
+                w = w.row(i, &rows[i], format!("{side}: {label}: {what}"));
             }
         }
         Some(w)
@@ -410,5 +471,55 @@ mod tests {
         assert!(inv.observe(&transition(&ev, &valid(), &after)).is_none());
         let ev = restart_event(2);
         assert!(inv.observe(&transition(&ev, &valid(), &after)).is_some());
+    }
+
+    #[test]
+    fn a_request_is_judged_on_before_and_resumed_scans_match_full_ones() {
+        let mut buf = valid();
+        let mut inv = ApiValid::default();
+        let call = call_event(1, Some(10), None);
+        let n = buf.len();
+        buf.push(reply(9));
+        let t = Transition {
+            step: 0,
+            event: &call,
+            before: &buf[..n],
+            after: &buf,
+        };
+        assert!(
+            inv.observe(&t).is_none(),
+            "valid request, response appended"
+        );
+        for id in [10, 11] {
+            let n = buf.len();
+            buf.push(user(id));
+            let ev = append_event(2);
+            let t = Transition {
+                step: 1,
+                event: &ev,
+                before: &buf[..n],
+                after: &buf,
+            };
+            assert!(inv.observe(&t).is_none(), "appends are not judged");
+        }
+        let t = Transition {
+            step: 3,
+            event: &call,
+            before: &buf,
+            after: &buf,
+        };
+        let resumed = inv.observe(&t).expect("consecutive users in the request");
+        let full = ApiValid::default()
+            .observe(&t)
+            .expect("same without a prefix");
+        assert_eq!(resumed, full);
+        assert_eq!(witness_ids(&resumed), vec![10, 11]);
+        for ev in [
+            reset_event(3),
+            failed_event(3, false, 0),
+            rotation_event(3, 0),
+        ] {
+            assert!(!inv.checks(&ev), "{ev:?} is not a request");
+        }
     }
 }

@@ -1,11 +1,11 @@
 //! The event kinds an invariant distinguishes. Every invariant classifies events through
 //! [`classify`], so a new event kind added to the model lands in one of two explicit
-//! buckets — [`EventClass::OtherCompaction`] when `Event::is_compaction()` says so (the
-//! batch-compaction events of a later issue), else [`EventClass::Other`] — and each
+//! buckets — [`EventClass::OtherCompaction`] when `Event::is_compaction()` says so (batch
+//! passes and any later compaction kind), else [`EventClass::Other`] — and each
 //! invariant documents what it does with those buckets instead of silently ignoring
-//! them.
+//! them. The agent loop's events have classes of their own.
 
-use compactsim_model::{Event, MicroPass};
+use compactsim_model::{Event, MicroPass, Preflight, ProviderCall, Transition};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum EventClass<'a> {
@@ -13,12 +13,23 @@ pub(crate) enum EventClass<'a> {
     Append,
     /// A micro-compaction pass (any outcome).
     Micro(&'a MicroPass),
-    /// A compaction pass that is not a micro pass (batch compaction, later).
+    /// A compaction pass that is not a micro pass (batch compaction).
     OtherCompaction { committed: bool },
     /// The pre-send repair pass.
     Repair,
     /// The agent process restarted and reloaded the persisted transcript.
     Restart,
+    /// Turn-start preflight decision (changes nothing; its passes are separate events).
+    Preflight(&'a Preflight),
+    /// A provider call; on success the response rows were appended. The request sent is
+    /// the transition's `before`.
+    ProviderCall(&'a ProviderCall),
+    /// A failed turn; its rows may have been rolled back.
+    TurnFailed,
+    /// A session reset: the transcript restarted empty (system row kept).
+    SessionReset,
+    /// A legacy rotation (changes nothing in the list).
+    Rotation,
     /// An event kind this crate does not know yet.
     Other,
 }
@@ -30,11 +41,29 @@ pub(crate) fn classify(event: &Event) -> EventClass<'_> {
         Event::MicroPass(pass) => EventClass::Micro(pass),
         Event::Repair { .. } => EventClass::Repair,
         Event::Restart { .. } => EventClass::Restart,
+        Event::Preflight(p) => EventClass::Preflight(p),
+        Event::ProviderCall(c) => EventClass::ProviderCall(c),
+        Event::TurnFailed { .. } => EventClass::TurnFailed,
+        Event::SessionReset { .. } => EventClass::SessionReset,
+        Event::Rotation { .. } => EventClass::Rotation,
         _ if event.is_compaction() => EventClass::OtherCompaction {
             committed: event.is_committed_compaction(),
         },
         _ => EventClass::Other,
     }
+}
+
+/// The transition provably changed nothing: the engine passed the same list as
+/// `before` and `after` (it does so only for events that do not touch the list).
+pub(crate) fn unchanged(t: &Transition<'_>) -> bool {
+    std::ptr::eq(t.before, t.after)
+}
+
+/// The transition provably only appended rows: `before` is a shorter view of the same
+/// memory as `after`. Returns the index of the first appended row.
+pub(crate) fn pure_append(t: &Transition<'_>) -> Option<usize> {
+    (std::ptr::eq(t.before.as_ptr(), t.after.as_ptr()) && t.before.len() < t.after.len())
+        .then_some(t.before.len())
 }
 
 #[cfg(test)]
@@ -51,5 +80,30 @@ mod tests {
         ));
         assert!(matches!(classify(&repair_event(1)), EventClass::Repair));
         assert!(matches!(classify(&restart_event(1)), EventClass::Restart));
+        assert!(matches!(
+            classify(&batch_event(
+                1,
+                compactsim_model::BatchTrigger::Preflight,
+                true
+            )),
+            EventClass::OtherCompaction { committed: true }
+        ));
+        assert!(matches!(
+            classify(&reset_event(1)),
+            EventClass::SessionReset
+        ));
+        assert!(matches!(
+            classify(&failed_event(1, true, 0)),
+            EventClass::TurnFailed
+        ));
+    }
+
+    #[test]
+    fn unchanged_means_the_same_slice_not_equal_content() {
+        let rows = vec![user(0)];
+        let copy = rows.clone();
+        let ev = append_event(0);
+        assert!(unchanged(&transition(&ev, &rows, &rows)));
+        assert!(!unchanged(&transition(&ev, &rows, &copy)));
     }
 }

@@ -14,11 +14,13 @@ use compactsim_model::{Event, Message, MicroOutcome, MicroPass, Role, Transition
 /// (b) a row the pass names in its `exchange` is still in `after`;
 /// (c) a live non-summary assistant or tool row outside the protected head and not
 ///     declared skipped is older (smaller id) than the newest removed row: an older
-///     exchange was jumped over (H-M-cursor).
+///     exchange was jumped over (H-M-cursor). Tool results of a summary row (a batch
+///     summary merged into an assistant row with calls) are not an exchange.
 /// Every micro pass adds its `skipped` rows to the case's skipped set. Other events,
 /// unknown kinds and non-micro compactions included, are not checked (batch compaction
 /// removes rows without absorbing them one exchange at a time); they only advance the
-/// protected head, whose decay hook a batch compaction triggers.
+/// protected head — micro's head, which a batch compaction re-fixes from the list it
+/// leaves (micro takes its head from the current list on every pass).
 #[derive(Debug)]
 pub struct ExchangeAbsorbedOnce {
     head: ProtectedHead,
@@ -34,6 +36,17 @@ pub const INFO: InvariantInfo = InvariantInfo {
     catches: &["H-M-cursor"],
 };
 
+/// Row `i` is a tool result of a summary row (a batch summary merged into an assistant
+/// row keeps that row's calls): it belongs to the summary's group, not to an exchange.
+fn answers_a_summary(rows: &[Message], i: usize) -> bool {
+    rows[i].role == Role::Tool
+        && rows[..i]
+            .iter()
+            .rev()
+            .find(|m| m.role != Role::Tool)
+            .is_some_and(Message::is_summary)
+}
+
 fn absorbing(event: &Event) -> Option<&MicroPass> {
     match classify(event) {
         EventClass::Micro(pass) if pass.outcome == MicroOutcome::Absorbed => Some(pass),
@@ -44,7 +57,7 @@ fn absorbing(event: &Event) -> Option<&MicroPass> {
 impl ExchangeAbsorbedOnce {
     pub fn new(config: OracleConfig) -> Self {
         ExchangeAbsorbedOnce {
-            head: ProtectedHead::new(config.protect_first_n),
+            head: ProtectedHead::refixing(config.protect_first_n),
             absorbed: IdSet::default(),
             skipped: IdSet::default(),
             after_ids: IdMarks::default(),
@@ -86,12 +99,13 @@ impl ExchangeAbsorbedOnce {
             }
         }
         if let Some((r, newest)) = newest_removed {
-            let jumped = t.after.iter().enumerate().find(|(_, m)| {
+            let jumped = t.after.iter().enumerate().find(|&(i, m)| {
                 matches!(m.role, Role::Assistant | Role::Tool)
                     && !m.is_summary()
                     && m.id < newest.id
                     && !self.head.contains(m.id)
                     && !self.skipped.contains(m.id)
+                    && !answers_a_summary(t.after, i)
             });
             if let Some((i, m)) = jumped {
                 w = w
@@ -169,7 +183,10 @@ mod tests {
     }
 
     fn inv(protect_first_n: u32) -> ExchangeAbsorbedOnce {
-        ExchangeAbsorbedOnce::new(OracleConfig { protect_first_n })
+        ExchangeAbsorbedOnce::new(OracleConfig {
+            protect_first_n,
+            ..OracleConfig::default()
+        })
     }
 
     #[test]

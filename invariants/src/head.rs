@@ -7,9 +7,16 @@
 //! at least one row past that boundary, and never re-fixed afterwards.
 //!
 //! Decay hook: Hermes drops the non-system head once a batch compaction has committed
-//! (#11996). [`releases_head`] says which events do that; today that is every committed
-//! compaction that is not a micro pass (no such event exists yet). After a release only
-//! the system row stays protected.
+//! (#11996). [`releases_head`] says which events do that: every committed compaction
+//! that is not a micro pass. After a release only the system row stays protected.
+//!
+//! Micro compaction's own head never decays: it is the first rows of the *current* list.
+//! [`ProtectedHead::refixing`] builds the micro view, which a committed batch
+//! compaction re-fixes from the list it leaves instead of releasing.
+//!
+//! A session reset starts a new transcript: the head is learned again from it. A failed
+//! turn that rolled back rows of a head not yet outgrown by later turns (a young
+//! session) forgets the head too, which is then learned again.
 
 use crate::class::{classify, EventClass};
 use compactsim_model::{Content, Message, MsgId, Role, Transition};
@@ -31,6 +38,8 @@ pub(crate) struct ProtectedHead {
     rows: Option<Vec<HeadRow>>,
     /// Head ids, ascending, for membership tests.
     ids_sorted: Vec<MsgId>,
+    /// A batch compaction re-fixes the head instead of releasing it (micro's view).
+    refix_on_batch: bool,
 }
 
 /// Whether `class` ends head protection for the non-system head (the batch decay hook).
@@ -64,6 +73,15 @@ impl ProtectedHead {
             system: None,
             rows: None,
             ids_sorted: Vec::new(),
+            refix_on_batch: false,
+        }
+    }
+
+    /// The micro compactor's head: re-fixed from the list a batch compaction leaves.
+    pub(crate) fn refixing(protect_first_n: u32) -> Self {
+        ProtectedHead {
+            refix_on_batch: true,
+            ..ProtectedHead::new(protect_first_n)
         }
     }
 
@@ -74,8 +92,18 @@ impl ProtectedHead {
 
     /// Call last on every transition: applies the decay hook, then learns from `after`.
     pub(crate) fn end(&mut self, t: &Transition<'_>) {
-        if releases_head(classify(t.event)) {
-            self.rows = Some(Vec::new());
+        let class = classify(t.event);
+        if releases_head(class) {
+            self.rows = (!self.refix_on_batch).then(Vec::new);
+            self.ids_sorted.clear();
+        }
+        let rolled_back = matches!(class, EventClass::TurnFailed)
+            && self
+                .rows()
+                .iter()
+                .any(|h| !t.after.iter().any(|m| m.id == h.id));
+        if matches!(class, EventClass::SessionReset) || rolled_back {
+            self.rows = None;
             self.ids_sorted.clear();
         }
         self.learn(t.after);

@@ -1,21 +1,49 @@
+use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::head::{HeadRow, ProtectedHead};
 use crate::{Invariant, InvariantInfo, OracleConfig};
-use compactsim_model::{Event, Message, Role, Transition, Witness};
+use compactsim_model::{ContentKind, Event, Message, Role, Transition, Witness};
 
 /// The system prompt and the protected head survive compaction.
 ///
 /// - A leading system row of the case's first transcript stays at index 0 with the same
-///   id, role and content, on every transition, forever.
+///   id and role, its original segments a prefix of its content followed by nothing but
+///   fixed scaffold text (batch compaction appends its "[Note: Some earlier conversation
+///   turns have been compacted …]" once, §2.3 step 7), on every transition, forever.
 /// - The protected head (see `head.rs`: the first `protect_first_n` non-system rows,
 ///   extended over a following tool run, fixed once the transcript outgrows it) stays
 ///   present, in order, before any summary row, each row's original segments a prefix of
-///   its content (a later merge may append). A head row merged whole into the head row
+///   its content (a later merge may append) — except that a batch compaction's no-LLM
+///   prune may rewrite the content of head *tool* rows (dedupe and one-line descriptions
+///   apply to every tool result outside the tail, §2.3 step 3). A head row merged whole into the head row
 ///   before it still counts as present. Checked on every transition of every kind,
 ///   unknown kinds included, until the decay hook of `head.rs` releases the head (a
-///   committed non-micro compaction: Hermes decays the head after a batch compaction).
+///   committed non-micro compaction: Hermes decays the head after a batch compaction),
+///   and not on a batch pass whose `before` has a summary in the restart probe window
+///   (the first `protect_first_n` + 4 non-system rows: Hermes decays on that pass).
+/// - The head decays (#11996): on a committed batch compaction after an earlier one in
+///   the same session, no row precedes the first summary row but a leading system row
+///   and the newest real user row with the rows after it (a user pair pushed ahead of
+///   the window, #22523). Immortal head rows before the summary fail here.
+///
+/// A transition that provably changed nothing or only appended rows (see `class.rs`)
+/// is not checked: the rows of `before` are untouched.
 #[derive(Debug)]
 pub struct HeadProtected {
     head: ProtectedHead,
+    protect_first_n: u32,
+    /// Committed batch compactions in the current session.
+    batch_compactions: u32,
+}
+
+/// Rows past `protect_first_n` where the restart probe looks for a summary (§2.3 step 4).
+pub const RESTART_PROBE_EXTRA_ROWS: usize = 4;
+
+/// A summary sits in the restart probe window of `rows`: Hermes decays the head already
+/// on this batch pass (#11996).
+fn summary_in_probe_window(rows: &[Message], protect_first_n: u32) -> bool {
+    let first = usize::from(rows.first().is_some_and(|m| m.role == Role::System));
+    let end = (first + protect_first_n as usize + RESTART_PROBE_EXTRA_ROWS).min(rows.len());
+    rows[first.min(end)..end].iter().any(Message::is_summary)
 }
 
 pub const INFO: InvariantInfo = InvariantInfo {
@@ -29,14 +57,54 @@ impl HeadProtected {
     pub fn new(config: OracleConfig) -> Self {
         HeadProtected {
             head: ProtectedHead::new(config.protect_first_n),
+            protect_first_n: config.protect_first_n,
+            batch_compactions: 0,
         }
+    }
+
+    /// The decay rule on a committed batch compaction (see the type docs).
+    fn check_decay(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if !matches!(
+            classify(t.event),
+            EventClass::OtherCompaction { committed: true }
+        ) {
+            if matches!(classify(t.event), EventClass::SessionReset) {
+                self.batch_compactions = 0;
+            }
+            return None;
+        }
+        self.batch_compactions += 1;
+        if self.batch_compactions < 2 {
+            return None;
+        }
+        let start = usize::from(t.after.first().is_some_and(|m| m.role == Role::System));
+        let summary = t.after.iter().position(Message::is_summary)?;
+        let newest_user = t.after.iter().rposition(Message::is_real_user);
+        let immortal = (start..summary).find(|&i| newest_user.is_none_or(|u| i < u))?;
+        let m = &t.after[immortal];
+        Some(
+            Witness::default()
+                .fact(format!(
+                    "head did not decay: {} still precedes the summary after compaction {}                      of the session ({:?})",
+                    m.id, self.batch_compactions, t.event
+                ))
+                .row(immortal, m, "after: head row kept before the summary")
+                .row(summary, &t.after[summary], "after: the summary"),
+        )
     }
 
     fn check_system(&self, t: &Transition<'_>) -> Option<Witness> {
         let system = self.head.system()?;
         let first = t.after.first();
+        let original = &system.content.segments;
         let intact = first.is_some_and(|m| {
-            m.id == system.id && m.role == Role::System && m.content == system.content
+            let segments = &m.content.segments;
+            m.id == system.id
+                && m.role == Role::System
+                && segments.starts_with(original)
+                && segments[original.len()..]
+                    .iter()
+                    .all(|s| s.kind == ContentKind::Scaffold)
         });
         if intact {
             return None;
@@ -56,11 +124,17 @@ impl HeadProtected {
 
     fn check_head(&self, t: &Transition<'_>) -> Option<Witness> {
         let head = self.head.rows();
+        let prune = matches!(classify(t.event), EventClass::OtherCompaction { .. });
+        if prune && summary_in_probe_window(t.before, self.protect_first_n) {
+            return None;
+        }
         let mut k = 0;
         for (i, m) in t.after.iter().enumerate() {
             // Every head row matched: the rest of the transcript is free.
             let expected = head.get(k)?;
-            if m.id == expected.id {
+            if m.id == expected.id && prune && m.role == Role::Tool {
+                k += 1;
+            } else if m.id == expected.id {
                 let segments = &m.content.segments;
                 if !segments.starts_with(&expected.content.segments) {
                     return Some(changed(t, i, m));
@@ -157,8 +231,25 @@ impl Invariant for HeadProtected {
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if unchanged(t) {
+            return None;
+        }
         self.head.begin(t);
-        let found = self.check_system(t).or_else(|| self.check_head(t));
+        // A reset starts a new transcript and a failed turn rolls back its own rows:
+        // `head.rs` learns the head again after them.
+        let relearn = matches!(
+            classify(t.event),
+            EventClass::SessionReset | EventClass::TurnFailed
+        );
+        if pure_append(t).is_some() {
+            // Every row of `before` is untouched: only the head's learning can change.
+            self.head.end(t);
+            return None;
+        }
+        let found = self
+            .check_system(t)
+            .or_else(|| (!relearn).then(|| self.check_head(t)).flatten())
+            .or_else(|| self.check_decay(t));
         self.head.end(t);
         found
     }
@@ -171,7 +262,10 @@ mod tests {
     use compactsim_model::MsgId;
 
     fn inv(protect_first_n: u32) -> HeadProtected {
-        HeadProtected::new(OracleConfig { protect_first_n })
+        HeadProtected::new(OracleConfig {
+            protect_first_n,
+            ..OracleConfig::default()
+        })
     }
 
     /// system, head = [user 1, calling 2, tool 3, tool 4] with protect_first_n = 2.
@@ -287,5 +381,74 @@ mod tests {
         let fired = run(&mut inv(2), &[], &steps);
         assert_eq!(fired.len(), 1);
         assert_eq!(witness_ids(&fired[0].1), vec![4, 1]);
+    }
+
+    #[test]
+    fn the_head_must_decay_after_the_first_batch_compaction() {
+        let start = vec![
+            system(0),
+            user(1),
+            reply(2),
+            user(3),
+            reply(4),
+            user(5),
+            reply(6),
+            user(7),
+        ];
+        let first = vec![
+            system(0),
+            user(1),
+            reply(2),
+            user(3),
+            batch_summary(10, &[1]),
+            user(7),
+        ];
+        let kept = vec![
+            system(0),
+            user(1),
+            reply(2),
+            user(3),
+            batch_summary(11, &[1]),
+            user(7),
+        ];
+        let decayed = vec![system(0), batch_summary(11, &[1]), user(7)];
+        let pass = || batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
+        let fired = run(
+            &mut inv(3),
+            &[],
+            &[
+                (append_event(0), start.clone()),
+                (pass(), first.clone()),
+                (pass(), kept),
+            ],
+        );
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert_eq!(fired[0].0, 2);
+        assert_eq!(witness_ids(&fired[0].1), vec![1, 11]);
+        let quiet = run(
+            &mut inv(3),
+            &[],
+            &[(append_event(0), start), (pass(), first), (pass(), decayed)],
+        );
+        assert!(quiet.is_empty(), "{quiet:?}");
+    }
+
+    #[test]
+    fn a_batch_pass_may_prune_head_tool_rows_and_note_the_system_row() {
+        let start = start();
+        let mut after = start.clone();
+        after[3] = tool(3, 1);
+        after[3].set_content(prose(99, 60, &[]));
+        let note = compactsim_model::Content::single(compactsim_model::Segment {
+            kind: compactsim_model::ContentKind::Scaffold,
+            chars: 200,
+            seed: 0,
+            origin: MsgId(0),
+            facts: vec![],
+        });
+        after[0].merge_content(&note);
+        let pass = batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
+        let quiet = run(&mut inv(2), &[], &[(append_event(1), start), (pass, after)]);
+        assert!(quiet.is_empty(), "{quiet:?}");
     }
 }

@@ -6,6 +6,7 @@
 use compactsim_model::{Event, Transition, Violation, Witness};
 
 mod api_valid;
+mod bounded_compaction;
 mod class;
 mod count_non_growing;
 mod exchange_absorbed_once;
@@ -13,37 +14,76 @@ mod head;
 mod head_protected;
 mod idset;
 mod marker_contained;
+mod no_infinite_loop;
 mod one_marker_max;
 mod oracle;
+mod preflight_evaluated;
+mod summary_failure_safe;
 mod testkit;
 mod tokens_non_growing;
 mod user_turns_batch;
 mod user_turns_intact;
 
 pub use api_valid::{ApiRule, ApiValid};
+pub use bounded_compaction::{BoundedCompaction, NOOP_STREAK_MAX, PREFLIGHT_PASSES_MAX};
 pub use count_non_growing::CountNonGrowing;
 pub use exchange_absorbed_once::ExchangeAbsorbedOnce;
 pub use head_protected::HeadProtected;
 pub use marker_contained::MarkerContained;
+pub use no_infinite_loop::{
+    NoInfiniteLoop, COOLDOWN_MIN_MS, FAILED_TURNS_IN_ROW_MAX, RECOVERY_SLACK_MS,
+};
 pub use one_marker_max::OneMarkerMax;
 pub use oracle::{Oracle, UnknownInvariant};
+pub use preflight_evaluated::PreflightEvaluated;
+pub use summary_failure_safe::SummaryFailureSafe;
 pub use tokens_non_growing::TokensNonGrowing;
 pub use user_turns_intact::UserTurnsIntact;
 
 /// Rows a witness lists at most when an invariant could name many.
 pub const MAX_WITNESS_ROWS: usize = 8;
 
+/// Id of the liveness invariant: the engine reports its violations (and an exceeded
+/// step budget) as a liveness outcome.
+pub const NO_INFINITE_LOOP: &str = "no-infinite-loop";
+
+/// Invariants that judge the agent loop (preflight, provider calls, failed turns); a
+/// micro-only run leaves them out.
+pub const AGENT_LOOP_INVARIANTS: &[&str] = &[
+    bounded_compaction::INFO.id,
+    no_infinite_loop::INFO.id,
+    summary_failure_safe::INFO.id,
+    preflight_evaluated::INFO.id,
+];
+
 /// Contract parameters the oracle needs to know about the system under test. They are
-/// statements of the specification, never computed by the compactor.
+/// statements of the specification and the case's configuration, never computed by
+/// the compactor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OracleConfig {
     /// Non-system head rows protected from compaction (`protect_first_n`).
     pub protect_first_n: u32,
+    /// The batch trigger in tokens (threshold derivation, hermes-domain §2.1); 0 when no
+    /// agent loop runs.
+    pub trigger_tokens: u32,
+    /// `max_attempts`: overflow recovery rounds per turn.
+    pub max_attempts: u32,
+    /// Rough tokens a request adds to its messages (system prompt and tool schemas).
+    pub request_overhead_tokens: u32,
+    /// The anti-thrash recovery window of the configured policy (V2.2: 300 s); `None`
+    /// when the policy never recovers by itself (V1, V2).
+    pub recovery_window_ms: Option<u64>,
 }
 
 impl Default for OracleConfig {
     fn default() -> Self {
-        OracleConfig { protect_first_n: 3 }
+        OracleConfig {
+            protect_first_n: 3,
+            trigger_tokens: 0,
+            max_attempts: 3,
+            request_overhead_tokens: 0,
+            recovery_window_ms: None,
+        }
     }
 }
 
@@ -93,7 +133,10 @@ pub fn violation(
 /// Builds one invariant of the catalogue.
 type Build = fn(OracleConfig) -> Box<dyn Invariant>;
 
-/// The catalogue in its fixed order, with a constructor per entry.
+/// The catalogue in its fixed order, with a constructor per entry. When one transition
+/// breaks several invariants the first in this order names the failure, so the specific
+/// ones come before the general ones (a window dropped with no summary also leaves an
+/// API-invalid list: summary-failure-safe names it).
 const REGISTRY: &[(InvariantInfo, Build)] = &[
     (one_marker_max::INFO, |_| Box::new(OneMarkerMax)),
     (count_non_growing::INFO, |_| {
@@ -101,6 +144,9 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
     }),
     (tokens_non_growing::INFO, |_| {
         Box::<TokensNonGrowing>::default()
+    }),
+    (summary_failure_safe::INFO, |_| {
+        Box::<SummaryFailureSafe>::default()
     }),
     (user_turns_intact::INFO, |_| {
         Box::<UserTurnsIntact>::default()
@@ -113,12 +159,28 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
     (marker_contained::INFO, |_| {
         Box::<MarkerContained>::default()
     }),
+    (bounded_compaction::INFO, |c| {
+        Box::new(BoundedCompaction::new(c))
+    }),
+    (no_infinite_loop::INFO, |c| Box::new(NoInfiniteLoop::new(c))),
+    (preflight_evaluated::INFO, |c| {
+        Box::new(PreflightEvaluated::new(c))
+    }),
 ];
 
 /// Every invariant this crate implements, in catalogue order (the order of reports and
 /// of `Oracle::observe`'s violations).
 pub fn catalogue() -> Vec<InvariantInfo> {
     REGISTRY.iter().map(|(info, _)| *info).collect()
+}
+
+/// The catalogue ids a micro-only run checks: all but [`AGENT_LOOP_INVARIANTS`].
+pub fn micro_catalogue_ids() -> Vec<&'static str> {
+    REGISTRY
+        .iter()
+        .map(|(info, _)| info.id)
+        .filter(|id| !AGENT_LOOP_INVARIANTS.contains(id))
+        .collect()
 }
 
 #[cfg(test)]
@@ -162,13 +224,22 @@ mod tests {
                 "one-marker-max",
                 "count-non-growing",
                 "tokens-non-growing",
+                "summary-failure-safe",
                 "user-turns-intact",
                 "api-valid",
                 "head-protected",
                 "exchange-absorbed-once",
                 "marker-contained",
+                "bounded-compaction",
+                "no-infinite-loop",
+                "preflight-evaluated",
             ]
         );
+        assert_eq!(
+            micro_catalogue_ids().len(),
+            ids.len() - AGENT_LOOP_INVARIANTS.len()
+        );
+        assert!(ids.contains(&NO_INFINITE_LOOP));
         for (info, build) in REGISTRY {
             assert_eq!(build(OracleConfig::default()).info(), *info);
         }

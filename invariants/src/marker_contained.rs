@@ -1,5 +1,6 @@
+use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
-use compactsim_model::{Event, FactId, Message, Transition, Witness};
+use compactsim_model::{ContentKind, Event, FactId, Message, Transition, Witness};
 use std::sync::Arc;
 
 /// Information in a summary row is never dropped without being folded into a summary.
@@ -7,8 +8,17 @@ use std::sync::Arc;
 /// When a summary row of `before` has no summary row with its id in `after` (deleted,
 /// superseded, or merged into another row — a marker merged into a user row stops being
 /// a summary) or keeps its id but loses facts, every fact it carried must appear in the
-/// union of the facts of the summary rows of `after`. Checked on every transition of
-/// every kind, unknown kinds included: no event may lose summarized information.
+/// union of the facts of the summary rows of `after`. A summary row's facts are those of
+/// its summary-body segments when it has any (a batch summary merged into a tail row
+/// keeps that row's own text beside it; that text is conversation, not summary), else
+/// of all its segments. A batch pass that reports the deterministic fallback summary is
+/// exempt: the fallback keeps a bounded snapshot of the previous summary by policy
+/// (hermes-domain §2.3 step 6). Checked on every transition of
+/// every kind, unknown kinds included: no event may lose summarized information — except
+/// a session reset after compression exhaustion, which archives the whole old session
+/// (it stays searchable) and starts an empty one. A transition that provably changed
+/// nothing or only appended rows (see `class.rs`) is skipped: every row of `before` is
+/// still there, untouched.
 #[derive(Debug, Default)]
 pub struct MarkerContained {
     after_summaries: Vec<usize>,
@@ -27,6 +37,25 @@ fn is_subset(small: &[FactId], large: &[FactId]) -> bool {
     small.iter().all(|f| large.binary_search(f).is_ok())
 }
 
+/// The summarized facts of a summary row (see the type docs), ascending.
+fn summary_facts(m: &Message) -> Vec<FactId> {
+    let segments = &m.content.segments;
+    let has_body = segments.iter().any(|s| s.kind == ContentKind::Summary);
+    let mut facts: Vec<FactId> = segments
+        .iter()
+        .filter(|s| !has_body || s.kind == ContentKind::Summary)
+        .flat_map(|s| s.facts.iter().copied())
+        .collect();
+    facts.sort_unstable();
+    facts.dedup();
+    facts
+}
+
+/// A batch pass that wrote the fallback summary.
+fn fallback_pass(event: &Event) -> bool {
+    matches!(event, Event::BatchPass(p) if p.fallback)
+}
+
 impl MarkerContained {
     /// Index in `after` of the summary row with `m`'s id, and whether `m` lost facts.
     fn fate(&self, t: &Transition<'_>, m: &Message) -> (Option<usize>, bool) {
@@ -38,7 +67,7 @@ impl MarkerContained {
         let lost = match same {
             None => true,
             Some(j) if Arc::ptr_eq(&t.after[j].content.segments, &m.content.segments) => false,
-            Some(j) => !is_subset(&m.content.facts(), &t.after[j].content.facts()),
+            Some(j) => !is_subset(&summary_facts(m), &t.after[j].content.facts()),
         };
         (same, lost)
     }
@@ -110,6 +139,13 @@ impl Invariant for MarkerContained {
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if unchanged(t)
+            || pure_append(t).is_some()
+            || matches!(classify(t.event), EventClass::SessionReset)
+            || fallback_pass(t.event)
+        {
+            return None;
+        }
         self.after_summaries.clear();
         self.after_summaries
             .extend((0..t.after.len()).filter(|&j| t.after[j].is_summary()));
@@ -123,9 +159,7 @@ impl Invariant for MarkerContained {
                 continue;
             }
             let union = union.get_or_insert_with(|| self.union_after(t));
-            let missing: Vec<FactId> = m
-                .content
-                .facts()
+            let missing: Vec<FactId> = summary_facts(m)
                 .into_iter()
                 .filter(|f| union.binary_search(f).is_err())
                 .collect();
@@ -211,5 +245,16 @@ mod tests {
         let folded = vec![batch_summary(10, &[1, 2, 3, 7]), user(8)];
         assert!(observe(&restart_event(2), &defragged, &folded).is_none());
         assert!(observe(&append_event(3), &folded, &folded).is_none());
+    }
+
+    #[test]
+    fn a_reported_fallback_and_a_session_reset_may_drop_summary_facts() {
+        let before = vec![batch_summary(1, &[1, 2, 3]), user(2), reply(3), user(4)];
+        let after = vec![batch_summary(5, &[3]), user(4)];
+        let plain = batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
+        assert!(observe(&plain, &before, &after).is_some());
+        let fallback = failed_summary_at(1, compactsim_model::BatchTrigger::Preflight, 0);
+        assert!(observe(&fallback, &before, &after).is_none());
+        assert!(observe(&reset_event(1), &before, &[]).is_none());
     }
 }

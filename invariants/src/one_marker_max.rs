@@ -1,7 +1,11 @@
+use crate::class::{pure_append, unchanged};
 use crate::{Invariant, InvariantInfo};
 use compactsim_model::{Transition, Witness};
 
-/// At most one live micro marker and at most one live batch summary.
+/// At most one live micro marker and at most one live batch summary. Checked on `after`
+/// of every transition; one that provably changed nothing (same list) is skipped, its
+/// list having been checked as the previous transition's `after`; so is one that only
+/// appended rows none of which is a summary.
 #[derive(Debug, Default)]
 pub struct OneMarkerMax;
 
@@ -17,6 +21,12 @@ impl Invariant for OneMarkerMax {
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if unchanged(t) {
+            return None;
+        }
+        if pure_append(t).is_some_and(|from| !t.after[from..].iter().any(|m| m.is_summary())) {
+            return None;
+        }
         let micro: Vec<usize> = (0..t.after.len())
             .filter(|&i| t.after[i].is_micro_marker())
             .collect();

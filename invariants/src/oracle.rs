@@ -152,7 +152,10 @@ mod tests {
 
     #[test]
     fn observe_reports_every_violation_in_catalogue_order_and_counts_checks() {
-        let mut oracle = Oracle::new(OracleConfig { protect_first_n: 1 });
+        let mut oracle = Oracle::new(OracleConfig {
+            protect_first_n: 1,
+            ..OracleConfig::default()
+        });
         let start = vec![
             user(0),
             calling(1, &[1]),
@@ -179,8 +182,9 @@ mod tests {
         assert!(found.iter().all(|v| v.step == 1 && v.turn == 1));
         assert_eq!(found[2].message, found[2].witness.facts[0]);
         let checked: Vec<u64> = oracle.checked().iter().map(|(_, n)| *n).collect();
-        // one-marker-max, count, tokens (exempt first pass), user, api (not the append),
-        // head, exchange (only the pass), marker.
-        assert_eq!(checked, [2, 1, 0, 2, 1, 2, 1, 2]);
+        // one-marker-max, count, tokens (exempt first pass), summary-failure-safe (batch
+        // passes only), user, api (not the append), head, exchange (only the pass),
+        // marker, then the agent-loop invariants (no agent events).
+        assert_eq!(checked, [2, 1, 0, 0, 2, 1, 2, 1, 2, 0, 0, 0]);
     }
 }

@@ -167,3 +167,125 @@ pub fn transition<'a>(
         after,
     }
 }
+
+/// A batch pass event at virtual time `turn` seconds.
+pub fn batch_event(turn: u32, trigger: BatchTrigger, committed: bool) -> Event {
+    batch_at(turn, trigger, committed, turn as u64 * 1_000)
+}
+
+pub fn batch_at(turn: u32, trigger: BatchTrigger, committed: bool, now_ms: u64) -> Event {
+    Event::BatchPass(BatchPass {
+        turn,
+        trigger,
+        outcome: if committed {
+            BatchPassOutcome::Compacted
+        } else {
+            BatchPassOutcome::NoOp
+        },
+        messages_before: 0,
+        messages_after: 0,
+        tokens_before: 0,
+        tokens_after: 0,
+        head_end: 0,
+        summary_tokens: 0,
+        fallback: false,
+        summary_failed: false,
+        summary_call_failed: false,
+        now_ms,
+    })
+}
+
+/// A batch pass whose summary call failed at `now_ms` (committed with the fallback).
+pub fn failed_summary_at(turn: u32, trigger: BatchTrigger, now_ms: u64) -> Event {
+    let Event::BatchPass(mut p) = batch_at(turn, trigger, true, now_ms) else {
+        unreachable!()
+    };
+    p.fallback = true;
+    p.summary_failed = true;
+    p.summary_call_failed = true;
+    Event::BatchPass(p)
+}
+
+pub fn preflight_event(turn: u32, now_ms: u64, decision: PreflightDecision) -> Event {
+    Event::Preflight(Preflight {
+        turn,
+        now_ms,
+        messages: 0,
+        messages_rough_tokens: 0,
+        request_rough_tokens: 0,
+        trigger_tokens: 0,
+        decision,
+    })
+}
+
+/// A provider call: a reading of `usage` tokens, or a failure of `error`.
+pub fn call_event(turn: u32, usage: Option<u64>, error: Option<CallErrorClass>) -> Event {
+    Event::ProviderCall(ProviderCall {
+        turn,
+        now_ms: turn as u64 * 1_000,
+        request_rough_tokens: 0,
+        usage_tokens: usage,
+        error,
+        over_window: false,
+        appended: 0,
+    })
+}
+
+pub fn failed_event(turn: u32, exhausted: bool, removed: u32) -> Event {
+    Event::TurnFailed {
+        turn,
+        now_ms: turn as u64 * 1_000,
+        exhausted,
+        removed,
+    }
+}
+
+pub fn reset_event(turn: u32) -> Event {
+    Event::SessionReset {
+        turn,
+        now_ms: turn as u64 * 1_000,
+    }
+}
+
+pub fn rotation_event(turn: u32, old: u32) -> Event {
+    Event::Rotation {
+        turn,
+        old,
+        new: old + 1,
+    }
+}
+
+/// Feeds `steps` (event, transcript after it; `None` = unchanged, passed as the same
+/// slice) to `inv` from `initial`, returning each firing as (step, witness).
+pub fn run_same(
+    inv: &mut dyn Invariant,
+    initial: &[Message],
+    steps: &[(Event, Option<Vec<Message>>)],
+) -> Vec<(u32, Witness)> {
+    let mut fired = Vec::new();
+    let mut current: Vec<Message> = initial.to_vec();
+    for (step, (event, after)) in steps.iter().enumerate() {
+        let w = match after {
+            None => inv.observe(&Transition {
+                step: step as u32,
+                event,
+                before: &current,
+                after: &current,
+            }),
+            Some(after) => {
+                let w = inv.observe(&Transition {
+                    step: step as u32,
+                    event,
+                    before: &current,
+                    after,
+                });
+                current = after.clone();
+                w
+            }
+        };
+        if let Some(w) = w {
+            fired.push((step as u32, w));
+        }
+    }
+    fired
+}

@@ -1,8 +1,8 @@
-use crate::class::{classify, EventClass};
+use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::idset::IdSet;
 use crate::user_turns_batch::batch_breach;
 use crate::{Invariant, InvariantInfo};
-use compactsim_model::{Event, Message, MsgId, Role, Segment, Transition, Witness};
+use compactsim_model::{ContentKind, Event, Message, MsgId, Role, Segment, Transition, Witness};
 
 /// Real user text is never lost, altered, duplicated or reordered.
 ///
@@ -16,16 +16,24 @@ use compactsim_model::{Event, Message, MsgId, Role, Segment, Transition, Witness
 /// two user rows keeps both segments and is allowed; a tracked segment that ends up in a
 /// non-user row (an assistant marker, say) is lost.
 ///
-/// Batch compaction (compaction events that are not micro passes; none exist yet)
-/// summarizes user turns on purpose and is judged by the weaker batch rule of
-/// `user_turns_batch.rs`: kept user text unaltered and in order, the newest user text and
-/// the newest visible reply verbatim.
+/// Batch compaction (compaction events that are not micro passes) summarizes user turns
+/// on purpose and is judged by the weaker batch rule of `user_turns_batch.rs`: kept user
+/// text unaltered and in order, the newest user text and the newest visible reply
+/// verbatim.
+///
+/// The agent loop's failed turn rolls back the rows of its turn (they are never
+/// persisted): on a failed-turn transition, user text written in that turn (origin at or
+/// after the first row the turn's user append added) may vanish; every older tracked
+/// segment must stay equal. A session reset archives the whole transcript and is not
+/// checked. A transition that provably changed nothing (same list) is skipped.
 #[derive(Debug, Default)]
 pub struct UserTurnsIntact {
     recorded: IdSet,
     /// Largest id seen in any transcript so far: ids are assigned in creation order, so a
     /// row with a larger id appears for the first time.
     newest_id: Option<MsgId>,
+    /// First id the latest turn's first append added, with that turn.
+    turn_first: Option<(u32, MsgId)>,
     started: bool,
     seq_before: Vec<SegRef>,
     seq_after: Vec<SegRef>,
@@ -45,7 +53,9 @@ pub(crate) fn segment(rows: &[Message], at: SegRef) -> &Segment {
     &rows[at.0].content.segments[at.1]
 }
 
-/// Collects the positions of tracked segments inside user-role rows, in order.
+/// Collects the positions of tracked segments inside user-role rows, in order. Summary
+/// and scaffold text is never user text, even when a batch summary merged into a user
+/// row carries that row's id as its origin.
 pub(crate) fn collect_tracked(recorded: &IdSet, rows: &[Message], out: &mut Vec<SegRef>) {
     out.clear();
     for (i, m) in rows.iter().enumerate() {
@@ -53,7 +63,8 @@ pub(crate) fn collect_tracked(recorded: &IdSet, rows: &[Message], out: &mut Vec<
             continue;
         }
         for (k, s) in m.content.segments.iter().enumerate() {
-            if recorded.contains(s.origin) {
+            let generated = matches!(s.kind, ContentKind::Summary | ContentKind::Scaffold);
+            if !generated && recorded.contains(s.origin) {
                 out.push((i, k));
             }
         }
@@ -72,6 +83,40 @@ impl UserTurnsIntact {
     fn advance_newest(&mut self, rows: &[Message]) {
         let max = rows.iter().map(|m| m.id).max();
         self.newest_id = self.newest_id.max(max);
+    }
+
+    /// Bookkeeping after a transition whose new rows are among `rows`: an append records
+    /// its real user rows and the first id of its turn.
+    fn after_append(&mut self, class: EventClass<'_>, turn: u32, rows: &[Message]) {
+        if matches!(class, EventClass::Append) {
+            let newer_than = self.newest_id;
+            if self.turn_first.is_none_or(|(last, _)| last != turn) {
+                let first = rows
+                    .iter()
+                    .map(|m| m.id)
+                    .filter(|id| newer_than.is_none_or(|n| *id > n))
+                    .min();
+                if let Some(first) = first {
+                    self.turn_first = Some((turn, first));
+                }
+            }
+            self.record_new(rows, newer_than);
+        }
+        self.advance_newest(rows);
+    }
+
+    /// Drops from the sequences the segments written in turn `turn` (rolled back).
+    fn forget_turn(&mut self, t: &Transition<'_>, turn: u32) {
+        let Some((first_turn, first)) = self.turn_first else {
+            return;
+        };
+        if first_turn != turn {
+            return;
+        }
+        self.seq_before
+            .retain(|&at| segment(t.before, at).origin < first);
+        self.seq_after
+            .retain(|&at| segment(t.after, at).origin < first);
     }
 
     /// First position where the sequences disagree.
@@ -136,19 +181,34 @@ impl Invariant for UserTurnsIntact {
             self.record_new(t.before, None);
             self.advance_newest(t.before);
         }
+        if unchanged(t) {
+            return None;
+        }
+        let class = classify(t.event);
+        if matches!(class, EventClass::SessionReset) {
+            self.advance_newest(t.after);
+            return None;
+        }
+        if let Some(from) = pure_append(t) {
+            // `before` is untouched: the sequences are equal unless an appended user row
+            // carries tracked text (checked in full below).
+            collect_tracked(&self.recorded, &t.after[from..], &mut self.seq_after);
+            if self.seq_after.is_empty() {
+                self.after_append(class, t.event.turn(), &t.after[from..]);
+                return None;
+            }
+        }
         collect_tracked(&self.recorded, t.before, &mut self.seq_before);
         collect_tracked(&self.recorded, t.after, &mut self.seq_after);
-        let class = classify(t.event);
+        if matches!(class, EventClass::TurnFailed) {
+            self.forget_turn(t, t.event.turn());
+        }
         let witness = if matches!(class, EventClass::OtherCompaction { .. }) {
             batch_breach(t, &self.seq_before, &self.seq_after)
         } else {
             self.first_difference(t).map(|j| self.witness(t, j))
         };
-        if matches!(class, EventClass::Append) {
-            let newer_than = self.newest_id;
-            self.record_new(t.after, newer_than);
-        }
-        self.advance_newest(t.after);
+        self.after_append(class, t.event.turn(), t.after);
         witness
     }
 }
@@ -285,5 +345,54 @@ mod tests {
         );
         assert_eq!(fired.len(), 1, "only user 2 is lost: {fired:?}");
         assert_eq!(fired[0].1.rows[0].id, MsgId(2));
+    }
+
+    #[test]
+    fn a_failed_turn_may_roll_back_its_own_user_text_only() {
+        let mut turn = start();
+        turn.push(user(7));
+        let mut answered = turn.clone();
+        answered.extend([calling(8, &[5]), tool(9, 5)]);
+        let quiet = run_after_start(vec![
+            (append_event(2), turn.clone()),
+            (call_event(2, Some(10), None), answered.clone()),
+            (failed_event(2, false, 3), start()),
+            (reset_event(2), vec![]),
+        ]);
+        assert!(quiet.is_empty(), "{quiet:?}");
+        let mut older_gone = start();
+        older_gone.remove(4);
+        let fired = run_after_start(vec![
+            (append_event(2), turn),
+            (failed_event(2, false, 2), older_gone),
+        ]);
+        assert_eq!(fired.len(), 1);
+        assert_eq!(fired[0].1.rows[0].id, MsgId(4));
+    }
+
+    #[test]
+    fn summary_text_merged_into_a_user_row_is_not_user_text() {
+        let mut merged_row = merged(&[&batch_summary(4, &[1]), &user(4)]);
+        merged_row.id = MsgId(4);
+        merged_row.content.segments = std::sync::Arc::from(
+            merged_row
+                .content
+                .segments
+                .iter()
+                .cloned()
+                .map(|mut s| {
+                    if s.chars == 2000 {
+                        s.kind = compactsim_model::ContentKind::Summary;
+                    }
+                    s
+                })
+                .collect::<Vec<_>>(),
+        );
+        let after = vec![merged_row, reply(5), user(6)];
+        let fired = run_after_start(vec![(
+            batch_event(1, compactsim_model::BatchTrigger::Preflight, true),
+            after,
+        )]);
+        assert!(fired.is_empty(), "{fired:?}");
     }
 }

@@ -102,6 +102,96 @@ pub struct BatchPass {
     pub fallback: bool,
     /// The summarizer was asked (or skipped for a cooldown) and produced no summary.
     pub summary_failed: bool,
+    /// The summarizer was actually called and the call failed (a cooldown skip is not a
+    /// call): the failure cooldown starts at `now_ms`.
+    pub summary_call_failed: bool,
+    /// Virtual time at the start of the pass, milliseconds since the case began.
+    pub now_ms: u64,
+}
+
+/// What turn-start preflight decided (hermes-domain §2.2 items 1–2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "decision")]
+pub enum PreflightDecision {
+    /// The rough request estimate is below the trigger.
+    BelowTrigger,
+    /// At or over the trigger, but the gate (message count, or the rough message
+    /// estimate alone) did not open.
+    Gated,
+    /// Deferred to the next real usage reading.
+    Deferred,
+    /// A summary-failure cooldown is in force.
+    Cooldown,
+    /// The anti-thrash guard blocks automatic compaction.
+    Blocked,
+    /// Compacted: this many passes ran (they precede this event in the trace).
+    Compress { passes: u32 },
+}
+
+/// The preflight evaluation of one turn, emitted after its passes (if any).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Preflight {
+    pub turn: u32,
+    pub now_ms: u64,
+    /// Messages when the turn's preflight started.
+    pub messages: u32,
+    /// Rough estimate of the messages alone at the start.
+    pub messages_rough_tokens: u64,
+    /// Rough request estimate (messages + system prompt + tool schemas) at the start.
+    pub request_rough_tokens: u64,
+    pub trigger_tokens: u32,
+    pub decision: PreflightDecision,
+}
+
+/// How the agent classified a failed provider call (hermes-domain §2.7).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallErrorClass {
+    /// 413 or its texts.
+    PayloadTooLarge,
+    /// A context-length phrase.
+    OverflowPhrase,
+    /// A terse 400 on a large session (#1630).
+    OverflowGenericBadRequest,
+    /// A dropped connection on a large session (#2153/#4750).
+    OverflowDisconnect,
+    /// Retry as is.
+    Transient,
+    /// Not retryable.
+    ClientError,
+}
+
+impl CallErrorClass {
+    /// The agent routes this error to overflow recovery.
+    pub const fn is_overflow(self) -> bool {
+        matches!(
+            self,
+            CallErrorClass::PayloadTooLarge
+                | CallErrorClass::OverflowPhrase
+                | CallErrorClass::OverflowGenericBadRequest
+                | CallErrorClass::OverflowDisconnect
+        )
+    }
+}
+
+/// One call to the main model. On success the response rows (the assistant row and, if
+/// it called tools, their results) are appended in the same transition; the request
+/// that was sent is the transition's `before`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct ProviderCall {
+    pub turn: u32,
+    pub now_ms: u64,
+    /// Rough request estimate of what was sent.
+    pub request_rough_tokens: u64,
+    /// Provider-reported prompt tokens (a real usage reading); `None` when it failed.
+    pub usage_tokens: Option<u64>,
+    /// The agent's classification of the failure; `None` on success.
+    pub error: Option<CallErrorClass>,
+    /// The request was over the window (ground truth of the fake provider, for
+    /// witnesses; the agent never sees it).
+    pub over_window: bool,
+    /// Rows the response appended.
+    pub appended: u32,
 }
 
 /// One transition of a case.
@@ -128,6 +218,33 @@ pub enum Event {
     Restart {
         turn: u32,
     },
+    /// Turn-start preflight of the agent loop.
+    Preflight(Preflight),
+    /// A call to the main model (and the rows its response appended).
+    ProviderCall(ProviderCall),
+    /// The turn failed. Unless a compaction committed during the turn, its rows (the
+    /// user row and every row after it) were removed: a failed turn is not persisted.
+    TurnFailed {
+        turn: u32,
+        now_ms: u64,
+        /// `failed + compression_exhausted`: overflow recovery ran out of attempts or
+        /// could not compress further.
+        exhausted: bool,
+        /// Rows removed from the live list.
+        removed: u32,
+    },
+    /// The session was reset after compression exhaustion: the transcript restarts empty
+    /// (a leading system row is kept); every compactor and agent state is fresh.
+    SessionReset {
+        turn: u32,
+        now_ms: u64,
+    },
+    /// Legacy rotation after a compaction (`in_place: false`): a new session id.
+    Rotation {
+        turn: u32,
+        old: u32,
+        new: u32,
+    },
 }
 
 impl Event {
@@ -135,9 +252,14 @@ impl Event {
         match self {
             Event::TurnAppended { turn, .. }
             | Event::Repair { turn, .. }
-            | Event::Restart { turn } => *turn,
+            | Event::Restart { turn }
+            | Event::TurnFailed { turn, .. }
+            | Event::SessionReset { turn, .. }
+            | Event::Rotation { turn, .. } => *turn,
             Event::MicroPass(p) => p.turn,
             Event::BatchPass(p) => p.turn,
+            Event::Preflight(p) => p.turn,
+            Event::ProviderCall(c) => c.turn,
         }
     }
 

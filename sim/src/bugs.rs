@@ -31,6 +31,22 @@ pub enum Bug {
     H58753,
     /// Batch prune truncates long tool-call arguments by offset into invalid JSON.
     H11762,
+    /// Preflight compares the rough estimate with the trigger directly: no deferral to
+    /// real usage, no anti-thrash; a compaction leaves the rough estimate as usage.
+    H35054,
+    /// Preflight gate is the message count only.
+    H27404,
+    /// No-op compaction exits add no anti-thrash strike.
+    H40803,
+    /// `should_compress` ignores the summary-failure cooldown.
+    H11529,
+    /// Zero usage after a disconnect disables the trigger; disconnects on large sessions
+    /// are not treated as overflow.
+    H2153,
+    /// The anti-thrash block is a permanent latch: no recovery probe.
+    H14694,
+    /// Legacy rotation happens even when the pass made no progress.
+    H57771,
 }
 
 /// Catalogue entry.
@@ -102,7 +118,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         id: "H-29559",
         strategy: "batch",
         summary: "a network error during summary generation drops the middle window with no summary instead of aborting",
-        expected: &["summary-failure-safe", "no-silent-drop"],
+        expected: &["summary-failure-safe", "marker-contained"],
     },
     BugInfo {
         bug: Bug::H52160,
@@ -124,6 +140,55 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "long tool-call arguments are cut at a fixed offset instead of per string leaf, leaving invalid JSON",
         expected: &["api-valid"],
+    },
+    BugInfo {
+        bug: Bug::H35054,
+        id: "H-35054",
+        strategy: "batch",
+        summary: "preflight compares the rough (schema-inflated) estimate with the trigger directly, never deferring to real usage nor consulting anti-thrash; after a compaction the rough estimate stands in for real usage",
+        expected: &["bounded-compaction"],
+    },
+    BugInfo {
+        bug: Bug::H27404,
+        id: "H-27404",
+        strategy: "batch",
+        summary: "preflight only runs when the list has more than protect_first_n + protect_last_n + 1 messages, so a few huge messages never compact at turn start",
+        expected: &["preflight-evaluated"],
+    },
+    BugInfo {
+        bug: Bug::H40803,
+        id: "H-40803",
+        strategy: "batch",
+        summary: "compress() returns unchanged without a strike when there is nothing to compress, so every turn re-fires a no-op compaction",
+        expected: &["bounded-compaction"],
+    },
+    BugInfo {
+        bug: Bug::H11529,
+        id: "H-11529",
+        strategy: "batch",
+        summary: "no cooldown gate in should_compress: after a failed summary every turn re-fires compaction while the cooldown is active",
+        expected: &["no-infinite-loop"],
+    },
+    BugInfo {
+        bug: Bug::H2153,
+        id: "H-2153",
+        strategy: "batch",
+        summary: "after a disconnect the usage is 0 and should_compress(0) never fires; disconnects on large sessions are retried as transient, a death spiral of failed turns",
+        expected: &["no-infinite-loop"],
+    },
+    BugInfo {
+        bug: Bug::H14694,
+        id: "H-14694",
+        strategy: "batch",
+        summary: "the anti-thrash block is a permanent latch with no recovery probe, even after the recovery window",
+        expected: &["no-infinite-loop"],
+    },
+    BugInfo {
+        bug: Bug::H57771,
+        id: "H-57771",
+        strategy: "batch",
+        summary: "legacy rotation (in_place: false) forks a new session id even when the compaction made no progress",
+        expected: &["bounded-compaction"],
     },
 ];
 

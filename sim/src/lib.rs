@@ -1,6 +1,7 @@
 //! compactsim: the simulated world (conversation shapes, fake summarizer and provider,
 //! reference compactors with bug switches), the case engine and the parallel runner.
 
+pub mod agent;
 pub mod bugs;
 pub mod cli;
 pub mod compactor;

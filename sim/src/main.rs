@@ -33,6 +33,12 @@ struct CaseFlags {
     /// Switch a catalogued bug back on (repeatable; see `compactsim list bugs`).
     #[arg(long = "bug", value_name = "ID")]
     bugs: Vec<String>,
+    /// Hermes era preset for the agent loop: a, b or c (default c, the latest).
+    #[arg(long, value_name = "ERA")]
+    era: Option<String>,
+    /// Anti-thrash policy of the agent loop: v1, v2 or v2.2 (default: the era's).
+    #[arg(long = "anti-thrash", value_name = "POLICY")]
+    anti_thrash: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -144,7 +150,14 @@ enum ListWhat {
 }
 
 fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
-    CaseParams::parse(f.seed, f.passes, &f.strategy, &f.bugs)
+    CaseParams::parse_with(
+        f.seed,
+        f.passes,
+        &f.strategy,
+        f.era.as_deref(),
+        f.anti_thrash.as_deref(),
+        &f.bugs,
+    )
 }
 
 fn jobs(jobs: Option<usize>) -> Result<usize, Failure> {

@@ -83,7 +83,8 @@ pub fn check_bug(
                 report.internal += 1;
                 true
             }
-            CaseOutcome::Violation(vs) => {
+            CaseOutcome::Violation(_) | CaseOutcome::Liveness(_) => {
+                let vs = r.outcome.violations();
                 report.caught = Some(Caught {
                     case: r.case,
                     invariant: vs[0].invariant.clone(),

@@ -1,5 +1,6 @@
 //! Compaction strategies a run can exercise.
 
+use crate::agent::{AntiThrashPolicy, Era, LoopOptions};
 use serde::Serialize;
 use std::fmt;
 
@@ -8,23 +9,60 @@ use std::fmt;
 pub enum Strategy {
     /// Per-turn micro-compaction (hermes-domain §3).
     Micro,
+    /// The agent loop with batch compaction (hermes-domain §2).
+    Batch(LoopOptions),
+    /// The agent loop with batch compaction and a micro pass after every finished turn,
+    /// as Hermes runs them together.
+    Both(LoopOptions),
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 1] = [Strategy::Micro];
+    pub const ALL: [Strategy; 3] = [
+        Strategy::Micro,
+        Strategy::Batch(LoopOptions {
+            era: Era::DEFAULT,
+            anti_thrash: AntiThrashPolicy::V2_2,
+        }),
+        Strategy::Both(LoopOptions {
+            era: Era::DEFAULT,
+            anti_thrash: AntiThrashPolicy::V2_2,
+        }),
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Micro => "micro",
+            Strategy::Batch(_) => "batch",
+            Strategy::Both(_) => "both",
         }
     }
 
     pub fn description(self) -> &'static str {
         match self {
             Strategy::Micro => "fold the oldest unabsorbed agent turn into one rolling-summary marker after every turn",
+            Strategy::Batch(_) => "agent turn loop: preflight, provider calls, post-response checks and overflow recovery around batch compaction",
+            Strategy::Both(_) => "the batch agent loop plus a micro pass after every finished turn",
         }
     }
 
+    /// The agent-loop options, for the strategies that run the agent loop.
+    pub fn loop_options(self) -> Option<LoopOptions> {
+        match self {
+            Strategy::Micro => None,
+            Strategy::Batch(o) | Strategy::Both(o) => Some(o),
+        }
+    }
+
+    /// This strategy with the given agent-loop options (micro has none).
+    pub fn with_options(self, options: LoopOptions) -> Strategy {
+        match self {
+            Strategy::Micro => Strategy::Micro,
+            Strategy::Batch(_) => Strategy::Batch(options),
+            Strategy::Both(_) => Strategy::Both(options),
+        }
+    }
+
+    /// Parses a strategy name; agent-loop strategies get the default options.
     pub fn parse(name: &str) -> Result<Strategy, String> {
         Strategy::ALL
             .into_iter()
@@ -39,5 +77,26 @@ impl Strategy {
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_and_options_attach_to_loop_strategies_only() {
+        for s in Strategy::ALL {
+            assert_eq!(Strategy::parse(s.name()), Ok(s));
+        }
+        let a = LoopOptions::of(Era::A, None);
+        assert_eq!(Strategy::Micro.with_options(a), Strategy::Micro);
+        assert_eq!(Strategy::Micro.loop_options(), None);
+        let batch = Strategy::parse("batch").unwrap().with_options(a);
+        assert_eq!(batch.loop_options(), Some(a));
+        assert_eq!(batch.to_string(), "batch");
+        assert!(Strategy::parse("x")
+            .unwrap_err()
+            .contains("micro, batch, both"));
     }
 }

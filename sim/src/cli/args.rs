@@ -1,6 +1,7 @@
 //! Run parameters shared by `run`, `replay` and the repro lines, validated.
 
 use super::exit::Failure;
+use crate::agent::{AntiThrashPolicy, Era, LoopOptions};
 use crate::bugs::{Bug, BugSet};
 use crate::runner::Suite;
 use crate::strategy::Strategy;
@@ -23,8 +24,51 @@ pub struct CaseParams {
 }
 
 impl CaseParams {
-    /// Validates raw CLI values.
+    /// Validates raw CLI values (agent-loop strategies get the default era and policy).
     pub fn parse(
+        seed: u64,
+        passes: u32,
+        strategy: &str,
+        bugs: &[String],
+    ) -> Result<CaseParams, Failure> {
+        Self::parse_with(seed, passes, strategy, None, None, bugs)
+    }
+
+    /// Validates raw CLI values including `--era` and `--anti-thrash`, which only the
+    /// agent-loop strategies (`batch`, `both`) accept.
+    pub fn parse_with(
+        seed: u64,
+        passes: u32,
+        strategy: &str,
+        era: Option<&str>,
+        anti_thrash: Option<&str>,
+        bugs: &[String],
+    ) -> Result<CaseParams, Failure> {
+        let mut params = Self::parse_plain(seed, passes, strategy, bugs)?;
+        if params.strategy.loop_options().is_none() {
+            if era.is_some() || anti_thrash.is_some() {
+                return Err(Failure::bad_input(format!(
+                    "--era and --anti-thrash apply to the agent-loop strategies (batch, \
+                     both), not `{}`",
+                    params.strategy
+                )));
+            }
+            return Ok(params);
+        }
+        let era = era
+            .map(Era::parse)
+            .transpose()
+            .map_err(Failure::bad_input)?
+            .unwrap_or(Era::DEFAULT);
+        let policy = anti_thrash
+            .map(AntiThrashPolicy::parse)
+            .transpose()
+            .map_err(Failure::bad_input)?;
+        params.strategy = params.strategy.with_options(LoopOptions::of(era, policy));
+        Ok(params)
+    }
+
+    fn parse_plain(
         seed: u64,
         passes: u32,
         strategy: &str,
@@ -55,6 +99,9 @@ impl CaseParams {
             "--seed {} --passes {} --strategy {}",
             self.seed, self.passes, self.strategy
         );
+        if let Some(o) = self.strategy.loop_options() {
+            s.push_str(&format!(" --era {} --anti-thrash {}", o.era, o.anti_thrash));
+        }
         for b in self.bugs.iter() {
             s.push_str(&format!(" --bug {b}"));
         }
@@ -150,6 +197,21 @@ mod tests {
             p.repro(3),
             "compactsim replay --seed 7 --passes 25 --strategy micro --bug H-75345-B --case 3"
         );
+        let b =
+            CaseParams::parse_with(7, 25, "batch", Some("a"), None, &["h-2153".into()]).unwrap();
+        assert_eq!(
+            b.repro(3),
+            "compactsim replay --seed 7 --passes 25 --strategy batch --era a --anti-thrash v1 \
+             --bug H-2153 --case 3"
+        );
+        let d = CaseParams::parse(7, 25, "both", &[]).unwrap();
+        assert!(d
+            .repro(0)
+            .contains("--strategy both --era c --anti-thrash v2.2"));
+        let e = CaseParams::parse_with(7, 25, "micro", Some("a"), None, &[]).unwrap_err();
+        assert_eq!(e.exit, Exit::BadInput);
+        let e = CaseParams::parse_with(7, 25, "batch", None, Some("v9"), &[]).unwrap_err();
+        assert!(e.message.contains("v2.2"), "{}", e.message);
         let mut next = 0;
         for k in 0..3 {
             let (lo, n) = Shard { index: k, count: 3 }.range(10);

@@ -2,14 +2,13 @@
 
 use super::args::CaseParams;
 use super::exit::Exit;
-use crate::engine::{run_case, CaseOutcome, CaseResult, CaseSetup, Record};
+use crate::engine::{describe, run_case, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record};
 use std::fmt::Write;
 
 /// The replay output and its exit code.
 pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
     let suite = params.suite(case, 1);
     let spec = suite.spec(case);
-    let setup = CaseSetup::draw(&spec);
     let r = run_case(&spec, Record { trace: true });
     let mut out = String::new();
     let _ = writeln!(
@@ -19,13 +18,14 @@ pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
         r.case_seed,
         params.flags()
     );
-    let exit = render_case(&mut out, &setup, &r);
+    let exit = render_case(&mut out, &spec, &r);
     (out, exit)
 }
 
-/// Appends the setup line, the event log and the outcome (with its witness) of `r`,
-/// run with `setup`; returns the exit code of the outcome.
-pub fn render_case(out: &mut String, setup: &CaseSetup, r: &CaseResult) -> Exit {
+/// Appends the setup line, the event log and the outcome (with its witness) of `r`, the
+/// result of running `spec`; returns the exit code of the outcome.
+pub fn render_case(out: &mut String, spec: &CaseSpec, r: &CaseResult) -> Exit {
+    let setup = CaseSetup::draw(spec);
     let _ = writeln!(
         out,
         "family={} context_length={} trigger={} tail_budget={} restart_per_mille={} every_n_turns={}",
@@ -36,6 +36,9 @@ pub fn render_case(out: &mut String, setup: &CaseSetup, r: &CaseResult) -> Exit 
         setup.restart_per_mille,
         setup.micro.every_n_turns
     );
+    if let Some(agent) = describe(spec) {
+        let _ = writeln!(out, "{agent}");
+    }
     for line in &r.trace {
         let _ = writeln!(out, "{line}");
     }
@@ -76,6 +79,17 @@ pub fn render_case(out: &mut String, setup: &CaseSetup, r: &CaseResult) -> Exit 
                 }
             }
             Exit::Violation
+        }
+        CaseOutcome::Liveness(v) => {
+            let _ = writeln!(
+                out,
+                "LIVENESS {} at turn {} step {}: {}",
+                v.invariant, v.turn, v.step, v.message
+            );
+            for fact in &v.witness.facts {
+                let _ = writeln!(out, "  witness: {fact}");
+            }
+            Exit::Liveness
         }
         CaseOutcome::Internal(what) => {
             let _ = writeln!(out, "INTERNAL FAILURE: {what}");

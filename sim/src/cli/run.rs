@@ -2,7 +2,7 @@
 
 use super::args::{CaseParams, Shard};
 use super::exit::{Exit, Failure};
-use crate::engine::{CaseOutcome, CaseResult, CaseSpec, Record, COUNTERS};
+use crate::engine::{counters, run_case, CaseOutcome, CaseResult, CaseSpec, Record};
 use crate::runner::run_suite;
 use crate::shapes::Family;
 use crate::shrink;
@@ -16,6 +16,18 @@ pub const FAILURES_PRINTED_MAX: usize = 10;
 pub const REPRO_LINES_MAX: usize = 1_000;
 /// Default `--shrink-time`: seconds spent shrinking the first failures after a run.
 pub const SHRINK_TIME_DEFAULT_S: f64 = 2.0;
+/// Turns of trace printed for a liveness failure.
+pub const LIVENESS_TRACE_TURNS: u32 = 3;
+/// The agent-loop counters the summary line shows (all are in the report too).
+pub const AGENT_SUMMARY_COUNTERS: [(&str, &str); 7] = [
+    ("compactions", "batch.compacted"),
+    ("fallback summaries", "batch.fallback"),
+    ("preflight passes", "preflight.passes"),
+    ("post-response passes", "postresponse.passes"),
+    ("overflow recoveries", "overflow.recoveries"),
+    ("exhaustions", "turns.exhausted"),
+    ("session resets", "session.resets"),
+];
 
 /// A validated `run` request.
 #[derive(Clone, Debug)]
@@ -39,6 +51,10 @@ pub fn header(req: &RunRequest) -> Header {
             format!("{}/{}", req.shard.index, req.shard.count),
         );
     }
+    if let Some(o) = req.params.strategy.loop_options() {
+        params.insert("era".to_string(), o.era.to_string());
+        params.insert("anti_thrash".to_string(), o.anti_thrash.to_string());
+    }
     Header {
         tool: "compactsim".into(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -58,6 +74,9 @@ pub fn row(r: &CaseResult) -> CaseRow {
         CaseOutcome::Violation(v) => Outcome::Violation {
             invariant: v[0].invariant.clone(),
             turn: v[0].turn,
+        },
+        CaseOutcome::Liveness(v) => Outcome::Liveness {
+            reason: format!("{} at turn {}: {}", v.invariant, v.turn, v.message),
         },
         CaseOutcome::Internal(what) => Outcome::Internal {
             reason: what.clone(),
@@ -79,37 +98,59 @@ fn exit_of(outcome: &CaseOutcome) -> Exit {
     match outcome {
         CaseOutcome::Clean => Exit::Clean,
         CaseOutcome::Violation(_) => Exit::Violation,
+        CaseOutcome::Liveness(_) => Exit::Liveness,
         CaseOutcome::Internal(_) => Exit::Internal,
     }
+}
+
+/// The invariants a run of these parameters checks, in catalogue order.
+fn invariant_ids(params: &CaseParams) -> Vec<&'static str> {
+    if params.strategy.loop_options().is_some() {
+        compactsim_invariants::catalogue()
+            .iter()
+            .map(|i| i.id)
+            .collect()
+    } else {
+        compactsim_invariants::micro_catalogue_ids()
+    }
+}
+
+/// The first output line: the seed and every parameter that decides the run.
+fn seed_line(req: &RunRequest) -> String {
+    let mut line = format!(
+        "SEED={} cases={} passes={} strategy={}",
+        req.params.seed, req.cases, req.params.passes, req.params.strategy
+    );
+    if let Some(o) = req.params.strategy.loop_options() {
+        line.push_str(&format!(" era={} anti_thrash={}", o.era, o.anti_thrash));
+    }
+    let bugs = if req.params.bugs.is_empty() {
+        "none".to_string()
+    } else {
+        req.params.bugs.ids().join(",")
+    };
+    line.push_str(&format!(
+        " bugs={bugs} shard={}/{} jobs={} out={}",
+        req.shard.index,
+        req.shard.count,
+        req.jobs,
+        req.out.display()
+    ));
+    line
 }
 
 /// Runs the suite, prints the header line first, failures as they come, and the tables;
 /// writes report.json, summary.md and repro.txt. Returns the exit code.
 pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     let header = header(req);
-    println!(
-        "SEED={} cases={} passes={} strategy={} bugs={} shard={}/{} jobs={} out={}",
-        req.params.seed,
-        req.cases,
-        req.params.passes,
-        req.params.strategy,
-        if req.params.bugs.is_empty() {
-            "none".to_string()
-        } else {
-            req.params.bugs.ids().join(",")
-        },
-        req.shard.index,
-        req.shard.count,
-        req.jobs,
-        req.out.display()
-    );
+    println!("{}", seed_line(req));
     let started = Instant::now();
     let mut writer =
         ReportWriter::create(&req.out, &header).map_err(|e| Failure::internal(e.to_string()))?;
     let mut agg = Aggregator::new()
-        .with_invariants(compactsim_invariants::catalogue().iter().map(|i| i.id))
+        .with_invariants(invariant_ids(&req.params))
         .with_families(Family::ALL.iter().map(|f| f.name()))
-        .with_coverage(COUNTERS.iter().copied());
+        .with_coverage(counters(req.params.strategy));
     let mut repro = Vec::new();
     let mut exit = Exit::Clean;
     let mut write_error = None;
@@ -154,6 +195,9 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     reports::write_repro(&req.out, &repro).map_err(|e| Failure::internal(e.to_string()))?;
     let wall_s = started.elapsed().as_secs_f64();
     print!("\n{}", reports::render_table(&header, &summary));
+    if req.params.strategy.loop_options().is_some() {
+        println!("{}", agent_line(&summary.coverage));
+    }
     println!(
         "\nwall {:.2} s, {} passes, {:.0} passes/s",
         wall_s,
@@ -170,6 +214,27 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     Ok(exit)
 }
 
+/// The agent-loop coverage counters on one line (0 when a path was never reached).
+pub fn agent_line(coverage: &std::collections::BTreeMap<String, u64>) -> String {
+    let parts: Vec<String> = AGENT_SUMMARY_COUNTERS
+        .iter()
+        .map(|(label, key)| format!("{label} {}", coverage.get(*key).copied().unwrap_or(0)))
+        .collect();
+    format!("agent loop: {}", parts.join(", "))
+}
+
+/// The trace of the last turns of a case (rerun deterministically with the trace on).
+fn last_turns(params: &CaseParams, case: u32) -> Vec<String> {
+    let r = run_case(&params.suite(case, 1).spec(case), Record { trace: true });
+    let last = r.trace.last().map_or(0, |l| l.event.turn());
+    let from = last.saturating_sub(LIVENESS_TRACE_TURNS - 1);
+    r.trace
+        .iter()
+        .filter(|l| l.event.turn() >= from)
+        .map(|l| l.to_string())
+        .collect()
+}
+
 /// Prints a failure (the first few), records it in the summary and in repro.txt.
 fn note_failure(
     params: &CaseParams,
@@ -183,6 +248,13 @@ fn note_failure(
             Some(v[0].clone()),
             format!("{} at turn {}: {}", v[0].invariant, v[0].turn, v[0].message),
         ),
+        CaseOutcome::Liveness(v) => (
+            Some(v.clone()),
+            format!(
+                "liveness: {} at turn {}: {}",
+                v.invariant, v.turn, v.message
+            ),
+        ),
         CaseOutcome::Internal(what) => (None, format!("internal failure: {what}")),
     };
     let line = params.repro(r.case);
@@ -193,6 +265,12 @@ fn note_failure(
             r.family.name(),
             r.case_seed
         );
+        if matches!(r.outcome, CaseOutcome::Liveness(_)) {
+            println!("  trace of the last {LIVENESS_TRACE_TURNS} turns:");
+            for l in last_turns(params, r.case) {
+                println!("    {l}");
+            }
+        }
         println!("  repro: {line}");
     }
     if repro.len() < REPRO_LINES_MAX {

@@ -5,7 +5,7 @@
 
 use super::exit::{Exit, Failure};
 use super::replay::render_case;
-use crate::engine::{run_case, CaseOutcome, CaseResult, CaseSetup, Record};
+use crate::engine::{run_case, CaseOutcome, CaseResult, Record};
 use crate::scenario::{self, describe, Scenario};
 use compactsim_reports::{self as reports, JunitCase, JunitOutcome};
 use rayon::prelude::*;
@@ -250,7 +250,7 @@ pub fn render_trace(s: &Scenario, r: &CaseResult) -> String {
             s.spec.bugs.ids().join(",")
         }
     );
-    render_case(&mut out, &CaseSetup::draw(&s.spec), r);
+    render_case(&mut out, &s.spec, r);
     out
 }
 
@@ -293,6 +293,7 @@ pub fn replay_file(path: &Path) -> Result<(String, Exit), Failure> {
     let exit = match &r.outcome {
         CaseOutcome::Clean => Exit::Clean,
         CaseOutcome::Violation(_) => Exit::Violation,
+        CaseOutcome::Liveness(_) => Exit::Liveness,
         CaseOutcome::Internal(_) => Exit::Internal,
     };
     let _ = writeln!(

@@ -2,12 +2,16 @@
 //! lets the oracle observe each one, applies the fault plan, and stops at the first
 //! violation or at the case's turn budget.
 
+mod agent_setup;
+mod agent_world;
 mod coverage;
 pub mod plan;
 mod setup;
 mod trace;
 
-pub use coverage::{Coverage, COUNTERS};
+pub use agent_setup::AgentSetup;
+pub use agent_world::{describe, oracle_config, STEPS_PER_TURN_BUDGET};
+pub use coverage::{counters, Coverage, AGENT_COUNTERS, COUNTERS};
 pub use setup::*;
 pub use trace::TraceLine;
 
@@ -19,7 +23,7 @@ use crate::shapes::Family;
 use crate::summarizer::{Summarizer, SummaryOutcome};
 use compactsim_invariants::{Oracle, OracleConfig};
 use compactsim_model::{Event, Message, MicroOutcome, Transition, Violation};
-use plan::Source;
+use plan::{CasePlan, Source};
 
 /// How a case ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,8 +31,23 @@ pub enum CaseOutcome {
     Clean,
     /// The first transition that broke an invariant; every invariant it broke.
     Violation(Vec<Violation>),
+    /// The case did not make progress: the liveness invariant (`no-infinite-loop`) failed
+    /// alone, or the case exceeded its step budget.
+    Liveness(Violation),
     /// The harness itself failed (a panic inside the case).
     Internal(String),
+}
+
+impl CaseOutcome {
+    /// The invariants behind a failed case: every one a violation broke, or the liveness
+    /// one; empty for a clean case or a harness failure.
+    pub fn violations(&self) -> &[Violation] {
+        match self {
+            CaseOutcome::Violation(vs) => vs,
+            CaseOutcome::Liveness(v) => std::slice::from_ref(v),
+            CaseOutcome::Clean | CaseOutcome::Internal(_) => &[],
+        }
+    }
 }
 
 /// Everything a case reports.
@@ -93,7 +112,7 @@ pub fn run_case(spec: &CaseSpec, record: Record) -> CaseResult {
     }
 }
 
-fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
+pub(crate) fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
     CaseResult {
         case: spec.case,
         case_seed: spec.case_seed(),
@@ -113,6 +132,9 @@ fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
 }
 
 fn run_case_unguarded(spec: &CaseSpec, record: Record) -> CaseResult {
+    if spec.strategy.loop_options().is_some() {
+        return agent_world::run(spec, record);
+    }
     let (setup, streams) = CaseSetup::draw_with_streams(spec);
     let mut world = World {
         spec: spec.clone(),
@@ -122,9 +144,17 @@ fn run_case_unguarded(spec: &CaseSpec, record: Record) -> CaseResult {
         summarizer: Summarizer::new(setup.summarizer.clone(), streams.summarizer)
             .with_schedule(spec.plan.as_ref().and_then(|p| p.summary_outcomes.clone())),
         micro: MicroCompactor::new(setup.micro, spec.bugs.clone()),
-        oracle: Oracle::new(OracleConfig {
-            protect_first_n: setup.micro.protect_first_n,
-        }),
+        oracle: Oracle::with_only(
+            OracleConfig {
+                protect_first_n: setup.micro.protect_first_n,
+                ..OracleConfig::default()
+            },
+            &CasePlan::narrow(
+                spec.plan.as_deref(),
+                compactsim_invariants::micro_catalogue_ids(),
+            ),
+        )
+        .expect("catalogue ids"),
         faults: streams.faults,
         restart_per_mille: setup.restart_per_mille,
         step: 0,

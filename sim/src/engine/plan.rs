@@ -47,6 +47,23 @@ pub struct CasePlan {
     pub micro: MicroOverrides,
     /// Turn budget of the case (a script also ends the case when it runs out).
     pub turns_max: Option<u32>,
+    /// The oracle checks only these invariants (ids of the catalogue); `None` checks
+    /// every invariant of the strategy. For bug switches that only show together with
+    /// another one, whose own symptom would otherwise hide them.
+    pub invariants: Option<Vec<String>>,
+}
+
+impl CasePlan {
+    /// `ids` narrowed to the plan's `invariants`, if it names any.
+    pub fn narrow<'a>(plan: Option<&'a CasePlan>, ids: Vec<&'a str>) -> Vec<&'a str> {
+        match plan.and_then(|p| p.invariants.as_ref()) {
+            Some(only) => ids
+                .into_iter()
+                .filter(|id| only.iter().any(|o| o == id))
+                .collect(),
+            None => ids,
+        }
+    }
 }
 
 /// Overrides of the drawn summarizer configuration.

@@ -1,6 +1,6 @@
 //! The event log of a case, one line per transition (`compactsim replay`).
 
-use compactsim_model::{Event, Message, MicroPass};
+use compactsim_model::{Event, Message, MicroPass, PreflightDecision, ProviderCall};
 use std::fmt;
 
 /// One transition as the log shows it.
@@ -49,6 +49,39 @@ fn micro(f: &mut fmt::Formatter<'_>, p: &MicroPass) -> fmt::Result {
     )
 }
 
+fn seconds(ms: u64) -> String {
+    format!("{}.{:03}s", ms / 1000, ms % 1000)
+}
+
+fn call(f: &mut fmt::Formatter<'_>, c: &ProviderCall) -> fmt::Result {
+    write!(
+        f,
+        "provider_call @{} request~{}t ",
+        seconds(c.now_ms),
+        c.request_rough_tokens
+    )?;
+    match (c.usage_tokens, c.error) {
+        (Some(usage), _) => write!(f, "usage={usage}t +{} rows", c.appended),
+        (None, Some(class)) => write!(
+            f,
+            "error={class:?}{}",
+            if c.over_window {
+                " (over the window)"
+            } else {
+                ""
+            }
+        ),
+        (None, None) => write!(f, "no reply"),
+    }
+}
+
+fn decision(d: PreflightDecision) -> String {
+    match d {
+        PreflightDecision::Compress { passes } => format!("compress({passes} passes)"),
+        other => format!("{other:?}"),
+    }
+}
+
 impl fmt::Display for TraceLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "turn {:>3} step {:>4}  ", self.event.turn(), self.step)?;
@@ -57,8 +90,14 @@ impl fmt::Display for TraceLine {
             Event::MicroPass(p) => micro(f, p)?,
             Event::BatchPass(p) => write!(
                 f,
-                "batch_pass {:?} {:?} head_end={} summary={}t fallback={} summary_failed={}",
-                p.trigger, p.outcome, p.head_end, p.summary_tokens, p.fallback, p.summary_failed
+                "batch_pass @{} {:?} {:?} head_end={} summary={}t fallback={} summary_failed={}",
+                seconds(p.now_ms),
+                p.trigger,
+                p.outcome,
+                p.head_end,
+                p.summary_tokens,
+                p.fallback,
+                p.summary_failed
             )?,
             Event::Repair {
                 merged_rows,
@@ -70,6 +109,34 @@ impl fmt::Display for TraceLine {
                 "repair merged={merged_rows} dropped={dropped_rows} pruned_calls={pruned_calls}"
             )?,
             Event::Restart { .. } => write!(f, "restart (in-memory state lost)")?,
+            Event::Preflight(p) => write!(
+                f,
+                "preflight @{} msgs={} rough={}t request~{}t trigger={}t -> {}",
+                seconds(p.now_ms),
+                p.messages,
+                p.messages_rough_tokens,
+                p.request_rough_tokens,
+                p.trigger_tokens,
+                decision(p.decision)
+            )?,
+            Event::ProviderCall(c) => call(f, c)?,
+            Event::TurnFailed {
+                now_ms,
+                exhausted,
+                removed,
+                ..
+            } => write!(
+                f,
+                "turn_failed @{}{} rolled back {removed} rows",
+                seconds(*now_ms),
+                if *exhausted {
+                    " compression_exhausted"
+                } else {
+                    ""
+                }
+            )?,
+            Event::SessionReset { now_ms, .. } => write!(f, "session_reset @{}", seconds(*now_ms))?,
+            Event::Rotation { old, new, .. } => write!(f, "rotation session {old} -> {new}")?,
         }
         write!(
             f,

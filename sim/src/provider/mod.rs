@@ -122,7 +122,21 @@ impl Provider {
         request_overhead_tokens: u32,
         context_length: u32,
     ) -> ProviderReply {
-        let usage = tokens_real_total(messages) + request_overhead_tokens as u64;
+        self.call_counted(
+            tokens_real_total(messages),
+            request_overhead_tokens,
+            context_length,
+        )
+    }
+
+    /// [`Provider::call`] for messages whose real token total the caller already knows.
+    pub fn call_counted(
+        &mut self,
+        messages_real_tokens: u64,
+        request_overhead_tokens: u32,
+        context_length: u32,
+    ) -> ProviderReply {
+        let usage = messages_real_tokens + request_overhead_tokens as u64;
         let pick = between(&mut self.rng, 0, 2) as usize;
         let disconnect = chance(&mut self.rng, self.config.disconnect_per_mille);
         let server_error = chance(&mut self.rng, self.config.server_error_per_mille);

@@ -128,8 +128,9 @@ impl Expect {
                     invariant,
                     within_turns,
                 },
-                CaseOutcome::Violation(vs),
-            ) => vs
+                outcome,
+            ) => outcome
+                .violations()
                 .iter()
                 .any(|v| &v.invariant == invariant && within_turns.is_none_or(|n| v.turn < n)),
             (Expect::Exit(class), outcome) => class_of(outcome) == Some(*class),
@@ -143,6 +144,7 @@ pub fn class_of(outcome: &CaseOutcome) -> Option<OutcomeClass> {
     match outcome {
         CaseOutcome::Clean => Some(OutcomeClass::Clean),
         CaseOutcome::Violation(_) => Some(OutcomeClass::Violation),
+        CaseOutcome::Liveness(_) => Some(OutcomeClass::Liveness),
         CaseOutcome::Internal(_) => None,
     }
 }
@@ -156,6 +158,7 @@ pub fn describe(result: &CaseResult) -> String {
             let ids: Vec<&str> = vs.iter().map(|v| v.invariant.as_str()).collect();
             format!("violated {} at turn {}", ids.join("+"), vs[0].turn)
         }
+        CaseOutcome::Liveness(v) => format!("liveness {} at turn {}", v.invariant, v.turn),
         CaseOutcome::Internal(what) => format!("internal failure: {what}"),
     }
 }

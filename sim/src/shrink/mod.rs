@@ -165,7 +165,10 @@ impl fmt::Display for ShrinkError {
 
 /// Whether `r` fails `invariant`.
 fn fails(r: &CaseResult, invariant: &str) -> bool {
-    matches!(&r.outcome, CaseOutcome::Violation(vs) if vs.iter().any(|v| v.invariant == invariant))
+    r.outcome
+        .violations()
+        .iter()
+        .any(|v| v.invariant == invariant)
 }
 
 /// Cuts `plan` to what the run `r` executed: its turns, restarts and summarizer calls.
@@ -266,6 +269,7 @@ pub fn shrink(
         CaseOutcome::Clean => return Err(ShrinkError::Clean),
         CaseOutcome::Internal(w) => return Err(ShrinkError::Internal(w.clone())),
         CaseOutcome::Violation(vs) => vs[0].invariant.clone(),
+        CaseOutcome::Liveness(v) => v.invariant.clone(),
     };
     let mut plan = rec.plan;
     let result = run_case(&spec.clone().with_plan(plan.clone()), Record::default());

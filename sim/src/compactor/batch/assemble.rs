@@ -95,6 +95,7 @@ pub fn assemble(
             placement: None,
         };
     };
+    tail = without_stale_summaries(&tail);
     let inputs = RoleInputs {
         head_last: head.last().map(|m| m.role),
         user_survives: head.iter().chain(&tail).any(|m| m.role == Role::User),
@@ -128,6 +129,52 @@ pub fn assemble(
         summary_row: Some(summary_row),
         placement: Some(placement),
     }
+}
+
+/// The tail without stale batch summaries (the new summary supersedes them, their bodies
+/// having been rehydrated): a standalone summary is dropped — two user rows it separated
+/// are merged, first row kept, as the pre-send repair would — and a merged row keeps its
+/// own text (and its calls).
+fn without_stale_summaries(tail: &[Message]) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(tail.len());
+    let mut dropped = false;
+    for m in tail {
+        match unwrap_stale(m) {
+            None => dropped = true,
+            Some(row) => {
+                let joins = dropped
+                    && row.role == Role::User
+                    && out.last().is_some_and(|l| l.role == Role::User);
+                if joins {
+                    let last = out.last_mut().expect("checked");
+                    last.merge_content(&row.content);
+                } else {
+                    out.push(row);
+                }
+                dropped = false;
+            }
+        }
+    }
+    out
+}
+
+/// A tail row without its stale batch summary: `None` for a standalone summary, the own
+/// text (and calls) of a merged row, other rows as they are.
+fn unwrap_stale(m: &Message) -> Option<Message> {
+    if !m.is_batch_summary() {
+        return Some(m.clone());
+    }
+    let own: Vec<Segment> = split_row(m).1.into_iter().cloned().collect();
+    if own.is_empty() && m.tool_calls.is_empty() {
+        return None;
+    }
+    let mut row = m.clone();
+    row.set_content(Content::from_segments(own));
+    row.flags = Flags {
+        persisted: m.flags.persisted,
+        ..Flags::default()
+    };
+    Some(row)
 }
 
 /// Head copies: stale summaries dropped (standalone) or unwrapped (merged); the system

@@ -228,8 +228,8 @@ impl BatchOutcome {
         matches!(self.result, PassResult::Compacted { .. })
     }
 
-    /// The trace event of this pass.
-    pub fn event(&self, turn: u32, trigger: BatchTrigger) -> Event {
+    /// The trace event of this pass, which started at virtual time `now_ms`.
+    pub fn event(&self, turn: u32, trigger: BatchTrigger, now_ms: u64) -> Event {
         let (outcome, fallback) = match self.result {
             PassResult::Compacted { fallback } => (BatchPassOutcome::Compacted, fallback),
             PassResult::Aborted(_) => (BatchPassOutcome::Aborted, false),
@@ -247,6 +247,8 @@ impl BatchOutcome {
             summary_tokens: self.summary_tokens,
             fallback,
             summary_failed: self.summary_miss.is_some(),
+            summary_call_failed: matches!(self.summary_miss, Some(Miss::Failed(_))),
+            now_ms,
         })
     }
 }

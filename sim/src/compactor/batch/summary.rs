@@ -46,11 +46,18 @@ pub struct SourceRow {
 }
 
 /// Collects the previous summary (from summary rows between the first non-system row
-/// and the window end) and the genuine content of the window. Standalone summary rows
-/// contribute only their body; merged rows are unwrapped to their own text.
+/// and the window end, and from batch summaries left in the tail, which assembly
+/// unwraps so one live batch summary remains, §2.4) and the genuine content of the
+/// window. Standalone summary rows contribute only their body; merged rows are unwrapped
+/// to their own text.
 pub fn rehydrate(messages: &[Message], window: &Window, state: &BatchState) -> Source {
     let scan = first_non_system(messages).min(window.end)..window.end;
-    let fossils: Vec<&Message> = messages[scan].iter().filter(|m| m.is_summary()).collect();
+    let mut fossils: Vec<&Message> = messages[scan].iter().filter(|m| m.is_summary()).collect();
+    fossils.extend(
+        messages[window.end.min(messages.len())..]
+            .iter()
+            .filter(|m| m.is_batch_summary()),
+    );
     let previous = if !fossils.is_empty() {
         Some(join_bodies(&fossils))
     } else if messages.iter().any(Message::is_summary) {
@@ -267,7 +274,22 @@ mod tests {
         assert_eq!(rehydrate(&b.rows, &window(0, 4), &state).previous, None);
         b.summary(Role::Assistant, &[9]);
         let kept = rehydrate(&b.rows, &window(0, 4), &state).previous;
-        assert_eq!(kept, state.previous_summary, "row in the tail: keep memory");
+        let from_row = RollingSummary {
+            facts: vec![FactId(9)],
+            tokens: 200,
+        };
+        assert_eq!(
+            kept,
+            Some(from_row),
+            "a batch summary in the tail is read back"
+        );
+        let mut micro = b.rows.clone();
+        micro.last_mut().unwrap().flags.micro_marker = true;
+        let kept = rehydrate(&micro, &window(0, 4), &state).previous;
+        assert_eq!(
+            kept, state.previous_summary,
+            "a micro marker in the tail: memory"
+        );
     }
 
     #[test]

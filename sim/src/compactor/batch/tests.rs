@@ -432,7 +432,7 @@ fn event_carries_the_pass_figures() {
         &mut BatchState::default(),
         &mut Scripted::default(),
     );
-    let ev = out.event(7, BatchTrigger::Preflight);
+    let ev = out.event(7, BatchTrigger::Preflight, 0);
     assert!(ev.is_compaction() && ev.is_committed_compaction() && ev.turn() == 7);
     let Event::BatchPass(p) = ev else {
         panic!("{ev:?}")

@@ -60,6 +60,14 @@ impl MicroCompactor {
         self.state = MicroState::default();
     }
 
+    /// Another compactor rewrote the list (a batch pass): the cursor is an index into
+    /// the old list and the failure count refers to rows that may be gone, so both are
+    /// re-derived on the next pass. The rolling summary stays.
+    pub fn rewritten(&mut self) {
+        self.state.cursor = 0;
+        self.state.failures = None;
+    }
+
     pub fn rolling(&self) -> &RollingSummary {
         &self.state.rolling
     }
@@ -146,11 +154,12 @@ impl MicroCompactor {
         }
     }
 
-    /// Rebuilds the rolling summary from the newest summary row, stamping it as ours.
-    fn rehydrate(&mut self, msgs: &mut [Message]) {
-        if let Some(m) = msgs.iter_mut().rev().find(|m| m.is_summary()) {
+    /// Rebuilds the rolling summary from the newest micro marker. Batch summaries are
+    /// not adopted: their content never passed through the rolling summary, and a
+    /// supersede must never delete them (H-M-foreign).
+    fn rehydrate(&mut self, msgs: &[Message]) {
+        if let Some(m) = msgs.iter().rev().find(|m| m.is_micro_marker()) {
             self.state.rolling = marker::rehydrate(m);
-            m.flags.micro_marker = true;
         }
     }
 

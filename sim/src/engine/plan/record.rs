@@ -54,6 +54,7 @@ pub fn record(spec: &CaseSpec) -> Recording {
         turns_max: None,
         // Kept so the fault stream draws as the original did (the list decides).
         restart_per_mille: spec.plan.as_ref().and_then(|p| p.restart_per_mille),
+        invariants: spec.plan.as_ref().and_then(|p| p.invariants.clone()),
     };
     Recording { plan, result }
 }

@@ -1,0 +1,390 @@
+//! The Hermes agent turn loop around batch compaction (hermes-domain §2.2, §2.5, §2.7,
+//! §2.8): turn-start preflight, provider calls that produce the turn's rows, the
+//! post-response check, overflow recovery with `max_attempts` ending in
+//! `failed + compression_exhausted` and a session reset, the generic-400 and disconnect
+//! heuristics, the anti-thrash policies and the failure-cooldown gate.
+//!
+//! CONTRACT:
+//! - [`AgentLoop::run_turn`] consumes one turn script from the shape generator
+//!   (`[user, (assistant with calls, tool rows)*, final reply]`): the user row is
+//!   appended first; each successful provider call appends the next assistant row and,
+//!   if it called tools, their results (tool execution); the final reply ends the turn.
+//! - Every change of the live list and every decision is reported to the [`Sink`] as
+//!   one transition before anything else happens; a `false` from the sink stops the
+//!   case at once ([`Stop`]).
+//! - Every loop is bounded by a named constant; virtual time (`now_ms`) advances by the
+//!   user's think time, provider latency, summarizer latency and retry sleeps, never by
+//!   the wall clock.
+//! - Modelling choices where the notes are silent: the pre-send repair runs before the
+//!   preflight and before every call, and is reported only when it changed something
+//!   (a response append never needs one); a failed turn is rolled back (its rows
+//!   removed) unless a compaction committed during it (the compaction persisted them);
+//!   the post-response check also runs after a dropped connection, judging the rough
+//!   estimate when usage is 0 (PR #4750).
+
+mod antithrash;
+mod config;
+mod era;
+mod preflight;
+#[cfg(test)]
+mod tests;
+mod turn;
+mod usage;
+
+pub use antithrash::{AntiThrash, Gate, RECOVERY_WINDOW_MS};
+pub use config::{AgentConfig, AgentParams, MAX_ATTEMPTS_DEFAULT};
+pub use era::{AntiThrashPolicy, Era, LoopOptions};
+pub use preflight::PREFLIGHT_PASSES_MAX;
+pub use turn::{TurnEnd, CALLS_PER_TURN_MAX, RETRIES_PER_CALL_MAX, ROUNDS_PER_TURN_MAX};
+pub use usage::UsageState;
+
+use crate::bugs::Bug;
+use crate::compactor::batch::{self, BatchOutcome, BatchState, PassResult};
+use crate::compactor::micro::MicroCompactor;
+use crate::compactor::repair;
+use crate::ids::IdAlloc;
+use crate::provider::Provider;
+use crate::summarizer::Summarizer;
+use compactsim_model::{tokens_real_total, tokens_rough_total, BatchTrigger, Event, Message, Role};
+
+/// Where the agent loop reports.
+pub trait Sink {
+    /// One transition: `event` took the live list from `before` to `after` (the same
+    /// slice when it changed nothing). False stops the case.
+    fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool;
+    /// A coverage counter was reached.
+    fn bump(&mut self, counter: &'static str);
+}
+
+/// The sink stopped the case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stop;
+
+pub(crate) type Flow<T> = Result<T, Stop>;
+
+/// State of one session; a reset after compression exhaustion starts a fresh one.
+#[derive(Clone, Debug)]
+struct Session {
+    batch: BatchState,
+    guard: AntiThrash,
+    usage: UsageState,
+}
+
+/// Per-turn bookkeeping.
+#[derive(Clone, Copy, Debug, Default)]
+struct TurnState {
+    /// A compaction committed during this turn.
+    compacted: bool,
+    /// Overflow recovery rounds spent.
+    attempts: u32,
+    /// Provider calls made.
+    calls: u32,
+}
+
+/// What changed in the live list since the last pre-send repair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dirty {
+    Clean,
+    /// Only rows from this index on were appended (a user row: only a merge with the row
+    /// before it can be needed).
+    Appended(usize),
+    /// Anything else (a compaction, a rollback, a reset).
+    Any,
+}
+
+/// What one batch pass did, as the loop needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PassEffect {
+    pub committed: bool,
+    /// Fewer rows or fewer rough tokens than before.
+    pub shrank: bool,
+}
+
+/// One simulated agent process with its environment: the live list, the summarizer,
+/// the provider and (strategy `both`) the micro compactor.
+pub struct AgentLoop {
+    pub config: AgentConfig,
+    pub msgs: Vec<Message>,
+    pub ids: IdAlloc,
+    pub summarizer: Summarizer,
+    pub provider: Provider,
+    micro: Option<MicroCompactor>,
+    /// Virtual time, milliseconds since the case began.
+    pub now_ms: u64,
+    /// Batch passes (any outcome) plus micro passes that found work.
+    pub passes: u32,
+    /// Session id generation: bumped by every rotation and reset.
+    pub session_id: u32,
+    session: Session,
+    turn: TurnState,
+    /// The list changed since the last repair by something other than a response.
+    dirty: Dirty,
+    /// Rough and real token totals of `msgs`, when known.
+    totals: Option<(u64, u64)>,
+}
+
+impl AgentLoop {
+    pub fn new(
+        config: AgentConfig,
+        summarizer: Summarizer,
+        provider: Provider,
+        micro: Option<MicroCompactor>,
+    ) -> Self {
+        let session = Session::fresh(&config);
+        AgentLoop {
+            config,
+            msgs: Vec::new(),
+            ids: IdAlloc::default(),
+            summarizer,
+            provider,
+            micro,
+            now_ms: 0,
+            passes: 0,
+            session_id: 0,
+            session,
+            turn: TurnState::default(),
+            dirty: Dirty::Any,
+            totals: None,
+        }
+    }
+
+    /// The batch compressor's state (for tests and replays).
+    pub fn batch_state(&self) -> &BatchState {
+        &self.session.batch
+    }
+
+    pub fn usage(&self) -> &UsageState {
+        &self.session.usage
+    }
+
+    /// Rough and real token totals of the live list (cached until it changes).
+    fn totals(&mut self) -> (u64, u64) {
+        *self.totals.get_or_insert_with(|| {
+            (
+                tokens_rough_total(&self.msgs),
+                tokens_real_total(&self.msgs),
+            )
+        })
+    }
+
+    /// The live list changed in some way other than an append.
+    fn changed(&mut self) {
+        self.totals = None;
+        self.dirty = Dirty::Any;
+    }
+
+    /// Appends rows, keeping the cached totals.
+    fn extend(&mut self, rows: Vec<Message>) {
+        if let Some((rough, real)) = &mut self.totals {
+            *rough += tokens_rough_total(&rows);
+            *real += tokens_real_total(&rows);
+        }
+        self.msgs.extend(rows);
+    }
+
+    /// Rough estimate of the messages alone.
+    fn messages_rough(&mut self) -> u64 {
+        self.totals().0
+    }
+
+    /// Rough request estimate: messages + system prompt + tool schemas.
+    fn request_rough(&mut self) -> u64 {
+        self.messages_rough() + self.config.overhead_rough_tokens as u64
+    }
+
+    /// Reports a transition that changed nothing.
+    fn see(&self, sink: &mut dyn Sink, event: Event) -> Flow<()> {
+        if sink.observe(event, &self.msgs, &self.msgs) {
+            Ok(())
+        } else {
+            Err(Stop)
+        }
+    }
+
+    /// Reports a transition from `before` to the current list.
+    fn see_change(&self, sink: &mut dyn Sink, event: Event, before: &[Message]) -> Flow<()> {
+        if sink.observe(event, before, &self.msgs) {
+            Ok(())
+        } else {
+            Err(Stop)
+        }
+    }
+
+    /// Appends rows (the world's input) and reports them as one transition.
+    fn append(&mut self, sink: &mut dyn Sink, turn: u32, rows: Vec<Message>) -> Flow<()> {
+        let n = self.msgs.len();
+        let appended = rows.len() as u32;
+        self.extend(rows);
+        self.dirty = match self.dirty {
+            Dirty::Clean => Dirty::Appended(n),
+            other => other,
+        };
+        if sink.observe(
+            Event::TurnAppended { turn, appended },
+            &self.msgs[..n],
+            &self.msgs,
+        ) {
+            Ok(())
+        } else {
+            Err(Stop)
+        }
+    }
+
+    /// Loads a resumed session's history (whole turns) as one append.
+    pub fn resume(&mut self, sink: &mut dyn Sink, turn: u32, rows: Vec<Message>) -> Flow<()> {
+        self.append(sink, turn, rows)
+    }
+
+    /// The pre-send repair, if the list changed since the last one; reported only when
+    /// it changed something.
+    fn repair_if_dirty(&mut self, sink: &mut dyn Sink, turn: u32) -> Flow<()> {
+        let needed = match std::mem::replace(&mut self.dirty, Dirty::Clean) {
+            Dirty::Clean => false,
+            Dirty::Appended(n) => n > 0 && self.msgs[n - 1].role == Role::User,
+            Dirty::Any => true,
+        };
+        if !needed {
+            return Ok(());
+        }
+        let before = self.msgs.clone();
+        let stats = repair::repair(&mut self.msgs);
+        if stats == repair::RepairStats::default() {
+            return Ok(());
+        }
+        self.totals = None;
+        sink.bump("agent.repairs");
+        let event = Event::Repair {
+            turn,
+            merged_rows: stats.merged_rows,
+            dropped_rows: stats.dropped_rows,
+            pruned_calls: stats.pruned_calls,
+        };
+        self.see_change(sink, event, &before)
+    }
+
+    /// One batch pass with `trigger`; feeds the anti-thrash guard and the usage state,
+    /// rotates the session id in rotation mode.
+    fn pass(&mut self, sink: &mut dyn Sink, turn: u32, trigger: BatchTrigger) -> Flow<PassEffect> {
+        let before = self.msgs.clone();
+        let at = self.now_ms;
+        let out = batch::compress(
+            &mut self.msgs,
+            &self.config.batch,
+            &mut self.session.batch,
+            &mut self.summarizer,
+            &mut self.ids,
+            at,
+            false,
+        );
+        self.now_ms += out.summary_latency_ms;
+        self.passes += 1;
+        if out.committed() {
+            self.changed();
+            // Strategy `both`: micro's cursor indexed the list this pass just rewrote.
+            if let Some(micro) = &mut self.micro {
+                micro.rewritten();
+            }
+        }
+        count_pass(sink, &out, trigger);
+        self.see_change(sink, out.event(turn, trigger, at), &before)?;
+        if self
+            .session
+            .guard
+            .on_pass(&out, &self.session.batch, self.now_ms)
+        {
+            sink.bump("antithrash.blocked");
+        }
+        let effect = PassEffect {
+            committed: out.committed(),
+            shrank: out.committed()
+                && (out.messages_after < out.messages_before
+                    || out.tokens_after < out.tokens_before),
+        };
+        if effect.committed {
+            let rough = self.request_rough();
+            let stands_in = self.config.has(Bug::H35054);
+            self.session.usage.on_compaction(rough, stands_in);
+            self.turn.compacted = true;
+        }
+        let rotates = effect.shrank || self.config.has(Bug::H57771);
+        if !self.config.in_place && rotates {
+            let old = self.session_id;
+            self.session_id += 1;
+            sink.bump("session.rotations");
+            let new = self.session_id;
+            self.see(sink, Event::Rotation { turn, old, new })?;
+        }
+        Ok(effect)
+    }
+
+    /// `should_compress(tokens)`: at or over the trigger, the guard open (a due V2.2
+    /// probe is taken), no summary-failure cooldown (unless H-11529).
+    fn should_compress(&mut self, sink: &mut dyn Sink, tokens: u64) -> bool {
+        if tokens < self.config.trigger_tokens() as u64 {
+            return false;
+        }
+        if !self.config.has(Bug::H11529) && self.session.batch.cooling_down(self.now_ms) {
+            return false;
+        }
+        self.take_gate(sink)
+    }
+
+    /// Asks the guard; takes a due probe. True when compaction may run.
+    fn take_gate(&mut self, sink: &mut dyn Sink) -> bool {
+        match self.session.guard.gate(&self.session.batch, self.now_ms) {
+            Gate::Open => true,
+            Gate::Blocked => false,
+            Gate::Probe => {
+                self.session.guard.take_probe(self.now_ms);
+                sink.bump("antithrash.recovered");
+                true
+            }
+        }
+    }
+
+    /// Session auto-reset after compression exhaustion (#9893/#10063): the transcript
+    /// restarts empty (a leading system row is kept) with fresh compactor and agent state.
+    fn reset_session(&mut self, sink: &mut dyn Sink, turn: u32) -> Flow<()> {
+        let before = self.msgs.clone();
+        let keep = usize::from(self.msgs.first().is_some_and(|m| m.role == Role::System));
+        self.msgs.truncate(keep);
+        self.changed();
+        self.session = Session::fresh(&self.config);
+        if let Some(micro) = &mut self.micro {
+            micro.restart();
+        }
+        self.session_id += 1;
+        sink.bump("session.resets");
+        let now_ms = self.now_ms;
+        self.see_change(sink, Event::SessionReset { turn, now_ms }, &before)
+    }
+}
+
+impl Session {
+    fn fresh(config: &AgentConfig) -> Self {
+        Session {
+            batch: BatchState::default(),
+            guard: AntiThrash::new(config.policy(), &config.bugs),
+            usage: UsageState::default(),
+        }
+    }
+}
+
+fn count_pass(sink: &mut dyn Sink, out: &BatchOutcome, trigger: BatchTrigger) {
+    sink.bump(match out.result {
+        PassResult::Compacted { fallback: false } => "batch.compacted",
+        PassResult::Compacted { fallback: true } => "batch.fallback",
+        PassResult::Aborted(_) => "batch.aborted",
+        PassResult::NoOp(_) => "batch.noop",
+    });
+    if out.summary_expanded {
+        sink.bump("batch.summary_expanded");
+    }
+    match trigger {
+        BatchTrigger::Preflight => sink.bump("preflight.passes"),
+        BatchTrigger::PostResponse => sink.bump("postresponse.passes"),
+        BatchTrigger::Overflow => sink.bump("overflow.recoveries"),
+        // The agent loop never runs `/compress`.
+        BatchTrigger::Manual => {}
+    }
+}

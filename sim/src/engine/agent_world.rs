@@ -1,0 +1,331 @@
+//! The world of an agent-loop case (strategies `batch` and `both`): the conversation
+//! generator feeds turn scripts to the [`AgentLoop`], and every transition it reports is
+//! shown to the oracle. The case ends at the first violation, after `passes` passes, at
+//! its turn budget, or — a liveness outcome — when it exceeds its step budget.
+
+use super::agent_setup::AgentSetup;
+use super::plan::CasePlan;
+use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record, TraceLine};
+use crate::agent::{AgentConfig, AgentLoop, Sink, RECOVERY_WINDOW_MS};
+use crate::agent::{AntiThrashPolicy, LoopOptions};
+use crate::compactor::micro::MicroCompactor;
+use crate::compactor::micro::MicroConfig;
+use crate::provider::Provider;
+use crate::rng::{self, Stream};
+use crate::shapes::Conversation;
+use crate::strategy::Strategy;
+use crate::summarizer::Summarizer;
+use compactsim_invariants::{Oracle, OracleConfig, NO_INFINITE_LOOP};
+use compactsim_model::{tokens_rough_total, Event, Message, Transition, Violation, Witness};
+
+/// Transitions one turn may take before the case counts as looping. Every loop of the
+/// agent is bounded far below this; exceeding it is a liveness failure.
+pub const STEPS_PER_TURN_BUDGET: u32 = 512;
+
+/// Reports transitions to the oracle and records the case's result.
+struct Observer {
+    oracle: Oracle,
+    step: u32,
+    step_budget: u32,
+    record: Record,
+    result: CaseResult,
+    /// Rough tokens of the list after the last transition.
+    tokens: u64,
+}
+
+impl Sink for Observer {
+    fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
+        let t = Transition {
+            step: self.step,
+            event: &event,
+            before,
+            after,
+        };
+        let violations = self.oracle.observe(&t);
+        if self.record.trace {
+            self.result
+                .trace
+                .push(TraceLine::new(self.step, &event, before, after));
+        }
+        self.step += 1;
+        self.result.transitions = self.step;
+        if !std::ptr::eq(before, after) {
+            let appended =
+                std::ptr::eq(before.as_ptr(), after.as_ptr()) && before.len() < after.len();
+            self.tokens = if appended {
+                self.tokens + tokens_rough_total(&after[before.len()..])
+            } else {
+                tokens_rough_total(after)
+            };
+            self.result.tokens_max = self.result.tokens_max.max(self.tokens);
+            self.result.messages_max = self.result.messages_max.max(after.len() as u32);
+        }
+        if !violations.is_empty() {
+            self.result.outcome = outcome_of(violations);
+            return false;
+        }
+        if self.step >= self.step_budget {
+            self.result.outcome =
+                CaseOutcome::Liveness(step_budget_violation(&t, self.step_budget));
+            return false;
+        }
+        true
+    }
+
+    fn bump(&mut self, counter: &'static str) {
+        self.result.coverage.bump(counter);
+    }
+}
+
+/// Violations of the liveness invariant alone are a liveness outcome (exit 3); any
+/// other violation on the same transition makes it a violation (exit 1).
+fn outcome_of(violations: Vec<Violation>) -> CaseOutcome {
+    if violations.iter().all(|v| v.invariant == NO_INFINITE_LOOP) {
+        CaseOutcome::Liveness(violations.into_iter().next().expect("non-empty"))
+    } else {
+        CaseOutcome::Violation(violations)
+    }
+}
+
+fn step_budget_violation(t: &Transition<'_>, budget: u32) -> Violation {
+    let message = format!("step budget of {budget} transitions exceeded");
+    Violation {
+        invariant: NO_INFINITE_LOOP.to_string(),
+        turn: t.event.turn(),
+        step: t.step,
+        message: message.clone(),
+        witness: Witness::default()
+            .fact(message)
+            .fact(format!("last event: {:?}", t.event)),
+    }
+}
+
+/// The oracle's contract parameters for an agent case.
+/// Every invariant id of the catalogue.
+fn all_ids() -> Vec<&'static str> {
+    compactsim_invariants::catalogue()
+        .iter()
+        .map(|i| i.id)
+        .collect()
+}
+
+pub fn oracle_config(config: &AgentConfig) -> OracleConfig {
+    OracleConfig {
+        protect_first_n: config.batch.protect_first_n,
+        trigger_tokens: config.trigger_tokens(),
+        max_attempts: config.max_attempts,
+        request_overhead_tokens: config.overhead_rough_tokens,
+        recovery_window_ms: (config.policy() == AntiThrashPolicy::V2_2)
+            .then_some(RECOVERY_WINDOW_MS),
+    }
+}
+
+/// One line describing an agent-loop case's drawn setup (for `replay`); `None` for
+/// other strategies.
+pub fn describe(spec: &CaseSpec) -> Option<String> {
+    let options = spec.strategy.loop_options()?;
+    let setup = CaseSetup::draw(spec);
+    let (agent, _) = AgentSetup::draw(spec.case_seed());
+    let provider = agent.provider.clone();
+    let c = AgentConfig::new(
+        options,
+        &spec.bugs,
+        setup.shape.context_length,
+        agent.params,
+    );
+    Some(format!(
+        "agent: era={} anti_thrash={} trigger={} tail_budget={} overhead={}t rough/{}t real \
+         in_place={} think={}..{}ms resume_fill={}permille overflow_shape={:?} \
+         disconnect={}permille server_error={}permille bugs={}",
+        options.era,
+        options.anti_thrash,
+        c.trigger_tokens(),
+        c.thresholds.tail_budget_tokens,
+        c.overhead_rough_tokens,
+        c.overhead_real_tokens,
+        c.in_place,
+        c.params.think_ms.0,
+        c.params.think_ms.1,
+        c.params.resume_fill_per_mille,
+        provider.overflow_shape,
+        provider.disconnect_per_mille,
+        provider.server_error_per_mille,
+        if c.bugs.is_empty() {
+            "none".to_string()
+        } else {
+            c.bugs.ids().join(",")
+        }
+    ))
+}
+
+/// Runs one agent-loop case.
+pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
+    let options: LoopOptions = spec
+        .strategy
+        .loop_options()
+        .expect("an agent-loop strategy");
+    let (setup, streams) = CaseSetup::draw_with_streams(spec);
+    let seed = spec.case_seed();
+    let (agent_setup, provider_rng) = AgentSetup::draw(seed);
+    let context_length = setup.shape.context_length;
+    let config = AgentConfig::new(options, &spec.bugs, context_length, agent_setup.params);
+    let oracle_cfg = oracle_config(&config);
+    let micro = matches!(spec.strategy, Strategy::Both(_)).then(|| {
+        let mut micro = MicroConfig::with_tail_budget(config.thresholds.tail_budget_tokens);
+        micro.every_n_turns = setup.micro.every_n_turns;
+        MicroCompactor::new(micro, config.bugs.clone())
+    });
+    let resume_fill = config.params.resume_fill_per_mille;
+    let mut agent = AgentLoop::new(
+        config,
+        Summarizer::new(setup.summarizer.clone(), streams.summarizer),
+        Provider::new(agent_setup.provider, provider_rng),
+        micro,
+    );
+    let turns_max = spec.turns_max();
+    let mut observer = Observer {
+        oracle: Oracle::with_only(
+            oracle_cfg,
+            &CasePlan::narrow(spec.plan.as_deref(), all_ids()),
+        )
+        .expect("catalogue ids"),
+        step: 0,
+        step_budget: (turns_max + 1).saturating_mul(STEPS_PER_TURN_BUDGET),
+        record,
+        result: empty_result(spec, setup.family()),
+        tokens: 0,
+    };
+    let mut conversation = Conversation::new(setup.shape.clone(), rng::stream(seed, Stream::Shape));
+    if let Some(system) = conversation.system_prompt(&mut agent.ids) {
+        agent.msgs.push(system);
+    }
+    observer.tokens = tokens_rough_total(&agent.msgs);
+    let first = resume(
+        &mut agent,
+        &mut conversation,
+        &mut observer,
+        resume_fill,
+        turns_max,
+    );
+    for turn in first..first + turns_max {
+        if observer.result.outcome != CaseOutcome::Clean {
+            break;
+        }
+        observer.result.turns = turn + 1;
+        let script = conversation.next_turn(turn, &mut agent.ids);
+        let stopped = agent.run_turn(&mut observer, turn, script).is_err();
+        observer.result.passes = agent.passes;
+        let tokens = observer.tokens;
+        observer.result.tokens_per_turn.push(tokens);
+        if stopped || agent.passes >= spec.passes {
+            break;
+        }
+    }
+    let mut result = observer.result;
+    result.checked = observer.oracle.checked();
+    result
+}
+
+/// A resumed session: whole turns of history are loaded (one append) until the rough
+/// request estimate reaches `fill_per_mille` of the trigger. Returns the next turn.
+fn resume(
+    agent: &mut AgentLoop,
+    conversation: &mut Conversation,
+    observer: &mut Observer,
+    fill_per_mille: u32,
+    turns_max: u32,
+) -> u32 {
+    if fill_per_mille == 0 {
+        return 0;
+    }
+    let target = agent.config.trigger_tokens() as u64 * fill_per_mille as u64 / 1000;
+    let overhead = agent.config.overhead_rough_tokens as u64;
+    let mut rows = Vec::new();
+    let mut rough = tokens_rough_total(&agent.msgs) + overhead;
+    let mut turn = 0;
+    while rough < target && turn < turns_max {
+        let script = conversation.next_turn(turn, &mut agent.ids);
+        rough += tokens_rough_total(&script);
+        rows.extend(script);
+        turn += 1;
+    }
+    if turn > 0 {
+        observer.bump("session.resumed");
+        observer.result.turns = turn;
+        let _ = agent.resume(observer, turn - 1, rows);
+    }
+    turn
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bugs::BugSet;
+    use crate::shapes::Family;
+    use compactsim_model::{MsgId, Role};
+
+    fn observer(step_budget: u32) -> Observer {
+        let spec = CaseSpec {
+            root_seed: 1,
+            case: 0,
+            passes: 1,
+            strategy: Strategy::parse("batch").unwrap(),
+            bugs: BugSet::none(),
+            plan: None,
+        };
+        Observer {
+            oracle: Oracle::new(OracleConfig::default()),
+            step: 0,
+            step_budget,
+            record: Record::default(),
+            result: empty_result(&spec, Family::Chatty),
+            tokens: 0,
+        }
+    }
+
+    #[test]
+    fn exceeding_the_step_budget_is_a_liveness_outcome_naming_no_infinite_loop() {
+        let rows = vec![Message::new(
+            MsgId(0),
+            Role::User,
+            compactsim_model::Content::empty(),
+        )];
+        let mut o = observer(3);
+        let ev = Event::Preflight(compactsim_model::Preflight {
+            turn: 0,
+            now_ms: 0,
+            messages: 1,
+            messages_rough_tokens: 0,
+            request_rough_tokens: 0,
+            trigger_tokens: 1_000,
+            decision: compactsim_model::PreflightDecision::BelowTrigger,
+        });
+        assert!(o.observe(ev.clone(), &rows, &rows));
+        assert!(o.observe(ev.clone(), &rows, &rows));
+        assert!(!o.observe(ev, &rows, &rows));
+        let CaseOutcome::Liveness(v) = &o.result.outcome else {
+            panic!("{:?}", o.result.outcome)
+        };
+        assert_eq!(v.invariant, NO_INFINITE_LOOP);
+        assert_eq!(o.result.transitions, 3);
+    }
+
+    #[test]
+    fn only_liveness_violations_alone_make_a_liveness_outcome() {
+        let v = |id: &str| Violation {
+            invariant: id.to_string(),
+            turn: 1,
+            step: 2,
+            message: String::new(),
+            witness: Witness::default(),
+        };
+        assert!(matches!(
+            outcome_of(vec![v(NO_INFINITE_LOOP)]),
+            CaseOutcome::Liveness(_)
+        ));
+        assert!(matches!(
+            outcome_of(vec![v("api-valid"), v(NO_INFINITE_LOOP)]),
+            CaseOutcome::Violation(_)
+        ));
+    }
+}
