@@ -316,3 +316,34 @@ pub fn replay_file(path: &Path) -> Result<(String, Exit), Failure> {
     }
     Ok((out, exit))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(counters: &str) -> Vec<Ran> {
+        let source = format!(
+            "format = 1\nstrategy = \"batch\"\nturns_max = 3\nexpect = \"clean\"\nexpect_counters = {{ {counters} }}\n"
+        );
+        let s = scenario::parse(Path::new("c.toml"), &source).unwrap();
+        run_all(vec![s], 1, false).unwrap()
+    }
+
+    #[test]
+    fn a_missed_counter_fails_the_scenario_and_is_named_with_its_value() {
+        let ok = ran("\"turns.finished\" = \">=1\", \"turns.exhausted\" = 0");
+        assert!(ok[0].holds, "{}", failure_message(&ok[0]));
+        assert_eq!(exit_of(&ok), Exit::Clean);
+        let missed = ran("\"turns.finished\" = \">=100\"");
+        assert!(!missed[0].holds);
+        assert_eq!(exit_of(&missed), Exit::Violation);
+        let message = failure_message(&missed[0]);
+        assert!(
+            message.starts_with(
+                "expected clean; turns.finished >= 100, got clean; counters: turns.finished = "
+            ) && message.ends_with("(expected >= 100)"),
+            "{message}"
+        );
+        assert!(render_table(&missed).contains("FAILED"));
+    }
+}
