@@ -4,8 +4,8 @@
 //! `scenarios/README.md`.
 //!
 //! Loading checks everything before anything runs: TOML syntax, unknown keys, and every
-//! id (invariant, bug, family, strategy, built-in script, summarizer outcome) against
-//! its catalogue; each error names the file, line and column of the offending value.
+//! id (invariant, bug, family, strategy, era, anti-thrash policy, coverage counter,
+//! built-in script, summarizer outcome) against its catalogue; each error names the file, line and column of the offending value.
 
 mod convert;
 mod counters;
