@@ -60,6 +60,10 @@ pub struct BugInfo {
     pub summary: &'static str,
     /// Invariants expected to catch it (any one suffices).
     pub expected: &'static [&'static str],
+    /// Switches that must be on too for this one to show (its symptom is masked by the
+    /// fix they revert); the self-test and the seeds run it with them, the oracle
+    /// narrowed to `expected`. Empty for a switch that shows alone.
+    pub requires: &'static [Bug],
 }
 
 /// Every bug switch, in the order `compactsim list bugs` prints them.
@@ -70,6 +74,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "micro",
         summary: "marker spliced as a user row; the pre-send repair merges it into the real user row and its metadata is lost",
         expected: &["api-valid", "marker-contained", "tokens-non-growing"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H75345B,
@@ -77,6 +82,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "micro",
         summary: "older micro markers are never superseded; near-duplicate summaries stack up every pass",
         expected: &["one-marker-max", "tokens-non-growing"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::HMCursor,
@@ -84,6 +90,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "micro",
         summary: "cursor set to the pre-splice exchange end; the next pass skips exchanges on tool-heavy shapes",
         expected: &["exchange-absorbed-once", "api-valid"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::HMResume,
@@ -91,6 +98,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "micro",
         summary: "a restarted process starts with an empty rolling summary and supersedes the marker holding all history",
         expected: &["marker-contained"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::HMDefrag,
@@ -98,6 +106,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "micro",
         summary: "defrag splices the whole compressible window into the marker, dropping every user turn in it",
         expected: &["user-turns-intact"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H11996,
@@ -105,6 +114,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "protect_first_n re-protects the first messages on every pass; they become immortal and the head never decays",
         expected: &["head-protected"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H10896,
@@ -112,6 +122,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "no last-user anchor: the newest real user message can fall into the summarized middle",
         expected: &["user-turns-intact"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H29559,
@@ -119,6 +130,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "a network error during summary generation drops the middle window with no summary instead of aborting",
         expected: &["summary-failure-safe", "marker-contained"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H52160,
@@ -126,6 +138,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "summary role ignores the first-visible-user rule; after a system-only or empty head it can be the first visible row as assistant",
         expected: &["api-valid"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H58753,
@@ -133,6 +146,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "summary role ignores user survival: with no user row left in head or tail the summary is an assistant note and the request has zero user rows",
         expected: &["api-valid"],
+        requires: &[Bug::H10896],
     },
     BugInfo {
         bug: Bug::H11762,
@@ -140,6 +154,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "long tool-call arguments are cut at a fixed offset instead of per string leaf, leaving invalid JSON",
         expected: &["api-valid"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H35054,
@@ -147,6 +162,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "preflight compares the rough (schema-inflated) estimate with the trigger directly, never deferring to real usage nor consulting anti-thrash; after a compaction the rough estimate stands in for real usage",
         expected: &["bounded-compaction"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H27404,
@@ -154,6 +170,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "preflight only runs when the list has more than protect_first_n + protect_last_n + 1 messages, so a few huge messages never compact at turn start",
         expected: &["preflight-evaluated"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H40803,
@@ -161,6 +178,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "compress() returns unchanged without a strike when there is nothing to compress, so every turn re-fires a no-op compaction",
         expected: &["bounded-compaction"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H11529,
@@ -168,6 +186,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "no cooldown gate in should_compress: after a failed summary every turn re-fires compaction while the cooldown is active",
         expected: &["no-infinite-loop"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H2153,
@@ -175,6 +194,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "after a disconnect the usage is 0 and should_compress(0) never fires; disconnects on large sessions are retried as transient, a death spiral of failed turns",
         expected: &["no-infinite-loop"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H14694,
@@ -182,6 +202,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "the anti-thrash block is a permanent latch with no recovery probe, even after the recovery window",
         expected: &["no-infinite-loop"],
+        requires: &[],
     },
     BugInfo {
         bug: Bug::H57771,
@@ -189,8 +210,18 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "legacy rotation (in_place: false) forks a new session id even when the compaction made no progress",
         expected: &["bounded-compaction"],
+        requires: &[],
     },
 ];
+
+impl BugInfo {
+    /// The switches a case needs on to show this bug: the bug and its `requires`.
+    pub fn switches(&self) -> BugSet {
+        let mut all = vec![self.bug];
+        all.extend_from_slice(self.requires);
+        BugSet::of(&all)
+    }
+}
 
 impl Bug {
     pub fn info(self) -> &'static BugInfo {
@@ -268,5 +299,33 @@ mod tests {
         }
         let err = Bug::parse("H-0").unwrap_err();
         assert!(err.contains("H-0") && err.contains("H-75345-B"), "{err}");
+    }
+
+    #[test]
+    fn required_switches_are_other_self_standing_switches_of_the_same_strategy() {
+        for b in CATALOGUE {
+            for r in b.requires {
+                let req = r.info();
+                assert_ne!(req.bug, b.bug, "{} requires itself", b.id);
+                assert_eq!(req.strategy, b.strategy, "{} requires {}", b.id, req.id);
+                assert!(
+                    req.requires.is_empty(),
+                    "{} requires {}, which requires more",
+                    b.id,
+                    req.id
+                );
+            }
+            assert!(b.switches().has(b.bug));
+            assert_eq!(
+                b.switches().iter().count(),
+                1 + b.requires.len(),
+                "{}",
+                b.id
+            );
+        }
+        assert_eq!(
+            Bug::H58753.info().switches(),
+            BugSet::of(&[Bug::H58753, Bug::H10896])
+        );
     }
 }

@@ -1,13 +1,15 @@
-//! The catalogue self-test: for every bug switch, run the default suite with that switch
-//! alone until the first failing case, check that an invariant the catalogue expects
-//! caught it, and shrink that case. The measure of the harness's power.
+//! The catalogue self-test: for every bug switch, run the default suite of the switch's
+//! own strategy with that switch (and the switches it requires) until the first failing
+//! case, check that an invariant the catalogue expects caught it, and shrink that case.
+//! The measure of the harness's power.
 
-use crate::bugs::{BugInfo, BugSet, CATALOGUE};
-use crate::engine::CaseOutcome;
-use crate::engine::Record;
-use crate::runner::{run_suite, Suite};
+use crate::bugs::{BugInfo, CATALOGUE};
+use crate::engine::plan::CasePlan;
+use crate::engine::{run_case, CaseOutcome, CaseResult, CaseSpec, Record};
+use crate::runner::CHUNK_CASES_PER_JOB;
 use crate::shrink::{self, Budget, Shrunk};
 use crate::strategy::Strategy;
+use rayon::prelude::*;
 
 /// The suite each switch runs (the default suite's parameters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,10 +29,26 @@ pub struct Caught {
     pub expected: bool,
 }
 
+/// What became of the first failing case's shrink.
+#[derive(Clone, Debug)]
+pub enum Repro {
+    /// Nothing failed, so nothing was shrunk.
+    NotCaught,
+    /// The shrinker does not reduce cases of this strategy yet (see [`shrinks`]).
+    Unsupported,
+    Shrunk(Box<Shrunk>),
+    /// The shrink failed; the switch still counts as caught.
+    Failed(String),
+}
+
 /// What the self-test found for one bug switch.
 #[derive(Clone, Debug)]
 pub struct BugReport {
     pub info: &'static BugInfo,
+    pub strategy: Strategy,
+    /// The oracle checked only the bug's expected invariants (a switch that shows only
+    /// with others, whose own symptoms would stop the case first).
+    pub narrowed: bool,
     /// Cases run up to and including the first failing one (all of them if none failed).
     pub cases: u32,
     /// Passes with work over those cases.
@@ -38,8 +56,7 @@ pub struct BugReport {
     /// Cases that ended in a harness failure before the first violation.
     pub internal: u32,
     pub caught: Option<Caught>,
-    /// The first failure, shrunk (or why it could not be).
-    pub shrunk: Option<Result<Shrunk, String>>,
+    pub repro: Repro,
 }
 
 impl BugReport {
@@ -49,32 +66,88 @@ impl BugReport {
     }
 }
 
-/// Runs the suite with `info`'s switch alone until the first violation; shrinks it
-/// within `shrink_budget`.
+/// Whether the shrinker reduces failing cases of `strategy`. It reduces a recorded
+/// plan's script, and only the micro world replays a script so far: an agent-loop case
+/// runs its drawn conversation whatever the plan's script says, so a "shrunk" size
+/// would describe rows the case never ran. Flip when the agent loop replays plans.
+pub fn shrinks(strategy: Strategy) -> bool {
+    strategy.loop_options().is_none()
+}
+
+/// The case `case` as the self-test runs it for `info`.
+pub fn spec(info: &BugInfo, suite: SelftestSuite, case: u32) -> Result<CaseSpec, String> {
+    let plan = CasePlan {
+        invariants: (!info.requires.is_empty())
+            .then(|| info.expected.iter().map(|i| i.to_string()).collect()),
+        ..CasePlan::default()
+    };
+    Ok(CaseSpec {
+        root_seed: suite.seed,
+        case,
+        passes: suite.passes,
+        strategy: Strategy::parse(info.strategy)?,
+        bugs: info.switches(),
+        plan: None,
+    }
+    .with_plan(plan))
+}
+
+/// Runs cases `0..cases` of `spec_of` on `jobs` threads, in chunks, handing results to
+/// `sink` in case order until it returns false.
+fn scan(
+    cases: u32,
+    jobs: usize,
+    spec_of: impl Fn(u32) -> CaseSpec + Sync,
+    mut sink: impl FnMut(CaseResult) -> bool,
+) -> Result<(), String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
+    let chunk = CHUNK_CASES_PER_JOB * jobs.max(1) as u32;
+    let mut first = 0;
+    while first < cases {
+        let last = (first + chunk).min(cases);
+        let results: Vec<CaseResult> = pool.install(|| {
+            (first..last)
+                .into_par_iter()
+                .map(|case| run_case(&spec_of(case), Record::default()))
+                .collect()
+        });
+        for r in results {
+            if !sink(r) {
+                return Ok(());
+            }
+        }
+        first = last;
+    }
+    Ok(())
+}
+
+/// Runs the suite with `info`'s switches until the first violation; shrinks it within
+/// `shrink_budget` when the strategy can be shrunk.
 pub fn check_bug(
     info: &'static BugInfo,
     suite: SelftestSuite,
     jobs: usize,
     shrink_budget: Budget,
 ) -> Result<BugReport, String> {
-    let strategy = Strategy::parse(info.strategy)?;
-    let s = Suite {
-        root_seed: suite.seed,
-        case_first: 0,
-        cases: suite.cases,
-        passes: suite.passes,
-        strategy,
-        bugs: BugSet::of(&[info.bug]),
-    };
+    let first = spec(info, suite, 0)?;
     let mut report = BugReport {
         info,
+        strategy: first.strategy,
+        narrowed: first.plan.is_some(),
         cases: 0,
         passes: 0,
         internal: 0,
         caught: None,
-        shrunk: None,
+        repro: Repro::NotCaught,
     };
-    run_suite(&s, jobs, Record::default(), |r| {
+    let spec_of = |case| CaseSpec {
+        case,
+        ..first.clone()
+    };
+    scan(suite.cases, jobs, spec_of, |r| {
         report.cases += 1;
         report.passes += r.passes as u64;
         match &r.outcome {
@@ -98,9 +171,14 @@ pub fn check_bug(
         }
     })?;
     if let Some(c) = &report.caught {
-        let spec = s.spec(c.case);
-        report.shrunk =
-            Some(shrink::shrink(&spec, shrink_budget, &mut |_| {}).map_err(|e| e.to_string()));
+        report.repro = if shrinks(report.strategy) {
+            match shrink::shrink(&spec_of(c.case), shrink_budget, &mut |_| {}) {
+                Ok(s) => Repro::Shrunk(Box::new(s)),
+                Err(e) => Repro::Failed(e.to_string()),
+            }
+        } else {
+            Repro::Unsupported
+        };
     }
     Ok(report)
 }
@@ -119,4 +197,48 @@ pub fn selftest(
         out.push(report);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bugs::Bug;
+    use crate::cli::args::{CASES_DEFAULT, PASSES_DEFAULT, SEED_DEFAULT};
+    use std::time::Duration;
+
+    const SUITE: SelftestSuite = SelftestSuite {
+        seed: SEED_DEFAULT,
+        cases: CASES_DEFAULT,
+        passes: PASSES_DEFAULT,
+    };
+
+    #[test]
+    fn each_switch_runs_under_its_own_strategy_with_what_it_requires() {
+        for info in CATALOGUE {
+            let s = spec(info, SUITE, 3).unwrap();
+            assert_eq!(s.strategy.name(), info.strategy, "{}", info.id);
+            assert_eq!(s.bugs, info.switches(), "{}", info.id);
+            let only = s.plan.as_ref().and_then(|p| p.invariants.clone());
+            if info.requires.is_empty() {
+                assert_eq!(s.plan, None, "{}: the drawn case, every invariant", info.id);
+            } else {
+                assert_eq!(only.unwrap(), info.expected, "{}", info.id);
+            }
+        }
+    }
+
+    #[test]
+    fn a_required_switch_is_caught_with_its_partner_and_agent_cases_are_not_shrunk() {
+        let r = check_bug(
+            Bug::H58753.info(),
+            SUITE,
+            2,
+            Budget::timed(Duration::from_secs(1)),
+        )
+        .unwrap();
+        assert!(r.passed() && r.narrowed, "{r:?}");
+        assert_eq!(r.caught.as_ref().unwrap().invariant, "api-valid");
+        assert!(matches!(r.repro, Repro::Unsupported), "{:?}", r.repro);
+        assert!(shrinks(Strategy::Micro) && !shrinks(r.strategy));
+    }
 }

@@ -38,6 +38,10 @@ pub fn render(listing: Listing) -> String {
                     "",
                     b.expected.join(", ")
                 ));
+                if !b.requires.is_empty() {
+                    let ids: Vec<&str> = b.requires.iter().map(|r| r.id()).collect();
+                    out.push_str(&format!("{:<12} shows only with: {}\n", "", ids.join(", ")));
+                }
             }
         }
         Listing::Shapes => {

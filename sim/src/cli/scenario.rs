@@ -77,7 +77,7 @@ pub fn run_all(scenarios: Vec<Scenario>, jobs: usize, trace: bool) -> Result<Vec
             .into_par_iter()
             .map(|scenario| {
                 let result = run_case(&scenario.spec, Record { trace });
-                let holds = scenario.expect.holds(&result);
+                let holds = scenario.holds(&result);
                 Ran {
                     scenario,
                     result,
@@ -105,7 +105,7 @@ pub fn render_table(ran: &[Ran]) -> String {
         .map(|r| {
             [
                 r.scenario.path.display().to_string(),
-                r.scenario.expect.to_string(),
+                r.scenario.expectation(),
                 describe(&r.result),
                 r.result.turns.to_string(),
                 verdict(r).to_string(),
@@ -187,11 +187,7 @@ pub fn junit_cases(ran: &[Ran]) -> Vec<JunitCase> {
                 JunitOutcome::Passed
             } else {
                 JunitOutcome::Failed {
-                    message: format!(
-                        "expected {}, got {}",
-                        r.scenario.expect,
-                        describe(&r.result)
-                    ),
+                    message: failure_message(r),
                     detail: detail(&r.result),
                 }
             };
@@ -205,6 +201,20 @@ pub fn junit_cases(ran: &[Ran]) -> Vec<JunitCase> {
         .collect()
 }
 
+/// `expected <expectation>, got <outcome>`, and the counters that missed.
+pub fn failure_message(r: &Ran) -> String {
+    let mut message = format!(
+        "expected {}, got {}",
+        r.scenario.expectation(),
+        describe(&r.result)
+    );
+    let missed = r.scenario.counters_missed(&r.result);
+    if !missed.is_empty() {
+        message.push_str(&format!("; counters: {}", missed.join(", ")));
+    }
+    message
+}
+
 /// `scenarios.txt`: one line per scenario.
 pub fn render_summary(ran: &[Ran]) -> String {
     let mut out = String::new();
@@ -214,7 +224,7 @@ pub fn render_summary(ran: &[Ran]) -> String {
             "{} {} | expect {} | {} | turns {}",
             verdict(r),
             r.scenario.path.display(),
-            r.scenario.expect,
+            r.scenario.expectation(),
             describe(&r.result),
             r.result.turns
         );
@@ -239,7 +249,7 @@ pub fn render_trace(s: &Scenario, r: &CaseResult) -> String {
         "SCENARIO {} name={} expect={} seed={} case={} passes={} strategy={} bugs={}",
         s.path.display(),
         s.name,
-        s.expect,
+        s.expectation(),
         s.spec.root_seed,
         s.spec.case,
         s.spec.passes,
@@ -267,10 +277,9 @@ pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
     let failed: Vec<&Ran> = ran.iter().filter(|r| !r.holds).collect();
     for r in &failed {
         println!(
-            "FAILED {}: expected {}, got {}",
+            "FAILED {}: {}",
             r.scenario.path.display(),
-            r.scenario.expect,
-            describe(&r.result)
+            failure_message(r)
         );
     }
     let (txt, junit) = write_reports(&req.out, &ran)?;
@@ -299,12 +308,42 @@ pub fn replay_file(path: &Path) -> Result<(String, Exit), Failure> {
     let _ = writeln!(
         out,
         "expectation {}: {}",
-        s.expect,
-        if s.expect.holds(&r) {
-            "holds"
-        } else {
-            "FAILED"
-        }
+        s.expectation(),
+        if s.holds(&r) { "holds" } else { "FAILED" }
     );
+    for miss in s.counters_missed(&r) {
+        let _ = writeln!(out, "  counter {miss}");
+    }
     Ok((out, exit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(counters: &str) -> Vec<Ran> {
+        let source = format!(
+            "format = 1\nstrategy = \"batch\"\nturns_max = 3\nexpect = \"clean\"\nexpect_counters = {{ {counters} }}\n"
+        );
+        let s = scenario::parse(Path::new("c.toml"), &source).unwrap();
+        run_all(vec![s], 1, false).unwrap()
+    }
+
+    #[test]
+    fn a_missed_counter_fails_the_scenario_and_is_named_with_its_value() {
+        let ok = ran("\"turns.finished\" = \">=1\", \"turns.exhausted\" = 0");
+        assert!(ok[0].holds, "{}", failure_message(&ok[0]));
+        assert_eq!(exit_of(&ok), Exit::Clean);
+        let missed = ran("\"turns.finished\" = \">=100\"");
+        assert!(!missed[0].holds);
+        assert_eq!(exit_of(&missed), Exit::Violation);
+        let message = failure_message(&missed[0]);
+        assert!(
+            message.starts_with(
+                "expected clean; turns.finished >= 100, got clean; counters: turns.finished = "
+            ) && message.ends_with("(expected >= 100)"),
+            "{message}"
+        );
+        assert!(render_table(&missed).contains("FAILED"));
+    }
 }

@@ -1,7 +1,7 @@
 //! `compactsim selftest`: every bug switch of the catalogue against the default suite.
 
 use super::exit::{Exit, Failure};
-use crate::selftest::{self, BugReport, SelftestSuite};
+use crate::selftest::{self, BugReport, Repro, SelftestSuite};
 use crate::shrink::{self, Budget};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -19,20 +19,12 @@ pub struct SelftestRequest {
     pub out: PathBuf,
 }
 
-/// One table line for a switch.
-pub fn line(r: &BugReport) -> String {
-    let (caught, invariant, expected, first) = match &r.caught {
-        None => ("NO", "-".to_string(), "-", "-".to_string()),
-        Some(c) => (
-            "yes",
-            c.invariant.clone(),
-            if c.expected { "yes" } else { "NO" },
-            format!("case {} turn {}", c.case, c.turn),
-        ),
-    };
-    let shrunk = match &r.shrunk {
-        None => "-".to_string(),
-        Some(Ok(s)) => format!(
+/// The shrunk-repro cell of a switch's line.
+fn repro(r: &BugReport) -> String {
+    match &r.repro {
+        Repro::NotCaught => "-".to_string(),
+        Repro::Unsupported => "- (agent-loop cases are not shrunk yet)".to_string(),
+        Repro::Shrunk(s) => format!(
             "{} -> {} turns, {} rows ({} attempts, {})",
             s.before.turns,
             s.after.turns,
@@ -44,12 +36,42 @@ pub fn line(r: &BugReport) -> String {
                 shrink::Stop::Time(_) => "time bound",
             }
         ),
-        Some(Err(e)) => format!("not shrunk: {e}"),
+        Repro::Failed(e) => format!("- (not shrunk: {e})"),
+    }
+}
+
+/// One table line for a switch; a switch that needs others says so at the end.
+pub fn line(r: &BugReport) -> String {
+    let (caught, invariant, expected, first) = match &r.caught {
+        None => ("NO", "-".to_string(), "-", "-".to_string()),
+        Some(c) => (
+            "yes",
+            c.invariant.clone(),
+            if c.expected { "yes" } else { "NO" },
+            format!("case {} turn {}", c.case, c.turn),
+        ),
     };
-    format!(
+    let mut line = format!(
         "{:<12} {:<6} {:<6} {:<24} {:<8} {:>5} {:>6}  {:<18} {}",
-        r.info.id, r.info.strategy, caught, invariant, expected, r.cases, r.passes, first, shrunk
-    )
+        r.info.id,
+        r.strategy.name(),
+        caught,
+        invariant,
+        expected,
+        r.cases,
+        r.passes,
+        first,
+        repro(r)
+    );
+    if !r.info.requires.is_empty() {
+        let with: Vec<&str> = r.info.requires.iter().map(|b| b.id()).collect();
+        line.push_str(&format!("  [caught with {}", with.join(", ")));
+        if r.narrowed {
+            line.push_str(&format!("; oracle: {}", r.info.expected.join(", ")));
+        }
+        line.push(']');
+    }
+    line
 }
 
 /// The table header.
@@ -75,7 +97,7 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     let mut written = Vec::new();
     let reports = selftest::selftest(req.suite, req.jobs, Budget::timed(req.shrink_time), |r| {
         println!("{}", line(r));
-        if let Some(Ok(s)) = &r.shrunk {
+        if let Repro::Shrunk(s) = &r.repro {
             let name = format!("{}-case-{}", r.info.id.to_lowercase(), s.original.case);
             if let Ok(path) = shrink::write_failure(&req.out, &name, s) {
                 written.push(path);

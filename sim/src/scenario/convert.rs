@@ -1,10 +1,11 @@
 //! From the file as written ([`Doc`]) to a validated scenario: every id checked against
 //! its catalogue, every error located at the offending value.
 
+use super::counters::CounterExpect;
 use super::doc::{Doc, FaultsDoc, MicroDoc, RowDoc, ScriptDoc, ShapeDoc, SummarizerDoc, TurnDoc};
 use super::expect::Expect;
+use super::toplevel;
 use super::{Scenario, FORMAT_VERSION};
-use crate::bugs::{Bug, BugSet};
 use crate::cli::args::{PASSES_DEFAULT, PASSES_MAX, SEED_DEFAULT};
 use crate::engine::plan::{facts_room, CallPlan, CasePlan, RowPlan, Script, TurnPlan};
 use crate::engine::CaseSpec;
@@ -46,11 +47,8 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
             "[gateway] is not supported yet: gateway stories (unsaved session id, topic binding, auto-reset) join when the gateway simulator exists",
         );
     }
-    let strategy = match &doc.strategy {
-        None => Strategy::Micro,
-        Some(s) => Strategy::parse(s.get_ref()).or_else(|e| at(s.span(), e))?,
-    };
-    let bugs = bugs(&doc.bugs, strategy)?;
+    let strategy = toplevel::strategy(&doc)?;
+    let bugs = toplevel::bugs(&doc.bugs, strategy)?;
     let passes = match &doc.passes {
         None => PASSES_DEFAULT,
         Some(p) if (1..=PASSES_MAX).contains(p.get_ref()) => *p.get_ref(),
@@ -63,7 +61,9 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
     };
     let expect = Expect::from_toml(doc.expect.get_ref(), invariant_known)
         .or_else(|e| at(doc.expect.span(), e))?;
-    let plan = plan(&doc)?;
+    let counters = expect_counters(&doc, strategy)?;
+    let mut plan = plan(&doc)?;
+    plan.invariants = toplevel::invariants(&doc, strategy, &expect)?;
     let spec = CaseSpec {
         root_seed: doc.seed.unwrap_or(SEED_DEFAULT),
         case: doc.case.unwrap_or(0),
@@ -82,7 +82,21 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
         description: doc.description.clone(),
         spec,
         expect,
+        counters,
     })
+}
+
+fn expect_counters(doc: &Doc, strategy: Strategy) -> Result<Vec<CounterExpect>, Located> {
+    let Some(table) = &doc.expect_counters else {
+        return Ok(Vec::new());
+    };
+    table
+        .get_ref()
+        .iter()
+        .map(|(name, value)| {
+            CounterExpect::parse(name, value.get_ref(), strategy).or_else(|e| at(value.span(), e))
+        })
+        .collect()
 }
 
 fn invariant_known(id: &str) -> Result<(), String> {
@@ -98,25 +112,6 @@ fn invariant_known(id: &str) -> Result<(), String> {
             known.join(", ")
         ))
     }
-}
-
-fn bugs(ids: &[Spanned<String>], strategy: Strategy) -> Result<BugSet, Located> {
-    let mut bugs = Vec::new();
-    for id in ids {
-        let bug = Bug::parse(id.get_ref()).or_else(|e| at(id.span(), e))?;
-        if bug.info().strategy != strategy.name() {
-            return at(
-                id.span(),
-                format!(
-                    "bug {} switches the {} strategy, but the scenario runs {strategy}",
-                    bug.id(),
-                    bug.info().strategy
-                ),
-            );
-        }
-        bugs.push(bug);
-    }
-    Ok(BugSet::of(&bugs))
 }
 
 fn plan(doc: &Doc) -> Result<CasePlan, Located> {

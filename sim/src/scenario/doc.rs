@@ -4,6 +4,7 @@
 use compactsim_model::{ContentKind, Role};
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use toml::Spanned;
 
 /// A whole scenario file (format 1).
@@ -29,6 +30,12 @@ pub struct Doc {
     pub micro: Option<MicroDoc>,
     /// Reserved for gateway stories; rejected until the gateway exists.
     pub gateway: Option<Spanned<toml::Value>>,
+    // Top-level keys of the agent loop and the oracle (checked in `toplevel.rs` and
+    // `counters.rs`).
+    pub era: Option<Spanned<String>>,
+    pub anti_thrash: Option<Spanned<String>>,
+    pub invariants: Option<Spanned<Vec<Spanned<String>>>>,
+    pub expect_counters: Option<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -4,23 +4,27 @@
 //! `scenarios/README.md`.
 //!
 //! Loading checks everything before anything runs: TOML syntax, unknown keys, and every
-//! id (invariant, bug, family, strategy, built-in script, summarizer outcome) against
-//! its catalogue; each error names the file, line and column of the offending value.
+//! id (invariant, bug, family, strategy, era, anti-thrash policy, coverage counter,
+//! built-in script, summarizer outcome) against its catalogue; each error names the file, line and column of the offending value.
 
 mod convert;
+mod counters;
 mod discover;
 mod doc;
 mod error;
 mod expect;
+mod toplevel;
 mod write;
 
 pub use convert::{facts_default, ARGS_CHARS_DEFAULT, REPEAT_MAX};
+pub use counters::{Cmp, CounterExpect};
 pub use discover::discover;
 pub use error::{line_column, ScenarioError};
 pub use expect::{class_of, describe, Expect, OutcomeClass};
+pub use toplevel::{checked_ids, switch_acts_under};
 pub use write::{render, Header};
 
-use crate::engine::CaseSpec;
+use crate::engine::{CaseResult, CaseSpec};
 use std::path::{Path, PathBuf};
 
 /// The version of the file format this build reads and writes (`format = 1`).
@@ -35,6 +39,33 @@ pub struct Scenario {
     pub description: Option<String>,
     pub spec: CaseSpec,
     pub expect: Expect,
+    /// `expect_counters`: every one must hold too (in the file's key order, sorted).
+    pub counters: Vec<CounterExpect>,
+}
+
+impl Scenario {
+    /// Whether `result` meets the expectation and every counter expectation.
+    pub fn holds(&self, result: &CaseResult) -> bool {
+        self.expect.holds(result) && self.counters.iter().all(|c| c.holds(&result.coverage))
+    }
+
+    /// The expectation as reports show it: `expect`, then the counter expectations.
+    pub fn expectation(&self) -> String {
+        if self.counters.is_empty() {
+            return self.expect.to_string();
+        }
+        let counters: Vec<String> = self.counters.iter().map(|c| c.to_string()).collect();
+        format!("{}; {}", self.expect, counters.join(", "))
+    }
+
+    /// The counter expectations `result` misses, each as `counter = actual (expected ..)`.
+    pub fn counters_missed(&self, result: &CaseResult) -> Vec<String> {
+        self.counters
+            .iter()
+            .filter(|c| !c.holds(&result.coverage))
+            .map(|c| c.describe_miss(&result.coverage))
+            .collect()
+    }
 }
 
 /// Reads and validates the scenario file at `path`.

@@ -52,8 +52,16 @@ pub fn render(header: &Header, spec: &CaseSpec, expect: &Expect) -> String {
     let _ = writeln!(out, "case = {}", spec.case);
     let _ = writeln!(out, "passes = {}", spec.passes);
     let _ = writeln!(out, "strategy = {}", quoted(spec.strategy.name()));
+    if let Some(o) = spec.strategy.loop_options() {
+        let _ = writeln!(out, "era = {}", quoted(o.era.name()));
+        let _ = writeln!(out, "anti_thrash = {}", quoted(o.anti_thrash.name()));
+    }
     let bugs: Vec<String> = spec.bugs.iter().map(|b| quoted(b.id())).collect();
     let _ = writeln!(out, "bugs = [{}]", bugs.join(", "));
+    if let Some(ids) = spec.plan.as_ref().and_then(|p| p.invariants.as_ref()) {
+        let ids: Vec<String> = ids.iter().map(|i| quoted(i)).collect();
+        let _ = writeln!(out, "invariants = [{}]", ids.join(", "));
+    }
     let _ = writeln!(out, "expect = {}", expect_value(expect));
     if let Some(plan) = &spec.plan {
         plan_tables(&mut out, plan);
