@@ -1,18 +1,22 @@
 //! The world of an agent-loop case (strategies `batch` and `both`): the conversation
-//! generator feeds turn scripts to the [`AgentLoop`], and every transition it reports is
-//! shown to the oracle. The case ends at the first violation, after `passes` passes, at
-//! its turn budget, or — a liveness outcome — when it exceeds its step budget.
+//! generator (or a plan's script) feeds turn scripts to the [`AgentLoop`], and every
+//! transition it reports is shown to the oracle. The case ends at the first violation,
+//! after `passes` passes, at its turn budget, when a script runs out, or — a liveness
+//! outcome — when it exceeds its step budget.
+//!
+//! A [`CasePlan`] is honoured as in the micro world (script, family and window,
+//! summarizer configuration and outcome schedule, micro knobs for `both`, turn budget,
+//! invariant subset), plus the agent parameters, the provider configuration and the
+//! provider's outcome schedule. Process restarts are not modelled here.
 
 use super::agent_setup::AgentSetup;
-use super::plan::CasePlan;
+use super::plan::{CasePlan, Source};
 use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record, TraceLine};
 use crate::agent::{AgentConfig, AgentLoop, Sink, RECOVERY_WINDOW_MS};
 use crate::agent::{AntiThrashPolicy, LoopOptions};
 use crate::compactor::micro::MicroCompactor;
 use crate::compactor::micro::MicroConfig;
-use crate::provider::Provider;
-use crate::rng::{self, Stream};
-use crate::shapes::Conversation;
+use crate::provider::{Provider, ProviderOutcome};
 use crate::strategy::Strategy;
 use crate::summarizer::Summarizer;
 use compactsim_invariants::{Oracle, OracleConfig, NO_INFINITE_LOOP};
@@ -125,7 +129,7 @@ pub fn oracle_config(config: &AgentConfig) -> OracleConfig {
 pub fn describe(spec: &CaseSpec) -> Option<String> {
     let options = spec.strategy.loop_options()?;
     let setup = CaseSetup::draw(spec);
-    let (agent, _) = AgentSetup::draw(spec.case_seed());
+    let (agent, _) = AgentSetup::draw_for(spec);
     let provider = agent.provider.clone();
     let c = AgentConfig::new(
         options,
@@ -160,59 +164,105 @@ pub fn describe(spec: &CaseSpec) -> Option<String> {
 
 /// Runs one agent-loop case.
 pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
+    run_logged(spec, record).0
+}
+
+/// The turn budget that sets the step budget: the plan's or the suite's, whatever the
+/// length of a script (so a shorter script does not tighten the liveness bound).
+fn budget_turns(spec: &CaseSpec) -> u32 {
+    let suite = CaseSpec {
+        plan: None,
+        ..spec.clone()
+    }
+    .turns_max();
+    spec.plan
+        .as_ref()
+        .and_then(|p| p.turns_max)
+        .unwrap_or(suite)
+}
+
+/// The agent loop of `spec`, with the plan's overrides and schedules applied.
+fn build_agent(spec: &CaseSpec, options: LoopOptions) -> (AgentLoop, CaseSetup) {
+    let (setup, streams) = CaseSetup::draw_with_streams(spec);
+    let plan = spec.plan.as_deref();
+    let (agent_setup, provider_rng) = AgentSetup::draw_for(spec);
+    let config = AgentConfig::new(
+        options,
+        &spec.bugs,
+        setup.shape.context_length,
+        agent_setup.params,
+    );
+    let micro = both_micro(spec, &config, &setup)
+        .map(|micro| MicroCompactor::new(micro, config.bugs.clone()));
+    let summarizer = Summarizer::new(setup.summarizer.clone(), streams.summarizer)
+        .with_schedule(plan.and_then(|p| p.summary_outcomes.clone()));
+    let provider = Provider::new(agent_setup.provider, provider_rng)
+        .with_schedule(plan.and_then(|p| p.provider_outcomes.clone()));
+    let agent = AgentLoop::new(config, summarizer, provider, micro);
+    (agent, setup)
+}
+
+/// Strategy `both`: the micro configuration of its micro passes (the agent's tail
+/// budget, the drawn cadence, the plan's micro knobs); `None` for other strategies.
+fn both_micro(spec: &CaseSpec, config: &AgentConfig, setup: &CaseSetup) -> Option<MicroConfig> {
+    matches!(spec.strategy, Strategy::Both(_)).then(|| {
+        let mut micro = MicroConfig::with_tail_budget(config.thresholds.tail_budget_tokens);
+        micro.every_n_turns = setup.micro.every_n_turns;
+        if let Some(plan) = spec.plan.as_deref() {
+            plan.micro.apply(&mut micro);
+        }
+        micro
+    })
+}
+
+/// The micro configuration of `spec`'s micro passes (strategy `both`), as a case run
+/// uses it.
+pub(crate) fn micro_config(spec: &CaseSpec) -> Option<MicroConfig> {
+    let options = spec.strategy.loop_options()?;
+    let setup = CaseSetup::draw(spec);
+    let (agent, _) = AgentSetup::draw_for(spec);
+    let config = AgentConfig::new(
+        options,
+        &spec.bugs,
+        setup.shape.context_length,
+        agent.params,
+    );
+    both_micro(spec, &config, &setup)
+}
+
+/// Runs one agent-loop case; also returns the outcome every provider call injected (what
+/// a recording writes down as the provider schedule).
+pub(crate) fn run_logged(spec: &CaseSpec, record: Record) -> (CaseResult, Vec<ProviderOutcome>) {
     let options: LoopOptions = spec
         .strategy
         .loop_options()
         .expect("an agent-loop strategy");
-    let (setup, streams) = CaseSetup::draw_with_streams(spec);
-    let seed = spec.case_seed();
-    let (agent_setup, provider_rng) = AgentSetup::draw(seed);
-    let context_length = setup.shape.context_length;
-    let config = AgentConfig::new(options, &spec.bugs, context_length, agent_setup.params);
-    let oracle_cfg = oracle_config(&config);
-    let micro = matches!(spec.strategy, Strategy::Both(_)).then(|| {
-        let mut micro = MicroConfig::with_tail_budget(config.thresholds.tail_budget_tokens);
-        micro.every_n_turns = setup.micro.every_n_turns;
-        MicroCompactor::new(micro, config.bugs.clone())
-    });
-    let resume_fill = config.params.resume_fill_per_mille;
-    let mut agent = AgentLoop::new(
-        config,
-        Summarizer::new(setup.summarizer.clone(), streams.summarizer),
-        Provider::new(agent_setup.provider, provider_rng),
-        micro,
-    );
+    let (mut agent, setup) = build_agent(spec, options);
     let turns_max = spec.turns_max();
     let mut observer = Observer {
         oracle: Oracle::with_only(
-            oracle_cfg,
+            oracle_config(&agent.config),
             &CasePlan::narrow(spec.plan.as_deref(), all_ids()),
         )
         .expect("catalogue ids"),
         step: 0,
-        step_budget: (turns_max + 1).saturating_mul(STEPS_PER_TURN_BUDGET),
+        step_budget: (budget_turns(spec) + 1).saturating_mul(STEPS_PER_TURN_BUDGET),
         record,
         result: empty_result(spec, setup.family()),
         tokens: 0,
     };
-    let mut conversation = Conversation::new(setup.shape.clone(), rng::stream(seed, Stream::Shape));
-    if let Some(system) = conversation.system_prompt(&mut agent.ids) {
-        agent.msgs.push(system);
-    }
-    observer.tokens = tokens_rough_total(&agent.msgs);
-    let first = resume(
-        &mut agent,
-        &mut conversation,
-        &mut observer,
-        resume_fill,
-        turns_max,
-    );
+    let mut source = Source::new(spec, &setup.shape);
+    let first = open_session(&mut agent, &mut source, &mut observer, turns_max);
     for turn in first..first + turns_max {
         if observer.result.outcome != CaseOutcome::Clean {
             break;
         }
+        let script = source.next_turn(turn, &mut agent.ids);
+        if script.is_empty() {
+            // A plan's script ran out.
+            break;
+        }
         observer.result.turns = turn + 1;
-        let script = conversation.next_turn(turn, &mut agent.ids);
         let stopped = agent.run_turn(&mut observer, turn, script).is_err();
         observer.result.passes = agent.passes;
         let tokens = observer.tokens;
@@ -223,14 +273,35 @@ pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
     }
     let mut result = observer.result;
     result.checked = observer.oracle.checked();
-    result
+    result.summary_calls = agent.summarizer.log().to_vec();
+    (result, agent.provider.log().to_vec())
+}
+
+/// The session before the first turn: the system row, a script's history (one append at
+/// turn 0), then a resumed session's turns. Returns the next turn.
+fn open_session(
+    agent: &mut AgentLoop,
+    source: &mut Source,
+    observer: &mut Observer,
+    turns_max: u32,
+) -> u32 {
+    if let Some(system) = source.system_prompt(&mut agent.ids) {
+        agent.msgs.push(system);
+    }
+    observer.tokens = tokens_rough_total(&agent.msgs);
+    let history = source.history(&mut agent.ids);
+    if !history.is_empty() && agent.resume(observer, 0, history).is_err() {
+        return 0;
+    }
+    let fill = agent.config.params.resume_fill_per_mille;
+    resume(agent, source, observer, fill, turns_max)
 }
 
 /// A resumed session: whole turns of history are loaded (one append) until the rough
 /// request estimate reaches `fill_per_mille` of the trigger. Returns the next turn.
 fn resume(
     agent: &mut AgentLoop,
-    conversation: &mut Conversation,
+    source: &mut Source,
     observer: &mut Observer,
     fill_per_mille: u32,
     turns_max: u32,
@@ -244,7 +315,10 @@ fn resume(
     let mut rough = tokens_rough_total(&agent.msgs) + overhead;
     let mut turn = 0;
     while rough < target && turn < turns_max {
-        let script = conversation.next_turn(turn, &mut agent.ids);
+        let script = source.next_turn(turn, &mut agent.ids);
+        if script.is_empty() {
+            break;
+        }
         rough += tokens_rough_total(&script);
         rows.extend(script);
         turn += 1;
