@@ -230,9 +230,27 @@ pub(crate) fn micro_config(spec: &CaseSpec) -> Option<MicroConfig> {
     both_micro(spec, &config, &setup)
 }
 
-/// Runs one agent-loop case; also returns the outcome every provider call injected (what
-/// a recording writes down as the provider schedule).
-pub(crate) fn run_logged(spec: &CaseSpec, record: Record) -> (CaseResult, Vec<ProviderOutcome>) {
+/// What a recording needs from an agent-loop run beyond its [`CaseResult`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct AgentLog {
+    /// The outcome every provider call injected, in call order.
+    pub provider_calls: Vec<ProviderOutcome>,
+    /// Turns of the conversation a resumed session loaded by its fill (after a script's
+    /// history), before the first turn ran.
+    pub resumed_turns: u32,
+}
+
+/// How a session opened: the turns loaded before the first one ran.
+#[derive(Clone, Copy, Debug, Default)]
+struct Opened {
+    /// A script's history turns.
+    history_turns: u32,
+    /// Turns of the conversation a resumed session loaded by its fill.
+    resumed_turns: u32,
+}
+
+/// Runs one agent-loop case; also returns what a recording needs (see [`AgentLog`]).
+pub(crate) fn run_logged(spec: &CaseSpec, record: Record) -> (CaseResult, AgentLog) {
     let options: LoopOptions = spec
         .strategy
         .loop_options()
@@ -252,12 +270,13 @@ pub(crate) fn run_logged(spec: &CaseSpec, record: Record) -> (CaseResult, Vec<Pr
         tokens: 0,
     };
     let mut source = Source::new(spec, &setup.shape);
-    let first = open_session(&mut agent, &mut source, &mut observer, turns_max);
+    let opened = open_session(&mut agent, &mut source, &mut observer, turns_max);
+    let first = opened.history_turns + opened.resumed_turns;
     for turn in first..first + turns_max {
         if observer.result.outcome != CaseOutcome::Clean {
             break;
         }
-        let script = source.next_turn(turn, &mut agent.ids);
+        let script = source.next_turn(turn - opened.history_turns, &mut agent.ids);
         if script.is_empty() {
             // A plan's script ran out.
             break;
@@ -274,39 +293,64 @@ pub(crate) fn run_logged(spec: &CaseSpec, record: Record) -> (CaseResult, Vec<Pr
     let mut result = observer.result;
     result.checked = observer.oracle.checked();
     result.summary_calls = agent.summarizer.log().to_vec();
-    (result, agent.provider.log().to_vec())
+    let log = AgentLog {
+        provider_calls: agent.provider.log().to_vec(),
+        resumed_turns: opened.resumed_turns,
+    };
+    (result, log)
 }
 
-/// The session before the first turn: the system row, a script's history (one append at
-/// turn 0), then a resumed session's turns. Returns the next turn.
+/// The session before the first turn: the system row; a script's history, loaded as a
+/// resumed session (one append at its last turn; the script's turns are numbered after
+/// it); then the turns a resumed session's fill loads.
 fn open_session(
     agent: &mut AgentLoop,
     source: &mut Source,
     observer: &mut Observer,
     turns_max: u32,
-) -> u32 {
+) -> Opened {
     if let Some(system) = source.system_prompt(&mut agent.ids) {
         agent.msgs.push(system);
     }
     observer.tokens = tokens_rough_total(&agent.msgs);
+    let mut opened = Opened::default();
     let history = source.history(&mut agent.ids);
-    if !history.is_empty() && agent.resume(observer, 0, history).is_err() {
-        return 0;
+    let history_turns = source.history_turns();
+    if history_turns > 0 {
+        opened.history_turns = history_turns;
+        if load(agent, observer, history_turns, history).is_err() {
+            return opened;
+        }
     }
     let fill = agent.config.params.resume_fill_per_mille;
-    resume(agent, source, observer, fill, turns_max)
+    opened.resumed_turns = resume(agent, source, observer, fill, turns_max, history_turns);
+    opened
 }
 
-/// A resumed session: whole turns of history are loaded (one append) until the rough
-/// request estimate reaches `fill_per_mille` of the trigger. Returns the next turn.
+/// Loads turns `..loaded` of a resumed session as one append at turn `loaded - 1`.
+fn load(
+    agent: &mut AgentLoop,
+    observer: &mut Observer,
+    loaded: u32,
+    rows: Vec<Message>,
+) -> crate::agent::Flow<()> {
+    observer.bump("session.resumed");
+    observer.result.turns = loaded;
+    agent.resume(observer, loaded - 1, rows)
+}
+
+/// A resumed session: whole turns of the conversation are loaded (one append) until the
+/// rough request estimate reaches `fill_per_mille` of the trigger. `before` turns are
+/// loaded already. Returns the number of turns loaded.
 fn resume(
     agent: &mut AgentLoop,
     source: &mut Source,
     observer: &mut Observer,
     fill_per_mille: u32,
     turns_max: u32,
+    before: u32,
 ) -> u32 {
-    if fill_per_mille == 0 {
+    if fill_per_mille == 0 || observer.result.outcome != CaseOutcome::Clean {
         return 0;
     }
     let target = agent.config.trigger_tokens() as u64 * fill_per_mille as u64 / 1000;
@@ -324,9 +368,7 @@ fn resume(
         turn += 1;
     }
     if turn > 0 {
-        observer.bump("session.resumed");
-        observer.result.turns = turn;
-        let _ = agent.resume(observer, turn - 1, rows);
+        let _ = load(agent, observer, before + turn, rows);
     }
     turn
 }

@@ -260,6 +260,9 @@ impl CasePlan {
             || !self.provider.is_empty()
             || self.provider_outcomes.is_some();
         let restarts = self.restarts.is_some() || self.restart_per_mille.is_some();
+        if let (Some(script), Some(_)) = (&self.script, strategy.loop_options()) {
+            script.check_agent_turns()?;
+        }
         match strategy {
             Strategy::Micro if agent_fields => Err(
                 "agent and provider settings apply to the agent-loop strategies (batch, both), not micro"

@@ -165,3 +165,74 @@ fn validation_names_what_is_wrong() {
     };
     assert!(plan.validate().is_err());
 }
+
+fn agent_spec(case: u32, strategy: &str, bugs: &[Bug]) -> CaseSpec {
+    CaseSpec {
+        strategy: Strategy::parse(strategy).unwrap(),
+        ..spec(case, bugs)
+    }
+}
+
+#[test]
+fn an_empty_plan_is_the_drawn_agent_case() {
+    for (case, strategy) in (0..12).map(|c| (c, if c % 2 == 0 { "batch" } else { "both" })) {
+        let plain = agent_spec(case, strategy, &[Bug::H35054]);
+        let planned = CaseSpec {
+            plan: Some(Arc::new(CasePlan::default())),
+            ..plain.clone()
+        };
+        let a = run_case(&plain, Record { trace: true });
+        let b = run_case(&planned, Record { trace: true });
+        assert_eq!(fingerprint(&a), fingerprint(&b), "case {case}");
+    }
+}
+
+#[test]
+fn a_recorded_agent_case_replays_to_the_same_outcome_trace_and_tokens() {
+    let bugs = [
+        Bug::H35054,
+        Bug::H2153,
+        Bug::H29559,
+        Bug::H11529,
+        Bug::H10896,
+        Bug::H57771,
+    ];
+    let (mut failing, mut provider_faults, mut summary_faults, mut resumed) = (0, 0, 0, 0);
+    for case in 0..60u32 {
+        // Batch with H-35054 first (cases 4, 8, 10, 18 and 23 of this seed fail), then
+        // every strategy with the other switches (or none).
+        let (strategy, bug) = if case < 25 {
+            ("batch", &bugs[..1])
+        } else {
+            let bug = &bugs[case as usize % bugs.len()..][..usize::from(case % 4 != 0)];
+            (if case % 2 == 0 { "both" } else { "batch" }, bug)
+        };
+        let original = agent_spec(case, strategy, bug);
+        let rec = record(&original);
+        let plan = rec.plan.clone();
+        assert_eq!(plan.check_for(original.strategy), Ok(()), "case {case}");
+        let script = plan.script.as_ref().unwrap();
+        // A resumed session's turns are the history; the fill is spent.
+        assert_eq!(
+            (script.history.len() + script.turns.len()) as u32,
+            rec.result.turns
+        );
+        assert_eq!(plan.agent.resume_fill_per_mille, Some(0));
+        failing += u32::from(rec.result.outcome != CaseOutcome::Clean);
+        provider_faults += u32::from(!plan.provider_outcomes.as_ref().unwrap().is_empty());
+        summary_faults += u32::from(!plan.summary_outcomes.as_ref().unwrap().is_empty());
+        resumed += u32::from(!script.history.is_empty());
+        let replay = run_case(&original.with_plan(plan), Record { trace: true });
+        assert_eq!(
+            fingerprint(&replay),
+            fingerprint(&rec.result),
+            "case {case}"
+        );
+        assert_eq!(replay.summary_calls, rec.result.summary_calls);
+    }
+    assert!(failing >= 5, "{failing}");
+    assert!(
+        provider_faults > 0 && summary_faults > 0 && resumed > 0,
+        "{provider_faults} {summary_faults} {resumed}"
+    );
+}
