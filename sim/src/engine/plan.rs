@@ -256,9 +256,8 @@ impl CasePlan {
     /// the strategies that run micro passes.
     pub fn check_for(&self, strategy: Strategy) -> Result<(), String> {
         self.validate()?;
-        let agent_fields = !self.agent.is_empty()
-            || !self.provider.is_empty()
-            || self.provider_outcomes.is_some();
+        let agent_fields =
+            !self.agent.is_empty() || !self.provider.is_empty() || self.provider_outcomes.is_some();
         let restarts = self.restarts.is_some() || self.restart_per_mille.is_some();
         if let (Some(script), Some(_)) = (&self.script, strategy.loop_options()) {
             script.check_agent_turns()?;

@@ -150,6 +150,8 @@ mod tests {
             assert_eq!(OverflowShape::parse(&shape.name()), Ok(shape));
         }
         assert!(OverflowShape::parse("phrase:10").is_err());
-        assert!(OverflowShape::parse("phrase:x").unwrap_err().contains("phrase:9"));
+        assert!(OverflowShape::parse("phrase:x")
+            .unwrap_err()
+            .contains("phrase:9"));
     }
 }

@@ -4,25 +4,37 @@
 
 use crate::compactor::micro::{DEFRAG_THRESHOLD_TOKENS_DEFAULT, SCAFFOLD_TOKENS_DEFAULT};
 use crate::engine::plan::{
-    facts_room, CasePlan, MicroOverrides, RowPlan, Script, SummarizerOverrides, TurnPlan,
+    build_rows, facts_room, AgentOverrides, CasePlan, MicroOverrides, ProviderOverrides, RowPlan,
+    Script, SummarizerOverrides, TurnPlan,
 };
+use crate::ids::IdAlloc;
+use crate::provider::ProviderOutcome;
+use crate::strategy::Strategy;
 use crate::summarizer::SummaryOutcome;
-use compactsim_model::Role;
+use compactsim_model::tokens::chars_for_rough_tokens;
+use compactsim_model::{tokens_rough_total, ContentKind, Role};
 
 /// A tail budget is not halved below this many tokens.
 pub const TAIL_BUDGET_TOKENS_MIN: u32 = 16;
 /// A row's text is not halved below this many characters.
 pub const ROW_CHARS_MIN: u32 = 8;
+/// A window is not halved below this many tokens.
+pub const CONTEXT_LENGTH_MIN: u32 = 4_096;
+/// Real tokens per rough overhead token when the provider counts the overhead as the
+/// agent estimates it, per mille.
+pub const OVERHEAD_REAL_NEUTRAL_PER_MILLE: u32 = 1_000;
 
 /// The phases, in the order each round tries them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     /// Summarizer outcomes back to `ok`, restarts removed.
     Faults,
-    /// Whole turns removed (large chunks first, from the end).
+    /// Whole turns removed (large chunks first, from the end); for the agent loop,
+    /// leading turns loaded as a resumed session's history instead of run, and the
+    /// history folded into one turn.
     Turns,
-    /// A smaller tail budget, defaults for the other knobs, a reliable summarizer, no
-    /// system prompt.
+    /// A smaller tail budget, defaults for the other knobs, a reliable summarizer and
+    /// provider, no system prompt, simpler agent parameters.
     Shape,
     /// Tool rounds and parallel calls removed from turns.
     Rounds,
@@ -49,12 +61,22 @@ impl Phase {
         }
     }
 
-    /// The candidates of this phase for `plan`, most aggressive first. `plan` has a
-    /// script (every recorded plan does).
-    pub fn candidates(self, plan: &CasePlan) -> Vec<Candidate> {
+    /// The candidates of this phase for `plan` of a case of `strategy`, most aggressive
+    /// first. `plan` has a script (every recorded plan does).
+    pub fn candidates(self, plan: &CasePlan, strategy: Strategy) -> Vec<Candidate> {
         match self {
             Phase::Faults => faults(plan),
+            Phase::Turns if strategy.loop_options().is_some() => {
+                let mut out = turns(plan);
+                out.extend(resumed(plan));
+                out
+            }
             Phase::Turns => turns(plan),
+            Phase::Shape if strategy.loop_options().is_some() => {
+                let mut out = shape(plan);
+                out.extend(agent_shape(plan));
+                out
+            }
             Phase::Shape => shape(plan),
             Phase::Rounds => rounds(plan),
             Phase::Sizes => sizes(plan),
@@ -84,46 +106,63 @@ fn with_script(plan: &CasePlan, f: impl FnOnce(&mut Script)) -> CasePlan {
     p
 }
 
+/// Indexes of the non-ok entries of a schedule.
+fn faulty<T: Copy>(schedule: &Option<Vec<T>>, ok: impl Fn(T) -> bool) -> Vec<usize> {
+    let all = schedule.as_deref().unwrap_or_default();
+    (0..all.len()).filter(|&i| !ok(all[i])).collect()
+}
+
+/// Every kind of fault at once, then each kind, then each single fault: summarizer and
+/// provider outcomes back to `ok`, restarts removed.
 fn faults(plan: &CasePlan) -> Vec<Candidate> {
-    let outcomes = plan.summary_outcomes.clone().unwrap_or_default();
     let restarts = plan.restarts.clone().unwrap_or_default();
-    let faulty: Vec<usize> = (0..outcomes.len())
-        .filter(|&i| !outcomes[i].is_ok())
-        .collect();
-    let edit = |outcomes: Option<Vec<SummaryOutcome>>, restarts: Option<Vec<u32>>| {
-        let mut p = plan.clone();
-        if outcomes.is_some() {
-            p.summary_outcomes = outcomes;
-        }
-        if restarts.is_some() {
-            p.restarts = restarts;
-        }
-        p
-    };
+    let summary = faulty(&plan.summary_outcomes, SummaryOutcome::is_ok);
+    let provider = faulty(&plan.provider_outcomes, ProviderOutcome::is_ok);
+    let no_summary_faults = |p: &mut CasePlan| p.summary_outcomes = Some(Vec::new());
+    let no_provider_faults = |p: &mut CasePlan| p.provider_outcomes = Some(Vec::new());
+    let no_restarts = |p: &mut CasePlan| p.restarts = Some(Vec::new());
+    type Clear<'a> = (&'a str, bool, &'a dyn Fn(&mut CasePlan));
+    let kinds: [Clear; 3] = [
+        ("every summary ok", !summary.is_empty(), &no_summary_faults),
+        (
+            "every provider call ok",
+            !provider.is_empty(),
+            &no_provider_faults,
+        ),
+        ("no restarts", !restarts.is_empty(), &no_restarts),
+    ];
+    let present: Vec<&Clear> = kinds.iter().filter(|k| k.1).collect();
     let mut out = Vec::new();
-    if !faulty.is_empty() && !restarts.is_empty() {
-        let p = edit(Some(Vec::new()), Some(Vec::new()));
-        out.push(cand("every summary ok, no restarts", p));
+    if present.len() > 1 {
+        let mut p = plan.clone();
+        present.iter().for_each(|k| (k.2)(&mut p));
+        let names: Vec<&str> = present.iter().map(|k| k.0).collect();
+        out.push(cand(names.join(", "), p));
     }
-    if !faulty.is_empty() {
-        out.push(cand("every summary ok", edit(Some(Vec::new()), None)));
-    }
-    if !restarts.is_empty() {
-        out.push(cand("no restarts", edit(None, Some(Vec::new()))));
+    for (name, _, clear) in present {
+        let mut p = plan.clone();
+        clear(&mut p);
+        out.push(cand(*name, p));
     }
     if restarts.len() > 1 {
         for i in 0..restarts.len() {
-            let mut r = restarts.clone();
-            let gone = r.remove(i);
-            let change = format!("no restart before turn {gone}");
-            out.push(cand(change, edit(None, Some(r))));
+            let mut p = plan.clone();
+            let gone = p.restarts.as_mut().expect("restarts").remove(i);
+            out.push(cand(format!("no restart before turn {gone}"), p));
         }
     }
-    if faulty.len() > 1 {
-        for &i in &faulty {
-            let mut o = outcomes.clone();
-            o[i] = SummaryOutcome::Ok;
-            out.push(cand(format!("summary call {i} ok"), edit(Some(o), None)));
+    if summary.len() > 1 {
+        for &i in &summary {
+            let mut p = plan.clone();
+            p.summary_outcomes.as_mut().expect("outcomes")[i] = SummaryOutcome::Ok;
+            out.push(cand(format!("summary call {i} ok"), p));
+        }
+    }
+    if provider.len() > 1 {
+        for &i in &provider {
+            let mut p = plan.clone();
+            p.provider_outcomes.as_mut().expect("outcomes")[i] = ProviderOutcome::Ok;
+            out.push(cand(format!("provider call {i} ok"), p));
         }
     }
     out
@@ -165,6 +204,54 @@ fn turns(plan: &CasePlan) -> Vec<Candidate> {
         out.push(cand(change, p));
     }
     out
+}
+
+/// Agent-loop plans: the first `k` turns become the script's history (a resumed
+/// session loads them in one append instead of running them; the turns keep their
+/// numbers), most turns first; then a history of several turns folded into one (the
+/// turns after it are renumbered).
+fn resumed(plan: &CasePlan) -> Vec<Candidate> {
+    let Some(script) = &plan.script else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for k in (1..script.turns.len()).rev() {
+        let p = with_script(plan, |s| {
+            let moved: Vec<TurnPlan> = s.turns.drain(..k).collect();
+            s.history.extend(moved);
+        });
+        out.push(cand(format!("{} loaded as history", span("turn", 0, k)), p));
+    }
+    if script.history.len() > 1 {
+        let p = with_script(plan, |s| {
+            let rows = s.history.drain(..).flat_map(|t| t.rows).collect();
+            s.history = vec![TurnPlan { rows }];
+        });
+        out.push(cand("history folded into one turn", p));
+    }
+    let rows: Vec<RowPlan> = script.history.iter().flat_map(|t| t.rows.clone()).collect();
+    if let Some(exchange) = (rows.len() > 2).then(|| one_exchange(&rows)).flatten() {
+        let p = with_script(plan, |s| s.history = vec![exchange]);
+        out.push(cand("history as one exchange of the same rough size", p));
+    }
+    out
+}
+
+/// A user row and a reply with as many rough tokens together as `rows` (prose, one fact
+/// each); `None` when the rows are too small to split.
+fn one_exchange(rows: &[RowPlan]) -> Option<TurnPlan> {
+    let built = build_rows(rows, &mut IdAlloc::default());
+    let rough = u32::try_from(tokens_rough_total(&built)).ok()?;
+    let user = rough / 2;
+    (user > 0).then(|| {
+        let row = |role, tokens| {
+            let chars = chars_for_rough_tokens(tokens);
+            RowPlan::new(role, ContentKind::Prose, chars, facts_room(chars).min(1))
+        };
+        TurnPlan {
+            rows: vec![row(Role::User, user), row(Role::Assistant, rough - user)],
+        }
+    })
 }
 
 /// (start, len) of every chunk: sizes halving from n (n/2 first unless n == 1), each
@@ -251,6 +338,72 @@ fn shape(plan: &CasePlan) -> Vec<Candidate> {
             set(&mut p.micro, default);
             out.push(cand(format!("{name} = {default} (default)"), p));
         }
+    }
+    out
+}
+
+/// The agent loop's knobs: a halved window (a lower trigger: the same story with fewer
+/// tokens), and of the knobs the plan sets: a reliable provider configuration, no
+/// resumed-session fill, in-place compaction, a fixed think time, the overhead counted
+/// as estimated, no request overhead.
+fn agent_shape(plan: &CasePlan) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    if let Some(window) = plan.context_length.filter(|&w| w / 2 >= CONTEXT_LENGTH_MIN) {
+        let mut p = plan.clone();
+        p.context_length = Some(window / 2);
+        let mut scaled = with_script(&p, |s| {
+            s.history.iter_mut().chain(&mut s.turns).for_each(|t| {
+                halve_turn(t);
+            })
+        });
+        scaled.context_length = Some(window / 2);
+        let half = window / 2;
+        out.push(cand(
+            format!("window {window} -> {half} tokens, rows halved"),
+            scaled,
+        ));
+        out.push(cand(format!("window {window} -> {half} tokens"), p));
+    }
+    let reliable = ProviderOverrides {
+        reliable: true,
+        ..ProviderOverrides::default()
+    };
+    if !plan.provider.is_empty() && plan.provider != reliable {
+        let mut p = plan.clone();
+        p.provider = reliable;
+        out.push(cand("reliable provider configuration", p));
+    }
+    let a = plan.agent;
+    let mut knob = |change: String, edit: &dyn Fn(&mut AgentOverrides)| {
+        let mut p = plan.clone();
+        edit(&mut p.agent);
+        out.push(cand(change, p));
+    };
+    if a.resume_fill_per_mille.is_some_and(|f| f > 0) {
+        knob("no resumed-session fill".into(), &|o| {
+            o.resume_fill_per_mille = Some(0)
+        });
+    }
+    if a.in_place == Some(false) {
+        knob("in-place compaction".into(), &|o| o.in_place = Some(true));
+    }
+    if let Some((lo, hi)) = a.think_ms.filter(|(lo, hi)| lo < hi) {
+        knob(
+            format!("think time fixed at {lo} ms (was {lo}..{hi})"),
+            &|o| o.think_ms = Some((lo, lo)),
+        );
+    }
+    if a.overhead_real_per_mille
+        .is_some_and(|r| r != OVERHEAD_REAL_NEUTRAL_PER_MILLE)
+    {
+        knob("overhead counted as estimated".into(), &|o| {
+            o.overhead_real_per_mille = Some(OVERHEAD_REAL_NEUTRAL_PER_MILLE)
+        });
+    }
+    if a.overhead_per_mille_of_trigger.is_some_and(|o| o > 0) {
+        knob("no request overhead".into(), &|o| {
+            o.overhead_per_mille_of_trigger = Some(0)
+        });
     }
     out
 }
@@ -353,6 +506,13 @@ fn sizes(plan: &CasePlan) -> Vec<Candidate> {
     }
     if changed {
         out.push(cand("every row halved", with_script(plan, |s| *s = all)));
+    }
+    let mut history = script.history.clone();
+    if !script.turns.is_empty() && history.iter_mut().fold(false, |c, t| halve_turn(t) | c) {
+        out.push(cand(
+            "history rows halved",
+            with_script(plan, |s| s.history = history),
+        ));
     }
     for t in (0..script.turns.len()).rev() {
         let mut turn = script.turns[t].clone();

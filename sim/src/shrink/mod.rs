@@ -22,8 +22,8 @@ pub use auto::{
 };
 pub use candidates::{Candidate, Phase, ROW_CHARS_MIN, TAIL_BUDGET_TOKENS_MIN};
 
-use crate::engine::plan::{record, CasePlan};
-use crate::engine::{run_case, CaseOutcome, CaseResult, CaseSpec, Record};
+use crate::engine::plan::{record, run_logged, CasePlan, Logged};
+use crate::engine::{CaseOutcome, CaseResult, CaseSpec, Record};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -75,7 +75,7 @@ pub struct Size {
     pub turns: usize,
     pub rows: usize,
     pub chars: u64,
-    /// Non-ok summarizer outcomes plus restarts.
+    /// Non-ok summarizer and provider outcomes plus restarts.
     pub faults: usize,
 }
 
@@ -98,6 +98,12 @@ impl Size {
                 .flatten()
                 .filter(|o| !o.is_ok())
                 .count()
+                + plan
+                    .provider_outcomes
+                    .iter()
+                    .flatten()
+                    .filter(|o| !o.is_ok())
+                    .count()
                 + plan.restarts.as_ref().map_or(0, Vec::len),
         }
     }
@@ -171,16 +177,30 @@ fn fails(r: &CaseResult, invariant: &str) -> bool {
         .any(|v| v.invariant == invariant)
 }
 
-/// Cuts `plan` to what the run `r` executed: its turns, restarts and summarizer calls.
-fn cut_to_run(plan: &mut CasePlan, r: &CaseResult) {
+/// Cuts `plan` to what the run `run` of `spec` executed: its turns, restarts, summarizer
+/// and provider calls.
+fn cut_to_run(spec: &CaseSpec, plan: &mut CasePlan, run: &Logged) {
+    let r = &run.result;
     if let Some(s) = plan.script.as_mut() {
-        s.turns.truncate(r.turns as usize);
+        // The agent world counts a script's history among the case's turns.
+        let history = if spec.strategy.loop_options().is_some() {
+            s.history.len() as u32
+        } else {
+            0
+        };
+        s.turns.truncate(r.turns.saturating_sub(history) as usize);
     }
     if let Some(restarts) = plan.restarts.as_mut() {
         restarts.retain(|&t| t < r.turns);
     }
     if let Some(o) = plan.summary_outcomes.as_mut() {
         o.truncate(r.summary_calls.len());
+        while o.last().is_some_and(|x| x.is_ok()) {
+            o.pop();
+        }
+    }
+    if let Some(o) = plan.provider_outcomes.as_mut() {
+        o.truncate(run.provider_calls.len());
         while o.last().is_some_and(|x| x.is_ok()) {
             o.pop();
         }
@@ -205,7 +225,7 @@ impl Search<'_> {
     fn phase(&mut self, phase: Phase, progress: &mut dyn FnMut(&Progress)) -> Result<bool, Stop> {
         let mut reduced = false;
         'restart: loop {
-            for candidate in phase.candidates(&self.plan) {
+            for candidate in phase.candidates(&self.plan, self.spec.strategy) {
                 if self.attempts >= self.budget.attempts_max {
                     return Err(Stop::Attempts(self.attempts));
                 }
@@ -218,11 +238,11 @@ impl Search<'_> {
                 }
                 self.attempts += 1;
                 let spec = self.spec.clone().with_plan(candidate.plan.clone());
-                let r = run_case(&spec, Record::default());
-                if fails(&r, &self.invariant) {
+                let run = run_logged(&spec, Record::default());
+                if fails(&run.result, &self.invariant) {
                     self.plan = candidate.plan;
-                    cut_to_run(&mut self.plan, &r);
-                    self.result = r;
+                    cut_to_run(self.spec, &mut self.plan, &run);
+                    self.result = run.result;
                     self.accepted += 1;
                     reduced = true;
                     progress(&Progress {
@@ -272,14 +292,15 @@ pub fn shrink(
         CaseOutcome::Liveness(v) => v.invariant.clone(),
     };
     let mut plan = rec.plan;
-    let result = run_case(&spec.clone().with_plan(plan.clone()), Record::default());
-    if !fails(&result, &invariant) {
+    let run = run_logged(&spec.clone().with_plan(plan.clone()), Record::default());
+    if !fails(&run.result, &invariant) {
         return Err(ShrinkError::Diverged(format!(
             "expected {invariant}, got {:?}",
-            result.outcome
+            run.result.outcome
         )));
     }
-    cut_to_run(&mut plan, &result);
+    cut_to_run(spec, &mut plan, &run);
+    let result = run.result;
     let before = Size::of(&plan);
     let mut search = Search {
         spec,

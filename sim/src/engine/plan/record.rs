@@ -117,9 +117,8 @@ fn pin_agent_loop(spec: &CaseSpec, plan: &mut CasePlan, logged: &Logged) {
     plan.provider_outcomes = Some(trimmed(&logged.provider_calls, |o| o.is_ok()));
     plan.restarts = None;
     plan.restart_per_mille = None;
-    plan.micro = agent_world::micro_config(spec).map_or_else(MicroOverrides::default, |m| {
-        MicroOverrides::exactly(&m)
-    });
+    plan.micro = agent_world::micro_config(spec)
+        .map_or_else(MicroOverrides::default, |m| MicroOverrides::exactly(&m));
     let script = plan.script.as_mut().expect("a recorded script");
     if script.history.is_empty() {
         let resumed = (logged.resumed_turns as usize).min(script.turns.len());
