@@ -112,8 +112,9 @@ fn faulty<T: Copy>(schedule: &Option<Vec<T>>, ok: impl Fn(T) -> bool) -> Vec<usi
     (0..all.len()).filter(|&i| !ok(all[i])).collect()
 }
 
-/// Every kind of fault at once, then each kind, then each single fault: summarizer and
-/// provider outcomes back to `ok`, restarts removed.
+/// Every kind of fault at once, then each kind, then chunks of each schedule's faults
+/// (halving, from the end) down to single faults: summarizer and provider outcomes back
+/// to `ok`, restarts removed.
 fn faults(plan: &CasePlan) -> Vec<Candidate> {
     let restarts = plan.restarts.clone().unwrap_or_default();
     let summary = faulty(&plan.summary_outcomes, SummaryOutcome::is_ok);
@@ -151,21 +152,36 @@ fn faults(plan: &CasePlan) -> Vec<Candidate> {
             out.push(cand(format!("no restart before turn {gone}"), p));
         }
     }
-    if summary.len() > 1 {
-        for &i in &summary {
-            let mut p = plan.clone();
-            p.summary_outcomes.as_mut().expect("outcomes")[i] = SummaryOutcome::Ok;
-            out.push(cand(format!("summary call {i} ok"), p));
-        }
+    for (start, len) in chunks(summary.len()).into_iter().filter(|c| c.1 < summary.len()) {
+        let mut p = plan.clone();
+        let o = p.summary_outcomes.as_mut().expect("outcomes");
+        summary[start..start + len]
+            .iter()
+            .for_each(|&i| o[i] = SummaryOutcome::Ok);
+        let change = calls_ok("summary", &summary[start..start + len]);
+        out.push(cand(change, p));
     }
-    if provider.len() > 1 {
-        for &i in &provider {
-            let mut p = plan.clone();
-            p.provider_outcomes.as_mut().expect("outcomes")[i] = ProviderOutcome::Ok;
-            out.push(cand(format!("provider call {i} ok"), p));
-        }
+    for (start, len) in chunks(provider.len()).into_iter().filter(|c| c.1 < provider.len()) {
+        let mut p = plan.clone();
+        let o = p.provider_outcomes.as_mut().expect("outcomes");
+        provider[start..start + len]
+            .iter()
+            .for_each(|&i| o[i] = ProviderOutcome::Ok);
+        let change = calls_ok("provider", &provider[start..start + len]);
+        out.push(cand(change, p));
     }
     out
+}
+
+/// "summary call 3 ok", "provider calls 4, 9, 12 ok".
+fn calls_ok(what: &str, calls: &[usize]) -> String {
+    match calls {
+        [one] => format!("{what} call {one} ok"),
+        _ => {
+            let list: Vec<String> = calls.iter().map(usize::to_string).collect();
+            format!("{what} calls {} ok", list.join(", "))
+        }
+    }
 }
 
 fn span(what: &str, start: usize, len: usize) -> String {
@@ -208,14 +224,15 @@ fn turns(plan: &CasePlan) -> Vec<Candidate> {
 
 /// Agent-loop plans: the first `k` turns become the script's history (a resumed
 /// session loads them in one append instead of running them; the turns keep their
-/// numbers), most turns first; then a history of several turns folded into one (the
+/// numbers), most turns first (the last 1, 2, 4, ... turns stay live); then a history of several turns folded into one (the
 /// turns after it are renumbered).
 fn resumed(plan: &CasePlan) -> Vec<Candidate> {
     let Some(script) = &plan.script else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for k in (1..script.turns.len()).rev() {
+    let n = script.turns.len();
+    for k in (1..n).rev() {
         let p = with_script(plan, |s| {
             let moved: Vec<TurnPlan> = s.turns.drain(..k).collect();
             s.history.extend(moved);

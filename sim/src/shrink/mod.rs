@@ -220,12 +220,16 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    /// Tries the candidates of `phase` in order, restarting from the first after every
-    /// accepted one, until none is accepted. Err when a bound stops the search.
+    /// Tries the candidates of `phase` in order. After an accepted one the candidates of
+    /// the reduced plan are tried from the same position on (the ones before it were
+    /// tried on a larger plan; the next round tries them again), until the list is
+    /// exhausted. Err when a bound stops the search.
     fn phase(&mut self, phase: Phase, progress: &mut dyn FnMut(&Progress)) -> Result<bool, Stop> {
         let mut reduced = false;
+        let mut next = 0;
         'restart: loop {
-            for candidate in phase.candidates(&self.plan, self.spec.strategy) {
+            let candidates = phase.candidates(&self.plan, self.spec.strategy);
+            for (i, candidate) in candidates.into_iter().enumerate().skip(next) {
                 if self.attempts >= self.budget.attempts_max {
                     return Err(Stop::Attempts(self.attempts));
                 }
@@ -252,6 +256,7 @@ impl Search<'_> {
                         change: candidate.change,
                         size: Size::of(&self.plan),
                     });
+                    next = i;
                     continue 'restart;
                 }
             }
