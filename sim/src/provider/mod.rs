@@ -339,6 +339,54 @@ mod tests {
     }
 
     #[test]
+    fn a_schedule_replaces_the_drawn_faults_and_keeps_the_stream_in_step() {
+        let m = json_rows(2, 400);
+        let cfg = ProviderConfig {
+            disconnect_per_mille: 300,
+            server_error_per_mille: 300,
+            ..ProviderConfig::reliable()
+        };
+        let calls = |p: &mut Provider, window: u32| {
+            (0..60).map(|_| p.call(&m, 0, window)).collect::<Vec<_>>()
+        };
+        // Unscripted: the log is what each call injected; over the window it is `ok`.
+        let mut drawn = provider(cfg.clone(), 7);
+        let replies = calls(&mut drawn, 100_000);
+        let log = drawn.log().to_vec();
+        assert!(log.contains(&ProviderOutcome::Disconnect));
+        assert!(log.contains(&ProviderOutcome::ServerError));
+        // Replaying the log as a schedule gives the same replies.
+        let mut replay = provider(cfg.clone(), 7).with_schedule(Some(log.clone()));
+        assert_eq!(calls(&mut replay, 100_000), replies);
+        assert_eq!(replay.log(), &log[..]);
+        // A schedule decides whatever the rates draw; `ok` past its end.
+        let schedule = vec![
+            ProviderOutcome::Overflow,
+            ProviderOutcome::Ok,
+            ProviderOutcome::ServerError,
+        ];
+        let mut scripted = provider(cfg.clone(), 7).with_schedule(Some(schedule.clone()));
+        let got = calls(&mut scripted, 100_000);
+        assert_eq!(got[0].cause, ReplyCause::ClaimedOverflow);
+        let err = got[0].result.as_ref().expect_err("claimed overflow");
+        assert_eq!(
+            classify(err, 0, m.len(), 100_000),
+            ErrorClass::Overflow(OverflowSignal::Phrase)
+        );
+        assert_eq!(got[1].cause, ReplyCause::Answered);
+        assert_eq!(got[2].cause, ReplyCause::ServerError);
+        assert!(got[3..].iter().all(|r| r.cause == ReplyCause::Answered));
+        assert_eq!(&scripted.log()[..3], &schedule[..]);
+        // Over the window a request fails whatever the schedule says, and an unscripted
+        // call logs `ok` there.
+        let mut over = provider(cfg.clone(), 7).with_schedule(Some(vec![ProviderOutcome::Ok]));
+        assert_eq!(over.call(&m, 0, 1).cause, ReplyCause::Overflow);
+        let mut unscripted = provider(cfg, 7);
+        let _ = calls(&mut unscripted, 1);
+        assert!(unscripted.log().iter().all(|o| o.is_ok()));
+    }
+
+    #[test]
     fn draw_covers_every_shape_and_switches_faults_off() {
         let configs: Vec<ProviderConfig> = (0..200)
             .map(|s| ProviderConfig::draw(&mut stream(s, Stream::Params)))

@@ -152,7 +152,10 @@ fn faults(plan: &CasePlan) -> Vec<Candidate> {
             out.push(cand(format!("no restart before turn {gone}"), p));
         }
     }
-    for (start, len) in chunks(summary.len()).into_iter().filter(|c| c.1 < summary.len()) {
+    for (start, len) in chunks(summary.len())
+        .into_iter()
+        .filter(|c| c.1 < summary.len())
+    {
         let mut p = plan.clone();
         let o = p.summary_outcomes.as_mut().expect("outcomes");
         summary[start..start + len]
@@ -161,7 +164,10 @@ fn faults(plan: &CasePlan) -> Vec<Candidate> {
         let change = calls_ok("summary", &summary[start..start + len]);
         out.push(cand(change, p));
     }
-    for (start, len) in chunks(provider.len()).into_iter().filter(|c| c.1 < provider.len()) {
+    for (start, len) in chunks(provider.len())
+        .into_iter()
+        .filter(|c| c.1 < provider.len())
+    {
         let mut p = plan.clone();
         let o = p.provider_outcomes.as_mut().expect("outcomes");
         provider[start..start + len]
