@@ -145,7 +145,7 @@ mod tests {
             in_place: Some(false),
             ..AgentOverrides::default()
         };
-        assert_eq!(one.apply(other.clone()).in_place, false);
+        assert!(!one.apply(other.clone()).in_place);
         assert_eq!(one.apply(other.clone()).think_ms, (3, 4));
 
         let config = ProviderConfig {
