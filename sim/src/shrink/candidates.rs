@@ -1,29 +1,22 @@
 //! Candidate reductions of a plan, phase by phase. Every candidate is strictly simpler
 //! than its source in one direction that never reverses (fewer turns, rows, faults or
-//! characters; a knob moved to its default), so repeating the phases terminates.
+//! characters; a smaller window; a knob moved to its default), so repeating the phases
+//! terminates. The agent loop's own candidates are in [`super::agent`].
 
+use super::agent::{agent_shape, resumed};
 use crate::compactor::micro::{DEFRAG_THRESHOLD_TOKENS_DEFAULT, SCAFFOLD_TOKENS_DEFAULT};
 use crate::engine::plan::{
-    build_rows, facts_room, AgentOverrides, CasePlan, MicroOverrides, ProviderOverrides, RowPlan,
-    Script, SummarizerOverrides, TurnPlan,
+    facts_room, CasePlan, MicroOverrides, RowPlan, Script, SummarizerOverrides, TurnPlan,
 };
-use crate::ids::IdAlloc;
 use crate::provider::ProviderOutcome;
 use crate::strategy::Strategy;
 use crate::summarizer::SummaryOutcome;
-use compactsim_model::tokens::chars_for_rough_tokens;
-use compactsim_model::{tokens_rough_total, ContentKind, Role};
+use compactsim_model::Role;
 
 /// A tail budget is not halved below this many tokens.
 pub const TAIL_BUDGET_TOKENS_MIN: u32 = 16;
 /// A row's text is not halved below this many characters.
 pub const ROW_CHARS_MIN: u32 = 8;
-/// A window is not halved below this many tokens.
-pub const CONTEXT_LENGTH_MIN: u32 = 4_096;
-/// Real tokens per rough overhead token when the provider counts the overhead as the
-/// agent estimates it, per mille.
-pub const OVERHEAD_REAL_NEUTRAL_PER_MILLE: u32 = 1_000;
-
 /// The phases, in the order each round tries them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -91,14 +84,14 @@ pub struct Candidate {
     pub plan: CasePlan,
 }
 
-fn cand(change: impl Into<String>, plan: CasePlan) -> Candidate {
+pub(super) fn cand(change: impl Into<String>, plan: CasePlan) -> Candidate {
     Candidate {
         change: change.into(),
         plan,
     }
 }
 
-fn with_script(plan: &CasePlan, f: impl FnOnce(&mut Script)) -> CasePlan {
+pub(super) fn with_script(plan: &CasePlan, f: impl FnOnce(&mut Script)) -> CasePlan {
     let mut p = plan.clone();
     if let Some(s) = p.script.as_mut() {
         f(s);
@@ -190,7 +183,7 @@ fn calls_ok(what: &str, calls: &[usize]) -> String {
     }
 }
 
-fn span(what: &str, start: usize, len: usize) -> String {
+pub(super) fn span(what: &str, start: usize, len: usize) -> String {
     match len {
         1 => format!("{what} {start}"),
         _ => format!("{what}s {start}..{}", start + len - 1),
@@ -226,55 +219,6 @@ fn turns(plan: &CasePlan) -> Vec<Candidate> {
         out.push(cand(change, p));
     }
     out
-}
-
-/// Agent-loop plans: the first `k` turns become the script's history (a resumed
-/// session loads them in one append instead of running them; the turns keep their
-/// numbers), most turns first (the last 1, 2, 4, ... turns stay live); then a history of several turns folded into one (the
-/// turns after it are renumbered).
-fn resumed(plan: &CasePlan) -> Vec<Candidate> {
-    let Some(script) = &plan.script else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let n = script.turns.len();
-    for k in (1..n).rev() {
-        let p = with_script(plan, |s| {
-            let moved: Vec<TurnPlan> = s.turns.drain(..k).collect();
-            s.history.extend(moved);
-        });
-        out.push(cand(format!("{} loaded as history", span("turn", 0, k)), p));
-    }
-    if script.history.len() > 1 {
-        let p = with_script(plan, |s| {
-            let rows = s.history.drain(..).flat_map(|t| t.rows).collect();
-            s.history = vec![TurnPlan { rows }];
-        });
-        out.push(cand("history folded into one turn", p));
-    }
-    let rows: Vec<RowPlan> = script.history.iter().flat_map(|t| t.rows.clone()).collect();
-    if let Some(exchange) = (rows.len() > 2).then(|| one_exchange(&rows)).flatten() {
-        let p = with_script(plan, |s| s.history = vec![exchange]);
-        out.push(cand("history as one exchange of the same rough size", p));
-    }
-    out
-}
-
-/// A user row and a reply with as many rough tokens together as `rows` (prose, one fact
-/// each); `None` when the rows are too small to split.
-fn one_exchange(rows: &[RowPlan]) -> Option<TurnPlan> {
-    let built = build_rows(rows, &mut IdAlloc::default());
-    let rough = u32::try_from(tokens_rough_total(&built)).ok()?;
-    let user = rough / 2;
-    (user > 0).then(|| {
-        let row = |role, tokens| {
-            let chars = chars_for_rough_tokens(tokens);
-            RowPlan::new(role, ContentKind::Prose, chars, facts_room(chars).min(1))
-        };
-        TurnPlan {
-            rows: vec![row(Role::User, user), row(Role::Assistant, rough - user)],
-        }
-    })
 }
 
 /// (start, len) of every chunk: sizes halving from n (n/2 first unless n == 1), each
@@ -365,72 +309,6 @@ fn shape(plan: &CasePlan) -> Vec<Candidate> {
     out
 }
 
-/// The agent loop's knobs: a halved window (a lower trigger: the same story with fewer
-/// tokens), and of the knobs the plan sets: a reliable provider configuration, no
-/// resumed-session fill, in-place compaction, a fixed think time, the overhead counted
-/// as estimated, no request overhead.
-fn agent_shape(plan: &CasePlan) -> Vec<Candidate> {
-    let mut out = Vec::new();
-    if let Some(window) = plan.context_length.filter(|&w| w / 2 >= CONTEXT_LENGTH_MIN) {
-        let mut p = plan.clone();
-        p.context_length = Some(window / 2);
-        let mut scaled = with_script(&p, |s| {
-            s.history.iter_mut().chain(&mut s.turns).for_each(|t| {
-                halve_turn(t);
-            })
-        });
-        scaled.context_length = Some(window / 2);
-        let half = window / 2;
-        out.push(cand(
-            format!("window {window} -> {half} tokens, rows halved"),
-            scaled,
-        ));
-        out.push(cand(format!("window {window} -> {half} tokens"), p));
-    }
-    let reliable = ProviderOverrides {
-        reliable: true,
-        ..ProviderOverrides::default()
-    };
-    if !plan.provider.is_empty() && plan.provider != reliable {
-        let mut p = plan.clone();
-        p.provider = reliable;
-        out.push(cand("reliable provider configuration", p));
-    }
-    let a = plan.agent;
-    let mut knob = |change: String, edit: &dyn Fn(&mut AgentOverrides)| {
-        let mut p = plan.clone();
-        edit(&mut p.agent);
-        out.push(cand(change, p));
-    };
-    if a.resume_fill_per_mille.is_some_and(|f| f > 0) {
-        knob("no resumed-session fill".into(), &|o| {
-            o.resume_fill_per_mille = Some(0)
-        });
-    }
-    if a.in_place == Some(false) {
-        knob("in-place compaction".into(), &|o| o.in_place = Some(true));
-    }
-    if let Some((lo, hi)) = a.think_ms.filter(|(lo, hi)| lo < hi) {
-        knob(
-            format!("think time fixed at {lo} ms (was {lo}..{hi})"),
-            &|o| o.think_ms = Some((lo, lo)),
-        );
-    }
-    if a.overhead_real_per_mille
-        .is_some_and(|r| r != OVERHEAD_REAL_NEUTRAL_PER_MILLE)
-    {
-        knob("overhead counted as estimated".into(), &|o| {
-            o.overhead_real_per_mille = Some(OVERHEAD_REAL_NEUTRAL_PER_MILLE)
-        });
-    }
-    if a.overhead_per_mille_of_trigger.is_some_and(|o| o > 0) {
-        knob("no request overhead".into(), &|o| {
-            o.overhead_per_mille_of_trigger = Some(0)
-        });
-    }
-    out
-}
-
 /// The tool rounds of a turn: (index of the calling row, rows in the round).
 fn tool_rounds(turn: &TurnPlan) -> Vec<(usize, usize)> {
     let rows = &turn.rows;
@@ -499,7 +377,7 @@ fn halved(row: &RowPlan) -> Option<RowPlan> {
     })
 }
 
-fn halve_turn(turn: &mut TurnPlan) -> bool {
+pub(super) fn halve_turn(turn: &mut TurnPlan) -> bool {
     let mut changed = false;
     for row in &mut turn.rows {
         if let Some(h) = halved(row) {

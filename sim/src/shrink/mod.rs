@@ -1,5 +1,5 @@
-//! Shrinking: reduce a failing case to a small one that still fails the same invariant,
-//! and write it as a scenario file.
+//! Shrinking: reduce a failing case to a small one that still fails the same invariant
+//! (a liveness outcome: `no-infinite-loop`), and write it as a scenario file.
 //!
 //! A hand-written greedy delta-debugging loop over the case's recorded plan (not
 //! proptest's `ValueTree`: the failing input is a case our own generator drew, not a
@@ -7,16 +7,22 @@
 //! rounds, faults — over one explicit plan). The case is first recorded into an
 //! explicit plan and cut to the turns it executed; then each phase ([`Phase`]) offers
 //! candidates, most aggressive first, and the first that still fails the same invariant
-//! replaces the case (and is cut to its executed turns again). Rounds over the phases
-//! repeat until none offers an accepted candidate.
+//! replaces the case (and is cut to its executed turns and calls again); the phase goes
+//! on from that candidate's position in the reduced plan's list. Rounds over the phases
+//! repeat until one accepts nothing (a fixpoint: every candidate of the final plan was
+//! tried). Agent-loop plans (strategies `batch`, `both`) get their own candidates
+//! as well: provider faults, leading turns loaded as a resumed session's history, a
+//! smaller window, simpler agent and provider knobs.
 //!
 //! Bounded: by [`Budget::attempts_max`] (the result is a function of the case and this
 //! bound: deterministic) and, as an extra cap, by wall time (which may stop it earlier
 //! on a slower machine). [`Shrunk::stop`] says which bound ended it.
 
+mod agent;
 mod auto;
 mod candidates;
 
+pub use agent::{CONTEXT_LENGTH_MIN, OVERHEAD_REAL_NEUTRAL_PER_MILLE};
 pub use auto::{
     auto, case_name, render_failure, write_failure, AUTO_SHRINK_CASES_MAX, FAILURES_DIR,
 };
@@ -72,6 +78,8 @@ impl fmt::Display for Stop {
 /// The size of a case, as shrinking reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Size {
+    /// Turns the case runs: the script's turns (a history is loaded, not run; its rows
+    /// count in `rows` and `chars`).
     pub turns: usize,
     pub rows: usize,
     pub chars: u64,
