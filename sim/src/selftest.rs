@@ -34,8 +34,6 @@ pub struct Caught {
 pub enum Repro {
     /// Nothing failed, so nothing was shrunk.
     NotCaught,
-    /// The shrinker does not reduce cases of this strategy yet (see [`shrinks`]).
-    Unsupported,
     Shrunk(Box<Shrunk>),
     /// The shrink failed; the switch still counts as caught.
     Failed(String),
@@ -64,14 +62,6 @@ impl BugReport {
     pub fn passed(&self) -> bool {
         self.caught.as_ref().is_some_and(|c| c.expected)
     }
-}
-
-/// Whether the shrinker reduces failing cases of `strategy`. It reduces a recorded
-/// plan's script, and only the micro world replays a script so far: an agent-loop case
-/// runs its drawn conversation whatever the plan's script says, so a "shrunk" size
-/// would describe rows the case never ran. Flip when the agent loop replays plans.
-pub fn shrinks(strategy: Strategy) -> bool {
-    strategy.loop_options().is_none()
 }
 
 /// The case `case` as the self-test runs it for `info`.
@@ -125,7 +115,7 @@ fn scan(
 }
 
 /// Runs the suite with `info`'s switches until the first violation; shrinks it within
-/// `shrink_budget` when the strategy can be shrunk.
+/// `shrink_budget`.
 pub fn check_bug(
     info: &'static BugInfo,
     suite: SelftestSuite,
@@ -171,13 +161,9 @@ pub fn check_bug(
         }
     })?;
     if let Some(c) = &report.caught {
-        report.repro = if shrinks(report.strategy) {
-            match shrink::shrink(&spec_of(c.case), shrink_budget, &mut |_| {}) {
-                Ok(s) => Repro::Shrunk(Box::new(s)),
-                Err(e) => Repro::Failed(e.to_string()),
-            }
-        } else {
-            Repro::Unsupported
+        report.repro = match shrink::shrink(&spec_of(c.case), shrink_budget, &mut |_| {}) {
+            Ok(s) => Repro::Shrunk(Box::new(s)),
+            Err(e) => Repro::Failed(e.to_string()),
         };
     }
     Ok(report)
@@ -228,7 +214,7 @@ mod tests {
     }
 
     #[test]
-    fn a_required_switch_is_caught_with_its_partner_and_agent_cases_are_not_shrunk() {
+    fn a_required_switch_is_caught_with_its_partner_and_its_agent_case_shrunk() {
         let r = check_bug(
             Bug::H58753.info(),
             SUITE,
@@ -238,7 +224,9 @@ mod tests {
         .unwrap();
         assert!(r.passed() && r.narrowed, "{r:?}");
         assert_eq!(r.caught.as_ref().unwrap().invariant, "api-valid");
-        assert!(matches!(r.repro, Repro::Unsupported), "{:?}", r.repro);
-        assert!(shrinks(Strategy::Micro) && !shrinks(r.strategy));
+        let Repro::Shrunk(shrunk) = &r.repro else {
+            panic!("{:?}", r.repro);
+        };
+        assert!(shrunk.after.turns <= shrunk.before.turns, "{shrunk:?}");
     }
 }

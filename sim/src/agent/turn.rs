@@ -305,7 +305,7 @@ fn responses(rows: impl Iterator<Item = Message>) -> Vec<Vec<Message>> {
 
 fn count_error(sink: &mut dyn Sink, cause: ReplyCause, class: CallErrorClass) {
     sink.bump(match cause {
-        ReplyCause::Overflow => "provider.overflow_errors",
+        ReplyCause::Overflow | ReplyCause::ClaimedOverflow => "provider.overflow_errors",
         ReplyCause::Disconnect => "provider.disconnects",
         ReplyCause::ServerError => "provider.server_errors",
         ReplyCause::Answered => "provider.answered",

@@ -23,7 +23,6 @@ pub struct SelftestRequest {
 fn repro(r: &BugReport) -> String {
     match &r.repro {
         Repro::NotCaught => "-".to_string(),
-        Repro::Unsupported => "- (agent-loop cases are not shrunk yet)".to_string(),
         Repro::Shrunk(s) => format!(
             "{} -> {} turns, {} rows ({} attempts, {})",
             s.before.turns,

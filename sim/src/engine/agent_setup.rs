@@ -3,6 +3,7 @@
 //! the fake provider's behaviour, the request overhead and how the provider counts it,
 //! rotation vs in-place compaction, the user's think time and a resumed session's fill.
 
+use super::CaseSpec;
 use crate::agent::AgentParams;
 use crate::provider::ProviderConfig;
 use crate::rng::{self, between, chance, next_seed, weighted, SimRng, Stream};
@@ -74,6 +75,17 @@ impl AgentSetup {
             resume_fill_per_mille,
         };
         (AgentSetup { provider, params }, rng)
+    }
+
+    /// The setup of `spec`: drawn as [`AgentSetup::draw`] does, then the plan's agent
+    /// and provider overrides applied (the stream is positioned as without them).
+    pub fn draw_for(spec: &CaseSpec) -> (AgentSetup, SimRng) {
+        let (mut setup, rng) = Self::draw(spec.case_seed());
+        if let Some(plan) = spec.plan.as_deref() {
+            setup.provider = plan.provider.apply(setup.provider);
+            setup.params = plan.agent.apply(setup.params);
+        }
+        (setup, rng)
     }
 }
 

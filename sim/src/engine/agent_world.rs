@@ -1,18 +1,22 @@
 //! The world of an agent-loop case (strategies `batch` and `both`): the conversation
-//! generator feeds turn scripts to the [`AgentLoop`], and every transition it reports is
-//! shown to the oracle. The case ends at the first violation, after `passes` passes, at
-//! its turn budget, or — a liveness outcome — when it exceeds its step budget.
+//! generator (or a plan's script) feeds turn scripts to the [`AgentLoop`], and every
+//! transition it reports is shown to the oracle. The case ends at the first violation,
+//! after `passes` passes, at its turn budget, when a script runs out, or — a liveness
+//! outcome — when it exceeds its step budget.
+//!
+//! A [`CasePlan`] is honoured as in the micro world (script, family and window,
+//! summarizer configuration and outcome schedule, micro knobs for `both`, turn budget,
+//! invariant subset), plus the agent parameters, the provider configuration and the
+//! provider's outcome schedule. Process restarts are not modelled here.
 
 use super::agent_setup::AgentSetup;
-use super::plan::CasePlan;
+use super::plan::{CasePlan, Source};
 use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record, TraceLine};
 use crate::agent::{AgentConfig, AgentLoop, Sink, RECOVERY_WINDOW_MS};
 use crate::agent::{AntiThrashPolicy, LoopOptions};
 use crate::compactor::micro::MicroCompactor;
 use crate::compactor::micro::MicroConfig;
-use crate::provider::Provider;
-use crate::rng::{self, Stream};
-use crate::shapes::Conversation;
+use crate::provider::{Provider, ProviderOutcome};
 use crate::strategy::Strategy;
 use crate::summarizer::Summarizer;
 use compactsim_invariants::{Oracle, OracleConfig, NO_INFINITE_LOOP};
@@ -125,7 +129,7 @@ pub fn oracle_config(config: &AgentConfig) -> OracleConfig {
 pub fn describe(spec: &CaseSpec) -> Option<String> {
     let options = spec.strategy.loop_options()?;
     let setup = CaseSetup::draw(spec);
-    let (agent, _) = AgentSetup::draw(spec.case_seed());
+    let (agent, _) = AgentSetup::draw_for(spec);
     let provider = agent.provider.clone();
     let c = AgentConfig::new(
         options,
@@ -160,59 +164,124 @@ pub fn describe(spec: &CaseSpec) -> Option<String> {
 
 /// Runs one agent-loop case.
 pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
+    run_logged(spec, record).0
+}
+
+/// The turn budget that sets the step budget: the plan's or the suite's, whatever the
+/// length of a script (so a shorter script does not tighten the liveness bound).
+fn budget_turns(spec: &CaseSpec) -> u32 {
+    let suite = CaseSpec {
+        plan: None,
+        ..spec.clone()
+    }
+    .turns_max();
+    spec.plan
+        .as_ref()
+        .and_then(|p| p.turns_max)
+        .unwrap_or(suite)
+}
+
+/// The agent loop of `spec`, with the plan's overrides and schedules applied.
+fn build_agent(spec: &CaseSpec, options: LoopOptions) -> (AgentLoop, CaseSetup) {
+    let (setup, streams) = CaseSetup::draw_with_streams(spec);
+    let plan = spec.plan.as_deref();
+    let (agent_setup, provider_rng) = AgentSetup::draw_for(spec);
+    let config = AgentConfig::new(
+        options,
+        &spec.bugs,
+        setup.shape.context_length,
+        agent_setup.params,
+    );
+    let micro = both_micro(spec, &config, &setup)
+        .map(|micro| MicroCompactor::new(micro, config.bugs.clone()));
+    let summarizer = Summarizer::new(setup.summarizer.clone(), streams.summarizer)
+        .with_schedule(plan.and_then(|p| p.summary_outcomes.clone()));
+    let provider = Provider::new(agent_setup.provider, provider_rng)
+        .with_schedule(plan.and_then(|p| p.provider_outcomes.clone()));
+    let agent = AgentLoop::new(config, summarizer, provider, micro);
+    (agent, setup)
+}
+
+/// Strategy `both`: the micro configuration of its micro passes (the agent's tail
+/// budget, the drawn cadence, the plan's micro knobs); `None` for other strategies.
+fn both_micro(spec: &CaseSpec, config: &AgentConfig, setup: &CaseSetup) -> Option<MicroConfig> {
+    matches!(spec.strategy, Strategy::Both(_)).then(|| {
+        let mut micro = MicroConfig::with_tail_budget(config.thresholds.tail_budget_tokens);
+        micro.every_n_turns = setup.micro.every_n_turns;
+        if let Some(plan) = spec.plan.as_deref() {
+            plan.micro.apply(&mut micro);
+        }
+        micro
+    })
+}
+
+/// The micro configuration of `spec`'s micro passes (strategy `both`), as a case run
+/// uses it.
+pub(crate) fn micro_config(spec: &CaseSpec) -> Option<MicroConfig> {
+    let options = spec.strategy.loop_options()?;
+    let setup = CaseSetup::draw(spec);
+    let (agent, _) = AgentSetup::draw_for(spec);
+    let config = AgentConfig::new(
+        options,
+        &spec.bugs,
+        setup.shape.context_length,
+        agent.params,
+    );
+    both_micro(spec, &config, &setup)
+}
+
+/// What a recording needs from an agent-loop run beyond its [`CaseResult`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct AgentLog {
+    /// The outcome every provider call injected, in call order.
+    pub provider_calls: Vec<ProviderOutcome>,
+    /// Turns of the conversation a resumed session loaded by its fill (after a script's
+    /// history), before the first turn ran.
+    pub resumed_turns: u32,
+}
+
+/// How a session opened: the turns loaded before the first one ran.
+#[derive(Clone, Copy, Debug, Default)]
+struct Opened {
+    /// A script's history turns.
+    history_turns: u32,
+    /// Turns of the conversation a resumed session loaded by its fill.
+    resumed_turns: u32,
+}
+
+/// Runs one agent-loop case; also returns what a recording needs (see [`AgentLog`]).
+pub(crate) fn run_logged(spec: &CaseSpec, record: Record) -> (CaseResult, AgentLog) {
     let options: LoopOptions = spec
         .strategy
         .loop_options()
         .expect("an agent-loop strategy");
-    let (setup, streams) = CaseSetup::draw_with_streams(spec);
-    let seed = spec.case_seed();
-    let (agent_setup, provider_rng) = AgentSetup::draw(seed);
-    let context_length = setup.shape.context_length;
-    let config = AgentConfig::new(options, &spec.bugs, context_length, agent_setup.params);
-    let oracle_cfg = oracle_config(&config);
-    let micro = matches!(spec.strategy, Strategy::Both(_)).then(|| {
-        let mut micro = MicroConfig::with_tail_budget(config.thresholds.tail_budget_tokens);
-        micro.every_n_turns = setup.micro.every_n_turns;
-        MicroCompactor::new(micro, config.bugs.clone())
-    });
-    let resume_fill = config.params.resume_fill_per_mille;
-    let mut agent = AgentLoop::new(
-        config,
-        Summarizer::new(setup.summarizer.clone(), streams.summarizer),
-        Provider::new(agent_setup.provider, provider_rng),
-        micro,
-    );
+    let (mut agent, setup) = build_agent(spec, options);
     let turns_max = spec.turns_max();
     let mut observer = Observer {
         oracle: Oracle::with_only(
-            oracle_cfg,
+            oracle_config(&agent.config),
             &CasePlan::narrow(spec.plan.as_deref(), all_ids()),
         )
         .expect("catalogue ids"),
         step: 0,
-        step_budget: (turns_max + 1).saturating_mul(STEPS_PER_TURN_BUDGET),
+        step_budget: (budget_turns(spec) + 1).saturating_mul(STEPS_PER_TURN_BUDGET),
         record,
         result: empty_result(spec, setup.family()),
         tokens: 0,
     };
-    let mut conversation = Conversation::new(setup.shape.clone(), rng::stream(seed, Stream::Shape));
-    if let Some(system) = conversation.system_prompt(&mut agent.ids) {
-        agent.msgs.push(system);
-    }
-    observer.tokens = tokens_rough_total(&agent.msgs);
-    let first = resume(
-        &mut agent,
-        &mut conversation,
-        &mut observer,
-        resume_fill,
-        turns_max,
-    );
+    let mut source = Source::new(spec, &setup.shape);
+    let opened = open_session(&mut agent, &mut source, &mut observer, turns_max);
+    let first = opened.history_turns + opened.resumed_turns;
     for turn in first..first + turns_max {
         if observer.result.outcome != CaseOutcome::Clean {
             break;
         }
+        let script = source.next_turn(turn - opened.history_turns, &mut agent.ids);
+        if script.is_empty() {
+            // A plan's script ran out.
+            break;
+        }
         observer.result.turns = turn + 1;
-        let script = conversation.next_turn(turn, &mut agent.ids);
         let stopped = agent.run_turn(&mut observer, turn, script).is_err();
         observer.result.passes = agent.passes;
         let tokens = observer.tokens;
@@ -223,19 +292,65 @@ pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
     }
     let mut result = observer.result;
     result.checked = observer.oracle.checked();
-    result
+    result.summary_calls = agent.summarizer.log().to_vec();
+    let log = AgentLog {
+        provider_calls: agent.provider.log().to_vec(),
+        resumed_turns: opened.resumed_turns,
+    };
+    (result, log)
 }
 
-/// A resumed session: whole turns of history are loaded (one append) until the rough
-/// request estimate reaches `fill_per_mille` of the trigger. Returns the next turn.
+/// The session before the first turn: the system row; a script's history, loaded as a
+/// resumed session (one append at its last turn; the script's turns are numbered after
+/// it); then the turns a resumed session's fill loads.
+fn open_session(
+    agent: &mut AgentLoop,
+    source: &mut Source,
+    observer: &mut Observer,
+    turns_max: u32,
+) -> Opened {
+    if let Some(system) = source.system_prompt(&mut agent.ids) {
+        agent.msgs.push(system);
+    }
+    observer.tokens = tokens_rough_total(&agent.msgs);
+    let mut opened = Opened::default();
+    let history = source.history(&mut agent.ids);
+    let history_turns = source.history_turns();
+    if history_turns > 0 {
+        opened.history_turns = history_turns;
+        if load(agent, observer, history_turns, history).is_err() {
+            return opened;
+        }
+    }
+    let fill = agent.config.params.resume_fill_per_mille;
+    opened.resumed_turns = resume(agent, source, observer, fill, turns_max, history_turns);
+    opened
+}
+
+/// Loads turns `..loaded` of a resumed session as one append at turn `loaded - 1`.
+fn load(
+    agent: &mut AgentLoop,
+    observer: &mut Observer,
+    loaded: u32,
+    rows: Vec<Message>,
+) -> crate::agent::Flow<()> {
+    observer.bump("session.resumed");
+    observer.result.turns = loaded;
+    agent.resume(observer, loaded - 1, rows)
+}
+
+/// A resumed session: whole turns of the conversation are loaded (one append) until the
+/// rough request estimate reaches `fill_per_mille` of the trigger. `before` turns are
+/// loaded already. Returns the number of turns loaded.
 fn resume(
     agent: &mut AgentLoop,
-    conversation: &mut Conversation,
+    source: &mut Source,
     observer: &mut Observer,
     fill_per_mille: u32,
     turns_max: u32,
+    before: u32,
 ) -> u32 {
-    if fill_per_mille == 0 {
+    if fill_per_mille == 0 || observer.result.outcome != CaseOutcome::Clean {
         return 0;
     }
     let target = agent.config.trigger_tokens() as u64 * fill_per_mille as u64 / 1000;
@@ -244,15 +359,16 @@ fn resume(
     let mut rough = tokens_rough_total(&agent.msgs) + overhead;
     let mut turn = 0;
     while rough < target && turn < turns_max {
-        let script = conversation.next_turn(turn, &mut agent.ids);
+        let script = source.next_turn(turn, &mut agent.ids);
+        if script.is_empty() {
+            break;
+        }
         rough += tokens_rough_total(&script);
         rows.extend(script);
         turn += 1;
     }
     if turn > 0 {
-        observer.bump("session.resumed");
-        observer.result.turns = turn;
-        let _ = agent.resume(observer, turn - 1, rows);
+        let _ = load(agent, observer, before + turn, rows);
     }
     turn
 }

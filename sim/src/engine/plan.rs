@@ -4,22 +4,32 @@
 //! or as much (a fully explicit script, summarizer schedule and restart list: what
 //! [`record`] writes down and the shrinker reduces) as it needs.
 //!
+//! Agent-loop cases (strategies `batch` and `both`) honour the same fields except the
+//! restarts (the agent loop does not model process restarts: [`CasePlan::check_for`]
+//! rejects them), and add what the agent loop draws on its Provider stream: the agent
+//! parameters ([`AgentOverrides`]), the provider's configuration ([`ProviderOverrides`])
+//! and the provider's per-call outcome schedule.
+//!
 //! Overrides never change what the streams draw: the engine still draws every value a
 //! plan overrides and then uses the plan's, so the streams stay where an unplanned case
 //! has them and fixing one knob does not reshuffle the others.
 
+mod agent;
 mod record;
 mod script;
 mod source;
 
-pub use record::{record, Recording};
+pub use agent::{AgentOverrides, ProviderOverrides};
+pub use record::{record, run_logged, Logged, Recording};
 pub use script::{
     build_rows, facts_room, CallPlan, RowPlan, Script, TurnPlan, CONTENT_SEED_SALT, FACT_CHARS,
 };
 pub use source::Source;
 
 use crate::compactor::micro::MicroConfig;
+use crate::provider::ProviderOutcome;
 use crate::shapes::{Family, ShapeParams};
+use crate::strategy::Strategy;
 use crate::summarizer::{SummarizerConfig, SummaryOutcome};
 use serde::Serialize;
 
@@ -45,7 +55,15 @@ pub struct CasePlan {
     /// Chance per turn of a restart, per mille; replaces the drawn rate.
     pub restart_per_mille: Option<u32>,
     pub micro: MicroOverrides,
-    /// Turn budget of the case (a script also ends the case when it runs out).
+    /// Agent-loop parameters (strategies `batch` and `both`).
+    pub agent: AgentOverrides,
+    /// The fake provider's configuration (strategies `batch` and `both`).
+    pub provider: ProviderOverrides,
+    /// The outcome each provider call injects, in call order (`ok` past the end);
+    /// replaces the drawn transient faults (strategies `batch` and `both`).
+    pub provider_outcomes: Option<Vec<ProviderOutcome>>,
+    /// Turn budget of the case (a script also ends the case when it runs out). An
+    /// agent-loop case's step budget follows this budget, not the script's length.
     pub turns_max: Option<u32>,
     /// The oracle checks only these invariants (ids of the catalogue); `None` checks
     /// every invariant of the strategy. For bug switches that only show together with
@@ -216,7 +234,48 @@ impl CasePlan {
         if let Some(script) = &self.script {
             script.validate()?;
         }
+        let p = &self.provider;
+        if [p.disconnect_per_mille, p.server_error_per_mille]
+            .iter()
+            .any(|r| r.is_some_and(|r| r > 1000))
+        {
+            return Err("provider fault rates must be at most 1000 per mille".into());
+        }
+        if p.prefill_tokens_per_s == Some(0) {
+            return Err("prefill_tokens_per_s must be at least 1".into());
+        }
+        if self.agent.think_ms.is_some_and(|(lo, hi)| lo > hi) {
+            return Err("think_ms is a range [min, max] with min <= max".into());
+        }
         Ok(())
+    }
+
+    /// [`CasePlan::validate`], and that every field the plan sets is one `strategy`
+    /// honours: restarts are micro's only (the agent loop does not model process
+    /// restarts), agent and provider fields the agent loop's only, micro knobs those of
+    /// the strategies that run micro passes.
+    pub fn check_for(&self, strategy: Strategy) -> Result<(), String> {
+        self.validate()?;
+        let agent_fields =
+            !self.agent.is_empty() || !self.provider.is_empty() || self.provider_outcomes.is_some();
+        let restarts = self.restarts.is_some() || self.restart_per_mille.is_some();
+        if let (Some(script), Some(_)) = (&self.script, strategy.loop_options()) {
+            script.check_agent_turns()?;
+        }
+        match strategy {
+            Strategy::Micro if agent_fields => Err(
+                "agent and provider settings apply to the agent-loop strategies (batch, both), not micro"
+                    .into(),
+            ),
+            Strategy::Batch(_) | Strategy::Both(_) if restarts => Err(format!(
+                "the agent loop ({strategy}) does not model process restarts: remove restarts and restart_per_mille"
+            )),
+            Strategy::Batch(_) if self.micro != MicroOverrides::default() => Err(
+                "micro settings apply to the strategies that run micro passes (micro, both), not batch"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
     }
 }
 

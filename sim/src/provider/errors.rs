@@ -25,6 +25,40 @@ pub enum OverflowShape {
     Disconnect,
 }
 
+impl OverflowShape {
+    /// The shape's name in plans and scenario files: `payload_too_large`, `phrase:<i>`
+    /// (`i` below the number of context templates), `generic_400` or `disconnect`.
+    pub fn name(self) -> String {
+        match self {
+            OverflowShape::PayloadTooLarge => "payload_too_large".into(),
+            OverflowShape::ContextPhrase(i) => format!("phrase:{i}"),
+            OverflowShape::GenericBadRequest => "generic_400".into(),
+            OverflowShape::Disconnect => "disconnect".into(),
+        }
+    }
+
+    /// Parses [`OverflowShape::name`]'s spellings.
+    pub fn parse(text: &str) -> Result<OverflowShape, String> {
+        let phrases = CONTEXT_TEMPLATES.len();
+        let shape = match text {
+            "payload_too_large" => Some(OverflowShape::PayloadTooLarge),
+            "generic_400" => Some(OverflowShape::GenericBadRequest),
+            "disconnect" => Some(OverflowShape::Disconnect),
+            _ => text
+                .strip_prefix("phrase:")
+                .and_then(|i| i.parse::<u8>().ok())
+                .filter(|&i| (i as usize) < phrases)
+                .map(OverflowShape::ContextPhrase),
+        };
+        shape.ok_or_else(|| {
+            format!(
+                "unknown overflow shape `{text}` (known: payload_too_large, phrase:0 .. phrase:{}, generic_400, disconnect)",
+                phrases - 1
+            )
+        })
+    }
+}
+
 /// One template per context-length phrase the agent recognises; `{limit}` and
 /// `{usage}` are filled in.
 pub const CONTEXT_TEMPLATES: [&str; 10] = [
@@ -97,5 +131,27 @@ impl ProviderError {
             status: Some(status),
             message: text.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_names_parse_back_and_phrases_stay_in_range() {
+        let mut shapes = vec![
+            OverflowShape::PayloadTooLarge,
+            OverflowShape::GenericBadRequest,
+            OverflowShape::Disconnect,
+        ];
+        shapes.extend((0..CONTEXT_TEMPLATES.len() as u8).map(OverflowShape::ContextPhrase));
+        for shape in shapes {
+            assert_eq!(OverflowShape::parse(&shape.name()), Ok(shape));
+        }
+        assert!(OverflowShape::parse("phrase:10").is_err());
+        assert!(OverflowShape::parse("phrase:x")
+            .unwrap_err()
+            .contains("phrase:9"));
     }
 }

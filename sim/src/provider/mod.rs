@@ -8,12 +8,21 @@
 //! CONTRACT: `call` is deterministic in (config, the Provider stream, the requests so
 //! far). A request over the window never succeeds. A successful reply's usage is
 //! `tokens_real_total(messages) + request_overhead_tokens`.
+//!
+//! Scripted mode (`with_schedule`): every call still draws from the stream exactly as an
+//! unscripted call does (so the stream stays where an unscripted run would have it),
+//! then the n-th call injects the n-th scheduled [`ProviderOutcome`] instead of the drawn
+//! transient fault (`ok` past the end). Every provider logs the outcome each call
+//! injected (`log`), so a generated case can be written down as a schedule that replays
+//! it.
 
 pub mod classify;
 pub mod errors;
+mod schedule;
 
 pub use classify::{classify, ErrorClass, OverflowSignal};
 pub use errors::{OverflowShape, ProviderError};
+pub use schedule::ProviderOutcome;
 
 use crate::rng::{between, chance, weighted, SimRng};
 use compactsim_model::{tokens_real_total, Message};
@@ -71,6 +80,27 @@ impl ProviderConfig {
     }
 }
 
+impl Provider {
+    /// The outcome of the next call: the transient faults drawn (always, so the stream
+    /// stays in step), replaced by the schedule if scripted; logged.
+    fn next_outcome(&mut self, over_window: bool) -> ProviderOutcome {
+        let disconnect = chance(&mut self.rng, self.config.disconnect_per_mille);
+        let server_error = chance(&mut self.rng, self.config.server_error_per_mille);
+        let outcome = match &self.schedule {
+            Some(schedule) => schedule
+                .get(self.log.len())
+                .copied()
+                .unwrap_or(ProviderOutcome::Ok),
+            None if over_window => ProviderOutcome::Ok,
+            None if disconnect => ProviderOutcome::Disconnect,
+            None if server_error => ProviderOutcome::ServerError,
+            None => ProviderOutcome::Ok,
+        };
+        self.log.push(outcome);
+        outcome
+    }
+}
+
 /// A transient fault rate: off for about half the cases (swarm), else 1..=max ‰.
 fn draw_rate(rng: &mut SimRng) -> u32 {
     if chance(rng, FAULT_ON_PER_MILLE) {
@@ -93,6 +123,9 @@ pub enum ReplyCause {
     Answered,
     /// The request was over the window.
     Overflow,
+    /// The request fit, but a scheduled `overflow` outcome made the provider report an
+    /// overflow.
+    ClaimedOverflow,
     Disconnect,
     ServerError,
 }
@@ -107,11 +140,33 @@ pub struct ProviderReply {
 pub struct Provider {
     pub config: ProviderConfig,
     rng: SimRng,
+    /// Scripted mode: the outcome of each call, in call order.
+    schedule: Option<Vec<ProviderOutcome>>,
+    /// The outcome every call so far injected, in call order.
+    log: Vec<ProviderOutcome>,
 }
 
 impl Provider {
     pub fn new(config: ProviderConfig, rng: SimRng) -> Self {
-        Provider { config, rng }
+        Provider {
+            config,
+            rng,
+            schedule: None,
+            log: Vec::new(),
+        }
+    }
+
+    /// Scripted mode when `schedule` is set: the n-th call injects the n-th outcome,
+    /// `ok` past the end, whatever the fault rates draw.
+    pub fn with_schedule(mut self, schedule: Option<Vec<ProviderOutcome>>) -> Self {
+        self.schedule = schedule;
+        self
+    }
+
+    /// The outcome each call so far injected, in call order (`ok` for an unscripted call
+    /// over the window: the window, not a fault, decided it).
+    pub fn log(&self) -> &[ProviderOutcome] {
+        &self.log
     }
 
     /// Sends `messages` plus `request_overhead_tokens` (system prompt and tool schemas,
@@ -138,28 +193,31 @@ impl Provider {
     ) -> ProviderReply {
         let usage = messages_real_tokens + request_overhead_tokens as u64;
         let pick = between(&mut self.rng, 0, 2) as usize;
-        let disconnect = chance(&mut self.rng, self.config.disconnect_per_mille);
-        let server_error = chance(&mut self.rng, self.config.server_error_per_mille);
+        let over_window = usage > context_length as u64;
+        let outcome = self.next_outcome(over_window);
         let latency_ms = self.config.base_latency_ms
             + usage * 1_000 / self.config.prefill_tokens_per_s.max(1) as u64;
-        let (result, cause) = if usage > context_length as u64 {
+        let overflow = |cause| {
             let e =
                 ProviderError::overflow(self.config.overflow_shape, usage, context_length, pick);
-            (Err(e), ReplyCause::Overflow)
-        } else if disconnect {
-            (Err(ProviderError::disconnect(pick)), ReplyCause::Disconnect)
-        } else if server_error {
-            (
+            (Err(e), cause)
+        };
+        let (result, cause) = match outcome {
+            _ if over_window => overflow(ReplyCause::Overflow),
+            ProviderOutcome::Overflow => overflow(ReplyCause::ClaimedOverflow),
+            ProviderOutcome::Disconnect => {
+                (Err(ProviderError::disconnect(pick)), ReplyCause::Disconnect)
+            }
+            ProviderOutcome::ServerError => (
                 Err(ProviderError::server_error(pick)),
                 ReplyCause::ServerError,
-            )
-        } else {
-            (
+            ),
+            ProviderOutcome::Ok => (
                 Ok(Usage {
                     prompt_tokens: usage,
                 }),
                 ReplyCause::Answered,
-            )
+            ),
         };
         ProviderReply {
             result,
@@ -278,6 +336,54 @@ mod tests {
         assert!(count(ReplyCause::Answered) > 60);
         let mut quiet = provider(ProviderConfig::reliable(), 6);
         assert!((0..200).all(|_| quiet.call(&m, 0, 100_000).result.is_ok()));
+    }
+
+    #[test]
+    fn a_schedule_replaces_the_drawn_faults_and_keeps_the_stream_in_step() {
+        let m = json_rows(2, 400);
+        let cfg = ProviderConfig {
+            disconnect_per_mille: 300,
+            server_error_per_mille: 300,
+            ..ProviderConfig::reliable()
+        };
+        let calls = |p: &mut Provider, window: u32| {
+            (0..60).map(|_| p.call(&m, 0, window)).collect::<Vec<_>>()
+        };
+        // Unscripted: the log is what each call injected; over the window it is `ok`.
+        let mut drawn = provider(cfg.clone(), 7);
+        let replies = calls(&mut drawn, 100_000);
+        let log = drawn.log().to_vec();
+        assert!(log.contains(&ProviderOutcome::Disconnect));
+        assert!(log.contains(&ProviderOutcome::ServerError));
+        // Replaying the log as a schedule gives the same replies.
+        let mut replay = provider(cfg.clone(), 7).with_schedule(Some(log.clone()));
+        assert_eq!(calls(&mut replay, 100_000), replies);
+        assert_eq!(replay.log(), &log[..]);
+        // A schedule decides whatever the rates draw; `ok` past its end.
+        let schedule = vec![
+            ProviderOutcome::Overflow,
+            ProviderOutcome::Ok,
+            ProviderOutcome::ServerError,
+        ];
+        let mut scripted = provider(cfg.clone(), 7).with_schedule(Some(schedule.clone()));
+        let got = calls(&mut scripted, 100_000);
+        assert_eq!(got[0].cause, ReplyCause::ClaimedOverflow);
+        let err = got[0].result.as_ref().expect_err("claimed overflow");
+        assert_eq!(
+            classify(err, 0, m.len(), 100_000),
+            ErrorClass::Overflow(OverflowSignal::Phrase)
+        );
+        assert_eq!(got[1].cause, ReplyCause::Answered);
+        assert_eq!(got[2].cause, ReplyCause::ServerError);
+        assert!(got[3..].iter().all(|r| r.cause == ReplyCause::Answered));
+        assert_eq!(&scripted.log()[..3], &schedule[..]);
+        // Over the window a request fails whatever the schedule says, and an unscripted
+        // call logs `ok` there.
+        let mut over = provider(cfg.clone(), 7).with_schedule(Some(vec![ProviderOutcome::Ok]));
+        assert_eq!(over.call(&m, 0, 1).cause, ReplyCause::Overflow);
+        let mut unscripted = provider(cfg, 7);
+        let _ = calls(&mut unscripted, 1);
+        assert!(unscripted.log().iter().all(|o| o.is_ok()));
     }
 
     #[test]

@@ -2,13 +2,17 @@
 //! its catalogue, every error located at the offending value.
 
 use super::counters::CounterExpect;
-use super::doc::{Doc, FaultsDoc, MicroDoc, RowDoc, ScriptDoc, ShapeDoc, SummarizerDoc, TurnDoc};
+use super::doc::{
+    AgentDoc, Doc, FaultsDoc, MicroDoc, ProviderDoc, RowDoc, ScriptDoc, ShapeDoc, SummarizerDoc,
+    TurnDoc,
+};
 use super::expect::Expect;
 use super::toplevel;
 use super::{Scenario, FORMAT_VERSION};
 use crate::cli::args::{PASSES_DEFAULT, PASSES_MAX, SEED_DEFAULT};
 use crate::engine::plan::{facts_room, CallPlan, CasePlan, RowPlan, Script, TurnPlan};
 use crate::engine::CaseSpec;
+use crate::provider::{OverflowShape, ProviderOutcome};
 use crate::shapes::Family;
 use crate::stories;
 use crate::strategy::Strategy;
@@ -62,7 +66,7 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
     let expect = Expect::from_toml(doc.expect.get_ref(), invariant_known)
         .or_else(|e| at(doc.expect.span(), e))?;
     let counters = expect_counters(&doc, strategy)?;
-    let mut plan = plan(&doc)?;
+    let mut plan = plan(&doc, strategy)?;
     plan.invariants = toplevel::invariants(&doc, strategy, &expect)?;
     let spec = CaseSpec {
         root_seed: doc.seed.unwrap_or(SEED_DEFAULT),
@@ -114,7 +118,7 @@ fn invariant_known(id: &str) -> Result<(), String> {
     }
 }
 
-fn plan(doc: &Doc) -> Result<CasePlan, Located> {
+fn plan(doc: &Doc, strategy: Strategy) -> Result<CasePlan, Located> {
     let mut plan = match &doc.script {
         Some(script) => script_plan(script)?,
         None => CasePlan::default(),
@@ -131,11 +135,82 @@ fn plan(doc: &Doc) -> Result<CasePlan, Located> {
     if let Some(m) = &doc.micro {
         apply_micro(&mut plan, m);
     }
+    if let Some(a) = &doc.agent {
+        apply_agent(&mut plan, a)?;
+    }
+    if let Some(p) = &doc.provider {
+        apply_provider(&mut plan, p)?;
+    }
     if let Some(t) = &doc.turns_max {
         plan.turns_max = Some(*t.get_ref());
     }
     plan.validate().map_err(|e| (None, e))?;
+    // What the plan sets that the strategy does not honour: located at the strategy.
+    plan.check_for(strategy)
+        .map_err(|e| (doc.strategy.as_ref().map(|s| s.span()), e))?;
     Ok(plan)
+}
+
+fn apply_agent(plan: &mut CasePlan, a: &AgentDoc) -> Result<(), Located> {
+    let o = &mut plan.agent;
+    if let Some(t) = &a.think_ms {
+        match t.get_ref()[..] {
+            [lo, hi] if lo <= hi => o.think_ms = Some((lo, hi)),
+            _ => return at(t.span(), "think_ms is [min, max] with min <= max"),
+        }
+    }
+    o.overhead_per_mille_of_trigger = a.overhead_per_mille.or(o.overhead_per_mille_of_trigger);
+    o.overhead_real_per_mille = a.overhead_real_per_mille.or(o.overhead_real_per_mille);
+    o.in_place = a.in_place.or(o.in_place);
+    o.think_seed = a.think_seed.or(o.think_seed);
+    o.resume_fill_per_mille = a.resume_fill_per_mille.or(o.resume_fill_per_mille);
+    Ok(())
+}
+
+fn apply_provider(plan: &mut CasePlan, p: &ProviderDoc) -> Result<(), Located> {
+    let o = &mut plan.provider;
+    if let Some(preset) = &p.preset {
+        o.reliable = match preset.get_ref().as_str() {
+            "reliable" => true,
+            "drawn" => false,
+            other => {
+                return at(
+                    preset.span(),
+                    format!("unknown provider preset `{other}` (known: drawn, reliable)"),
+                )
+            }
+        };
+    }
+    if let Some(shape) = &p.overflow {
+        o.overflow_shape =
+            Some(OverflowShape::parse(shape.get_ref()).or_else(|e| at(shape.span(), e))?);
+    }
+    for (slot, value) in [
+        (&mut o.disconnect_per_mille, &p.disconnect_per_mille),
+        (&mut o.server_error_per_mille, &p.server_error_per_mille),
+    ] {
+        if let Some(v) = value {
+            if *v.get_ref() > 1000 {
+                return at(v.span(), "a fault rate is at most 1000 per mille");
+            }
+            *slot = Some(*v.get_ref());
+        }
+    }
+    if let Some(v) = &p.prefill_tokens_per_s {
+        if *v.get_ref() == 0 {
+            return at(v.span(), "prefill_tokens_per_s must be at least 1");
+        }
+        o.prefill_tokens_per_s = Some(*v.get_ref());
+    }
+    o.base_latency_ms = p.base_latency_ms.or(o.base_latency_ms);
+    if let Some(outcomes) = &p.outcomes {
+        let parsed = outcomes
+            .iter()
+            .map(|o| ProviderOutcome::parse(o.get_ref()).or_else(|e| at(o.span(), e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        plan.provider_outcomes = Some(parsed);
+    }
+    Ok(())
 }
 
 fn apply_shape(plan: &mut CasePlan, shape: &ShapeDoc) -> Result<(), Located> {

@@ -28,6 +28,8 @@ pub struct Doc {
     pub summarizer: Option<SummarizerDoc>,
     pub faults: Option<FaultsDoc>,
     pub micro: Option<MicroDoc>,
+    pub agent: Option<AgentDoc>,
+    pub provider: Option<ProviderDoc>,
     /// Reserved for gateway stories; rejected until the gateway exists.
     pub gateway: Option<Spanned<toml::Value>>,
     // Top-level keys of the agent loop and the oracle (checked in `toplevel.rs` and
@@ -116,6 +118,30 @@ pub struct MicroDoc {
     pub defrag_threshold_tokens: Option<u32>,
     pub scaffold_tokens: Option<u32>,
     pub tail_budget_tokens: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentDoc {
+    pub overhead_per_mille: Option<u32>,
+    pub overhead_real_per_mille: Option<u32>,
+    pub in_place: Option<bool>,
+    pub think_ms: Option<Spanned<Vec<u64>>>,
+    #[serde(default, deserialize_with = "seed")]
+    pub think_seed: Option<u64>,
+    pub resume_fill_per_mille: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderDoc {
+    pub preset: Option<Spanned<String>>,
+    pub overflow: Option<Spanned<String>>,
+    pub disconnect_per_mille: Option<Spanned<u32>>,
+    pub server_error_per_mille: Option<Spanned<u32>>,
+    pub base_latency_ms: Option<u64>,
+    pub prefill_tokens_per_s: Option<Spanned<u32>>,
+    pub outcomes: Option<Vec<Spanned<String>>>,
 }
 
 /// A root seed: an integer, or a decimal string for seeds above TOML's i64 range.

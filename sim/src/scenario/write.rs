@@ -161,8 +161,56 @@ fn plan_tables(out: &mut String, plan: &CasePlan) {
             ("tail_budget_tokens", num(m.tail_budget_tokens)),
         ],
     );
+    agent_tables(out, plan);
     if let Some(script) = &plan.script {
         script_tables(out, script);
+    }
+}
+
+/// `[agent]` and `[provider]`: what an agent-loop case draws on its Provider stream.
+fn agent_tables(out: &mut String, plan: &CasePlan) {
+    let a = &plan.agent;
+    table(
+        out,
+        "agent",
+        &[
+            ("overhead_per_mille", num(a.overhead_per_mille_of_trigger)),
+            ("overhead_real_per_mille", num(a.overhead_real_per_mille)),
+            ("in_place", a.in_place.map(|b| b.to_string())),
+            (
+                "think_ms",
+                a.think_ms.map(|(lo, hi)| format!("[{lo}, {hi}]")),
+            ),
+            ("think_seed", a.think_seed.map(seed_value)),
+            ("resume_fill_per_mille", num(a.resume_fill_per_mille)),
+        ],
+    );
+    let p = &plan.provider;
+    let outcomes = plan.provider_outcomes.as_ref().map(|o| {
+        let names: Vec<String> = o.iter().map(|x| quoted(x.name())).collect();
+        format!("[{}]", names.join(", "))
+    });
+    table(
+        out,
+        "provider",
+        &[
+            ("preset", p.reliable.then(|| quoted("reliable"))),
+            ("overflow", p.overflow_shape.map(|s| quoted(&s.name()))),
+            ("disconnect_per_mille", num(p.disconnect_per_mille)),
+            ("server_error_per_mille", num(p.server_error_per_mille)),
+            ("base_latency_ms", p.base_latency_ms.map(|n| n.to_string())),
+            ("prefill_tokens_per_s", num(p.prefill_tokens_per_s)),
+            ("outcomes", outcomes),
+        ],
+    );
+}
+
+/// A 64-bit seed as TOML: an integer, or a decimal string above TOML's i64 range.
+fn seed_value(seed: u64) -> String {
+    if seed > i64::MAX as u64 {
+        format!("\"{seed}\"")
+    } else {
+        seed.to_string()
     }
 }
 

@@ -29,10 +29,12 @@ fn replay_command(spec: &CaseSpec) -> Option<String> {
 /// The scenario file of a shrunk case, named `name`: it expects the same invariant
 /// within the turns the shrunk case took.
 pub fn render_failure(name: &str, s: &Shrunk) -> String {
-    let turn = match &s.result.outcome {
-        crate::engine::CaseOutcome::Violation(vs) => vs[0].turn,
-        _ => s.result.turns.saturating_sub(1),
-    };
+    let turn = s
+        .result
+        .outcome
+        .violations()
+        .first()
+        .map_or(s.result.turns.saturating_sub(1), |v| v.turn);
     let mut comments = vec![format!(
         "Shrunk failure: {} (seed {} case {}). Rerun: compactsim scenario <this file>",
         s.invariant, s.original.root_seed, s.original.case

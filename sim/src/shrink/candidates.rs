@@ -1,11 +1,15 @@
 //! Candidate reductions of a plan, phase by phase. Every candidate is strictly simpler
 //! than its source in one direction that never reverses (fewer turns, rows, faults or
-//! characters; a knob moved to its default), so repeating the phases terminates.
+//! characters; a smaller window; a knob moved to its default), so repeating the phases
+//! terminates. The agent loop's own candidates are in [`super::agent`].
 
+use super::agent::{agent_shape, resumed};
 use crate::compactor::micro::{DEFRAG_THRESHOLD_TOKENS_DEFAULT, SCAFFOLD_TOKENS_DEFAULT};
 use crate::engine::plan::{
     facts_room, CasePlan, MicroOverrides, RowPlan, Script, SummarizerOverrides, TurnPlan,
 };
+use crate::provider::ProviderOutcome;
+use crate::strategy::Strategy;
 use crate::summarizer::SummaryOutcome;
 use compactsim_model::Role;
 
@@ -13,16 +17,17 @@ use compactsim_model::Role;
 pub const TAIL_BUDGET_TOKENS_MIN: u32 = 16;
 /// A row's text is not halved below this many characters.
 pub const ROW_CHARS_MIN: u32 = 8;
-
 /// The phases, in the order each round tries them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     /// Summarizer outcomes back to `ok`, restarts removed.
     Faults,
-    /// Whole turns removed (large chunks first, from the end).
+    /// Whole turns removed (large chunks first, from the end); for the agent loop,
+    /// leading turns loaded as a resumed session's history instead of run, and the
+    /// history folded into one turn.
     Turns,
-    /// A smaller tail budget, defaults for the other knobs, a reliable summarizer, no
-    /// system prompt.
+    /// A smaller tail budget, defaults for the other knobs, a reliable summarizer and
+    /// provider, no system prompt, simpler agent parameters.
     Shape,
     /// Tool rounds and parallel calls removed from turns.
     Rounds,
@@ -49,12 +54,22 @@ impl Phase {
         }
     }
 
-    /// The candidates of this phase for `plan`, most aggressive first. `plan` has a
-    /// script (every recorded plan does).
-    pub fn candidates(self, plan: &CasePlan) -> Vec<Candidate> {
+    /// The candidates of this phase for `plan` of a case of `strategy`, most aggressive
+    /// first. `plan` has a script (every recorded plan does).
+    pub fn candidates(self, plan: &CasePlan, strategy: Strategy) -> Vec<Candidate> {
         match self {
             Phase::Faults => faults(plan),
+            Phase::Turns if strategy.loop_options().is_some() => {
+                let mut out = turns(plan);
+                out.extend(resumed(plan));
+                out
+            }
             Phase::Turns => turns(plan),
+            Phase::Shape if strategy.loop_options().is_some() => {
+                let mut out = shape(plan);
+                out.extend(agent_shape(plan));
+                out
+            }
             Phase::Shape => shape(plan),
             Phase::Rounds => rounds(plan),
             Phase::Sizes => sizes(plan),
@@ -69,14 +84,14 @@ pub struct Candidate {
     pub plan: CasePlan,
 }
 
-fn cand(change: impl Into<String>, plan: CasePlan) -> Candidate {
+pub(super) fn cand(change: impl Into<String>, plan: CasePlan) -> Candidate {
     Candidate {
         change: change.into(),
         plan,
     }
 }
 
-fn with_script(plan: &CasePlan, f: impl FnOnce(&mut Script)) -> CasePlan {
+pub(super) fn with_script(plan: &CasePlan, f: impl FnOnce(&mut Script)) -> CasePlan {
     let mut p = plan.clone();
     if let Some(s) = p.script.as_mut() {
         f(s);
@@ -84,52 +99,91 @@ fn with_script(plan: &CasePlan, f: impl FnOnce(&mut Script)) -> CasePlan {
     p
 }
 
+/// Indexes of the non-ok entries of a schedule.
+fn faulty<T: Copy>(schedule: &Option<Vec<T>>, ok: impl Fn(T) -> bool) -> Vec<usize> {
+    let all = schedule.as_deref().unwrap_or_default();
+    (0..all.len()).filter(|&i| !ok(all[i])).collect()
+}
+
+/// Every kind of fault at once, then each kind, then chunks of each schedule's faults
+/// (halving, from the end) down to single faults: summarizer and provider outcomes back
+/// to `ok`, restarts removed.
 fn faults(plan: &CasePlan) -> Vec<Candidate> {
-    let outcomes = plan.summary_outcomes.clone().unwrap_or_default();
     let restarts = plan.restarts.clone().unwrap_or_default();
-    let faulty: Vec<usize> = (0..outcomes.len())
-        .filter(|&i| !outcomes[i].is_ok())
-        .collect();
-    let edit = |outcomes: Option<Vec<SummaryOutcome>>, restarts: Option<Vec<u32>>| {
-        let mut p = plan.clone();
-        if outcomes.is_some() {
-            p.summary_outcomes = outcomes;
-        }
-        if restarts.is_some() {
-            p.restarts = restarts;
-        }
-        p
-    };
+    let summary = faulty(&plan.summary_outcomes, SummaryOutcome::is_ok);
+    let provider = faulty(&plan.provider_outcomes, ProviderOutcome::is_ok);
+    let no_summary_faults = |p: &mut CasePlan| p.summary_outcomes = Some(Vec::new());
+    let no_provider_faults = |p: &mut CasePlan| p.provider_outcomes = Some(Vec::new());
+    let no_restarts = |p: &mut CasePlan| p.restarts = Some(Vec::new());
+    type Clear<'a> = (&'a str, bool, &'a dyn Fn(&mut CasePlan));
+    let kinds: [Clear; 3] = [
+        ("every summary ok", !summary.is_empty(), &no_summary_faults),
+        (
+            "every provider call ok",
+            !provider.is_empty(),
+            &no_provider_faults,
+        ),
+        ("no restarts", !restarts.is_empty(), &no_restarts),
+    ];
+    let present: Vec<&Clear> = kinds.iter().filter(|k| k.1).collect();
     let mut out = Vec::new();
-    if !faulty.is_empty() && !restarts.is_empty() {
-        let p = edit(Some(Vec::new()), Some(Vec::new()));
-        out.push(cand("every summary ok, no restarts", p));
+    if present.len() > 1 {
+        let mut p = plan.clone();
+        present.iter().for_each(|k| (k.2)(&mut p));
+        let names: Vec<&str> = present.iter().map(|k| k.0).collect();
+        out.push(cand(names.join(", "), p));
     }
-    if !faulty.is_empty() {
-        out.push(cand("every summary ok", edit(Some(Vec::new()), None)));
-    }
-    if !restarts.is_empty() {
-        out.push(cand("no restarts", edit(None, Some(Vec::new()))));
+    for (name, _, clear) in present {
+        let mut p = plan.clone();
+        clear(&mut p);
+        out.push(cand(*name, p));
     }
     if restarts.len() > 1 {
         for i in 0..restarts.len() {
-            let mut r = restarts.clone();
-            let gone = r.remove(i);
-            let change = format!("no restart before turn {gone}");
-            out.push(cand(change, edit(None, Some(r))));
+            let mut p = plan.clone();
+            let gone = p.restarts.as_mut().expect("restarts").remove(i);
+            out.push(cand(format!("no restart before turn {gone}"), p));
         }
     }
-    if faulty.len() > 1 {
-        for &i in &faulty {
-            let mut o = outcomes.clone();
-            o[i] = SummaryOutcome::Ok;
-            out.push(cand(format!("summary call {i} ok"), edit(Some(o), None)));
-        }
+    for (start, len) in chunks(summary.len())
+        .into_iter()
+        .filter(|c| c.1 < summary.len())
+    {
+        let mut p = plan.clone();
+        let o = p.summary_outcomes.as_mut().expect("outcomes");
+        summary[start..start + len]
+            .iter()
+            .for_each(|&i| o[i] = SummaryOutcome::Ok);
+        let change = calls_ok("summary", &summary[start..start + len]);
+        out.push(cand(change, p));
+    }
+    for (start, len) in chunks(provider.len())
+        .into_iter()
+        .filter(|c| c.1 < provider.len())
+    {
+        let mut p = plan.clone();
+        let o = p.provider_outcomes.as_mut().expect("outcomes");
+        provider[start..start + len]
+            .iter()
+            .for_each(|&i| o[i] = ProviderOutcome::Ok);
+        let change = calls_ok("provider", &provider[start..start + len]);
+        out.push(cand(change, p));
     }
     out
 }
 
-fn span(what: &str, start: usize, len: usize) -> String {
+/// "summary call 3 ok", "provider calls 4, 9, 12 ok".
+fn calls_ok(what: &str, calls: &[usize]) -> String {
+    match calls {
+        [one] => format!("{what} call {one} ok"),
+        _ => {
+            let list: Vec<String> = calls.iter().map(usize::to_string).collect();
+            format!("{what} calls {} ok", list.join(", "))
+        }
+    }
+}
+
+pub(super) fn span(what: &str, start: usize, len: usize) -> String {
     match len {
         1 => format!("{what} {start}"),
         _ => format!("{what}s {start}..{}", start + len - 1),
@@ -323,7 +377,7 @@ fn halved(row: &RowPlan) -> Option<RowPlan> {
     })
 }
 
-fn halve_turn(turn: &mut TurnPlan) -> bool {
+pub(super) fn halve_turn(turn: &mut TurnPlan) -> bool {
     let mut changed = false;
     for row in &mut turn.rows {
         if let Some(h) = halved(row) {
@@ -353,6 +407,13 @@ fn sizes(plan: &CasePlan) -> Vec<Candidate> {
     }
     if changed {
         out.push(cand("every row halved", with_script(plan, |s| *s = all)));
+    }
+    let mut history = script.history.clone();
+    if !script.turns.is_empty() && history.iter_mut().fold(false, |c, t| halve_turn(t) | c) {
+        out.push(cand(
+            "history rows halved",
+            with_script(plan, |s| s.history = history),
+        ));
     }
     for t in (0..script.turns.len()).rev() {
         let mut turn = script.turns[t].clone();

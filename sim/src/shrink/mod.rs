@@ -1,5 +1,5 @@
-//! Shrinking: reduce a failing case to a small one that still fails the same invariant,
-//! and write it as a scenario file.
+//! Shrinking: reduce a failing case to a small one that still fails the same invariant
+//! (a liveness outcome: `no-infinite-loop`), and write it as a scenario file.
 //!
 //! A hand-written greedy delta-debugging loop over the case's recorded plan (not
 //! proptest's `ValueTree`: the failing input is a case our own generator drew, not a
@@ -7,23 +7,29 @@
 //! rounds, faults — over one explicit plan). The case is first recorded into an
 //! explicit plan and cut to the turns it executed; then each phase ([`Phase`]) offers
 //! candidates, most aggressive first, and the first that still fails the same invariant
-//! replaces the case (and is cut to its executed turns again). Rounds over the phases
-//! repeat until none offers an accepted candidate.
+//! replaces the case (and is cut to its executed turns and calls again); the phase goes
+//! on from that candidate's position in the reduced plan's list. Rounds over the phases
+//! repeat until one accepts nothing (a fixpoint: every candidate of the final plan was
+//! tried). Agent-loop plans (strategies `batch`, `both`) get their own candidates
+//! as well: provider faults, leading turns loaded as a resumed session's history, a
+//! smaller window, simpler agent and provider knobs.
 //!
 //! Bounded: by [`Budget::attempts_max`] (the result is a function of the case and this
 //! bound: deterministic) and, as an extra cap, by wall time (which may stop it earlier
 //! on a slower machine). [`Shrunk::stop`] says which bound ended it.
 
+mod agent;
 mod auto;
 mod candidates;
 
+pub use agent::{CONTEXT_LENGTH_MIN, OVERHEAD_REAL_NEUTRAL_PER_MILLE};
 pub use auto::{
     auto, case_name, render_failure, write_failure, AUTO_SHRINK_CASES_MAX, FAILURES_DIR,
 };
 pub use candidates::{Candidate, Phase, ROW_CHARS_MIN, TAIL_BUDGET_TOKENS_MIN};
 
-use crate::engine::plan::{record, CasePlan};
-use crate::engine::{run_case, CaseOutcome, CaseResult, CaseSpec, Record};
+use crate::engine::plan::{record, run_logged, CasePlan, Logged};
+use crate::engine::{CaseOutcome, CaseResult, CaseSpec, Record};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -72,10 +78,12 @@ impl fmt::Display for Stop {
 /// The size of a case, as shrinking reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Size {
+    /// Turns the case runs: the script's turns (a history is loaded, not run; its rows
+    /// count in `rows` and `chars`).
     pub turns: usize,
     pub rows: usize,
     pub chars: u64,
-    /// Non-ok summarizer outcomes plus restarts.
+    /// Non-ok summarizer and provider outcomes plus restarts.
     pub faults: usize,
 }
 
@@ -98,6 +106,12 @@ impl Size {
                 .flatten()
                 .filter(|o| !o.is_ok())
                 .count()
+                + plan
+                    .provider_outcomes
+                    .iter()
+                    .flatten()
+                    .filter(|o| !o.is_ok())
+                    .count()
                 + plan.restarts.as_ref().map_or(0, Vec::len),
         }
     }
@@ -171,16 +185,30 @@ fn fails(r: &CaseResult, invariant: &str) -> bool {
         .any(|v| v.invariant == invariant)
 }
 
-/// Cuts `plan` to what the run `r` executed: its turns, restarts and summarizer calls.
-fn cut_to_run(plan: &mut CasePlan, r: &CaseResult) {
+/// Cuts `plan` to what the run `run` of `spec` executed: its turns, restarts, summarizer
+/// and provider calls.
+fn cut_to_run(spec: &CaseSpec, plan: &mut CasePlan, run: &Logged) {
+    let r = &run.result;
     if let Some(s) = plan.script.as_mut() {
-        s.turns.truncate(r.turns as usize);
+        // The agent world counts a script's history among the case's turns.
+        let history = if spec.strategy.loop_options().is_some() {
+            s.history.len() as u32
+        } else {
+            0
+        };
+        s.turns.truncate(r.turns.saturating_sub(history) as usize);
     }
     if let Some(restarts) = plan.restarts.as_mut() {
         restarts.retain(|&t| t < r.turns);
     }
     if let Some(o) = plan.summary_outcomes.as_mut() {
         o.truncate(r.summary_calls.len());
+        while o.last().is_some_and(|x| x.is_ok()) {
+            o.pop();
+        }
+    }
+    if let Some(o) = plan.provider_outcomes.as_mut() {
+        o.truncate(run.provider_calls.len());
         while o.last().is_some_and(|x| x.is_ok()) {
             o.pop();
         }
@@ -200,12 +228,16 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    /// Tries the candidates of `phase` in order, restarting from the first after every
-    /// accepted one, until none is accepted. Err when a bound stops the search.
+    /// Tries the candidates of `phase` in order. After an accepted one the candidates of
+    /// the reduced plan are tried from the same position on (the ones before it were
+    /// tried on a larger plan; the next round tries them again), until the list is
+    /// exhausted. Err when a bound stops the search.
     fn phase(&mut self, phase: Phase, progress: &mut dyn FnMut(&Progress)) -> Result<bool, Stop> {
         let mut reduced = false;
+        let mut next = 0;
         'restart: loop {
-            for candidate in phase.candidates(&self.plan) {
+            let candidates = phase.candidates(&self.plan, self.spec.strategy);
+            for (i, candidate) in candidates.into_iter().enumerate().skip(next) {
                 if self.attempts >= self.budget.attempts_max {
                     return Err(Stop::Attempts(self.attempts));
                 }
@@ -218,11 +250,11 @@ impl Search<'_> {
                 }
                 self.attempts += 1;
                 let spec = self.spec.clone().with_plan(candidate.plan.clone());
-                let r = run_case(&spec, Record::default());
-                if fails(&r, &self.invariant) {
+                let run = run_logged(&spec, Record::default());
+                if fails(&run.result, &self.invariant) {
                     self.plan = candidate.plan;
-                    cut_to_run(&mut self.plan, &r);
-                    self.result = r;
+                    cut_to_run(self.spec, &mut self.plan, &run);
+                    self.result = run.result;
                     self.accepted += 1;
                     reduced = true;
                     progress(&Progress {
@@ -232,6 +264,7 @@ impl Search<'_> {
                         change: candidate.change,
                         size: Size::of(&self.plan),
                     });
+                    next = i;
                     continue 'restart;
                 }
             }
@@ -272,14 +305,15 @@ pub fn shrink(
         CaseOutcome::Liveness(v) => v.invariant.clone(),
     };
     let mut plan = rec.plan;
-    let result = run_case(&spec.clone().with_plan(plan.clone()), Record::default());
-    if !fails(&result, &invariant) {
+    let run = run_logged(&spec.clone().with_plan(plan.clone()), Record::default());
+    if !fails(&run.result, &invariant) {
         return Err(ShrinkError::Diverged(format!(
             "expected {invariant}, got {:?}",
-            result.outcome
+            run.result.outcome
         )));
     }
-    cut_to_run(&mut plan, &result);
+    cut_to_run(spec, &mut plan, &run);
+    let result = run.result;
     let before = Size::of(&plan);
     let mut search = Search {
         spec,

@@ -1,5 +1,6 @@
 use super::*;
 use crate::bugs::{Bug, BugSet};
+use crate::engine::run_case;
 use crate::scenario;
 use crate::strategy::Strategy;
 use std::path::Path;

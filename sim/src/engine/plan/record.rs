@@ -1,11 +1,14 @@
 //! Recording: writes a case down as a fully explicit plan — its script, summarizer
-//! configuration and per-call outcome schedule, restart turns and micro configuration —
-//! that replays to the same outcome, turn for turn.
+//! configuration and per-call outcome schedule, restart turns and micro configuration;
+//! for an agent-loop case also the agent parameters, the provider configuration and its
+//! per-call outcome schedule — that replays to the same outcome, turn for turn.
 
 use super::script::{RowPlan, Script, TurnPlan};
-use super::{CasePlan, MicroOverrides, SummarizerOverrides};
-use crate::engine::{run_case, CaseResult, CaseSetup, CaseSpec, Record};
+use super::{AgentOverrides, CasePlan, MicroOverrides, ProviderOverrides, SummarizerOverrides};
+use crate::engine::agent_world;
+use crate::engine::{run_case, AgentSetup, CaseResult, CaseSetup, CaseSpec, Record};
 use crate::ids::IdAlloc;
+use crate::provider::ProviderOutcome;
 use crate::rng::{self, Stream};
 use crate::shapes::Conversation;
 use compactsim_model::Event;
@@ -17,22 +20,60 @@ pub struct Recording {
     pub result: CaseResult,
 }
 
+/// A run with what a recording needs beyond its [`CaseResult`].
+#[derive(Clone, Debug)]
+pub struct Logged {
+    pub result: CaseResult,
+    /// The outcome every provider call injected, in call order (agent-loop cases; empty
+    /// for micro).
+    pub provider_calls: Vec<ProviderOutcome>,
+    /// Turns a resumed agent session loaded by its fill before the first turn ran.
+    pub resumed_turns: u32,
+}
+
+/// [`run_case`] with the provider's call log. Never panics: a panicking case is run
+/// through `run_case`, which reports it as a harness failure.
+pub fn run_logged(spec: &CaseSpec, record: Record) -> Logged {
+    let plain = |spec: &CaseSpec| Logged {
+        result: run_case(spec, record),
+        provider_calls: Vec::new(),
+        resumed_turns: 0,
+    };
+    if spec.strategy.loop_options().is_none() {
+        return plain(spec);
+    }
+    match std::panic::catch_unwind(|| agent_world::run_logged(spec, record)) {
+        Ok((result, log)) => Logged {
+            result,
+            provider_calls: log.provider_calls,
+            resumed_turns: log.resumed_turns,
+        },
+        Err(_) => plain(spec),
+    }
+}
+
+/// `outcomes` without its trailing successes (a schedule is `ok` past its end).
+fn trimmed<T: Copy>(outcomes: &[T], ok: impl Fn(T) -> bool) -> Vec<T> {
+    let keep = outcomes.iter().rposition(|&o| !ok(o)).map_or(0, |i| i + 1);
+    outcomes[..keep].to_vec()
+}
+
 /// Runs `spec` and writes it down as an explicit plan covering the turns it ran. Running
 /// `spec` with the returned plan gives the same outcome, trace and tokens per turn.
 pub fn record(spec: &CaseSpec) -> Recording {
     let setup = CaseSetup::draw(spec);
-    let result = run_case(spec, Record { trace: true });
+    let logged = run_logged(spec, Record { trace: true });
+    let result = logged.result.clone();
+    let agent_loop = spec.strategy.loop_options().is_some();
     let script = match spec.plan.as_ref().and_then(|p| p.script.clone()) {
         Some(mut script) => {
-            script.turns.truncate(result.turns as usize);
+            // The agent world counts a script's history among the case's turns.
+            let history = if agent_loop { script.history.len() } else { 0 };
+            script.turns.truncate(result.turns as usize - history);
             script
         }
         None => generated_script(spec, &setup, result.turns),
     };
-    let mut outcomes = result.summary_calls.clone();
-    while outcomes.last().is_some_and(|o| o.is_ok()) {
-        outcomes.pop();
-    }
     let restarts: Vec<u32> = result
         .trace
         .iter()
@@ -41,22 +82,49 @@ pub fn record(spec: &CaseSpec) -> Recording {
             _ => None,
         })
         .collect();
-    let plan = CasePlan {
+    let mut plan = CasePlan {
         family: Some(setup.family()),
         context_length: Some(setup.shape.context_length),
         system_prompt: None,
         system_chars: None,
         script: Some(script),
         summarizer: SummarizerOverrides::exactly(&setup.summarizer),
-        summary_outcomes: Some(outcomes),
+        summary_outcomes: Some(trimmed(&result.summary_calls, |o| o.is_ok())),
         restarts: Some(restarts),
         micro: MicroOverrides::exactly(&setup.micro),
-        turns_max: None,
+        agent: AgentOverrides::default(),
+        provider: ProviderOverrides::default(),
+        provider_outcomes: None,
+        turns_max: spec.plan.as_ref().and_then(|p| p.turns_max),
         // Kept so the fault stream draws as the original did (the list decides).
         restart_per_mille: spec.plan.as_ref().and_then(|p| p.restart_per_mille),
         invariants: spec.plan.as_ref().and_then(|p| p.invariants.clone()),
     };
+    if agent_loop {
+        pin_agent_loop(spec, &mut plan, &logged);
+    }
     Recording { plan, result }
+}
+
+/// The agent-loop part of a recording: agent parameters, provider configuration and
+/// schedule, micro knobs only where micro passes run (`both`), no restarts (the agent
+/// loop does not model them). The turns a resumed session loaded become the script's
+/// history (loaded the same way, with the same turn numbers), with no fill.
+fn pin_agent_loop(spec: &CaseSpec, plan: &mut CasePlan, logged: &Logged) {
+    let (agent, _) = AgentSetup::draw_for(spec);
+    plan.agent = AgentOverrides::exactly(&agent.params);
+    plan.provider = ProviderOverrides::exactly(&agent.provider);
+    plan.provider_outcomes = Some(trimmed(&logged.provider_calls, |o| o.is_ok()));
+    plan.restarts = None;
+    plan.restart_per_mille = None;
+    plan.micro = agent_world::micro_config(spec)
+        .map_or_else(MicroOverrides::default, |m| MicroOverrides::exactly(&m));
+    let script = plan.script.as_mut().expect("a recorded script");
+    if script.history.is_empty() {
+        let resumed = (logged.resumed_turns as usize).min(script.turns.len());
+        script.history = script.turns.drain(..resumed).collect();
+        plan.agent.resume_fill_per_mille = Some(0);
+    }
 }
 
 /// The first `turns` turns the shape generator gives `spec` (ids do not influence what

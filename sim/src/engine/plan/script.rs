@@ -180,6 +180,28 @@ impl Script {
     }
 }
 
+impl Script {
+    /// What the agent loop needs on top of [`Script::validate`]: every turn starts with
+    /// its user row and has no other (the loop appends the user row, then each provider
+    /// call produces the next assistant row with its tool rows).
+    pub fn check_agent_turns(&self) -> Result<(), String> {
+        for (n, turn) in self.turns.iter().enumerate() {
+            if turn.rows.first().map(|r| r.role) != Some(Role::User) {
+                return Err(format!(
+                    "turn {n}: an agent-loop turn starts with its user row"
+                ));
+            }
+            if let Some(i) = turn.rows.iter().skip(1).position(|r| r.role == Role::User) {
+                return Err(format!(
+                    "turn {n}: row {}: an agent-loop turn has one user row, its first",
+                    i + 1
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn check_turn(turn: &TurnPlan) -> Result<(), String> {
     let mut pending = 0usize;
     for (i, row) in turn.rows.iter().enumerate() {

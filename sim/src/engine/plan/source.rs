@@ -53,6 +53,14 @@ impl Source {
         }
     }
 
+    /// Turns of a script's history (0 for a generated conversation).
+    pub fn history_turns(&self) -> u32 {
+        match self {
+            Source::Generated(_) => 0,
+            Source::Scripted(plan) => plan.script.as_ref().map_or(0, |s| s.history.len() as u32),
+        }
+    }
+
     /// The rows of turn `turn` (none past the end of a script).
     pub fn next_turn(&mut self, turn: u32, ids: &mut IdAlloc) -> Vec<Message> {
         match self {
