@@ -41,6 +41,25 @@ pub fn run_suite(
     suite: &Suite,
     jobs: usize,
     record: Record,
+    sink: impl FnMut(CaseResult) -> bool,
+) -> Result<(), String> {
+    let end = suite.case_first + suite.cases;
+    run_cases(
+        suite.case_first..end,
+        jobs,
+        record,
+        |case| suite.spec(case),
+        sink,
+    )
+}
+
+/// Runs the cases `spec_of(case)` for every case id in `cases` on `jobs` threads, in
+/// chunks, and hands each result to `sink` in case-id order until it returns false.
+pub fn run_cases(
+    cases: std::ops::Range<u32>,
+    jobs: usize,
+    record: Record,
+    spec_of: impl Fn(u32) -> CaseSpec + Sync,
     mut sink: impl FnMut(CaseResult) -> bool,
 ) -> Result<(), String> {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -48,14 +67,13 @@ pub fn run_suite(
         .build()
         .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
     let chunk = CHUNK_CASES_PER_JOB * jobs.max(1) as u32;
-    let end = suite.case_first + suite.cases;
-    let mut first = suite.case_first;
-    while first < end {
-        let last = (first + chunk).min(end);
+    let mut first = cases.start;
+    while first < cases.end {
+        let last = (first + chunk).min(cases.end);
         let results: Vec<CaseResult> = pool.install(|| {
             (first..last)
                 .into_par_iter()
-                .map(|case| run_case(&suite.spec(case), record))
+                .map(|case| run_case(&spec_of(case), record))
                 .collect()
         });
         for r in results {

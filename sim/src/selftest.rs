@@ -5,11 +5,10 @@
 
 use crate::bugs::{BugInfo, CATALOGUE};
 use crate::engine::plan::CasePlan;
-use crate::engine::{run_case, CaseOutcome, CaseResult, CaseSpec, Record};
-use crate::runner::CHUNK_CASES_PER_JOB;
+use crate::engine::{CaseOutcome, CaseResult, CaseSpec, Record};
+use crate::runner::run_cases;
 use crate::shrink::{self, Budget, Shrunk};
 use crate::strategy::Strategy;
-use rayon::prelude::*;
 
 /// The suite each switch runs (the default suite's parameters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,30 +87,9 @@ fn scan(
     cases: u32,
     jobs: usize,
     spec_of: impl Fn(u32) -> CaseSpec + Sync,
-    mut sink: impl FnMut(CaseResult) -> bool,
+    sink: impl FnMut(CaseResult) -> bool,
 ) -> Result<(), String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
-        .build()
-        .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
-    let chunk = CHUNK_CASES_PER_JOB * jobs.max(1) as u32;
-    let mut first = 0;
-    while first < cases {
-        let last = (first + chunk).min(cases);
-        let results: Vec<CaseResult> = pool.install(|| {
-            (first..last)
-                .into_par_iter()
-                .map(|case| run_case(&spec_of(case), Record::default()))
-                .collect()
-        });
-        for r in results {
-            if !sink(r) {
-                return Ok(());
-            }
-        }
-        first = last;
-    }
-    Ok(())
+    run_cases(0..cases, jobs, Record::default(), spec_of, sink)
 }
 
 /// Runs the suite with `info`'s switches until the first violation; shrinks it within
