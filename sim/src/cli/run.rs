@@ -174,8 +174,7 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
                 r.coverage.iter(),
             );
             note_failure(&req.params, &r, &mut agg, &mut repro);
-            if matches!(r.outcome, CaseOutcome::Violation(_))
-                && to_shrink.len() < shrink::AUTO_SHRINK_CASES_MAX
+            if !r.outcome.violations().is_empty() && to_shrink.len() < shrink::AUTO_SHRINK_CASES_MAX
             {
                 to_shrink.push(req.params.suite(r.case, 1).spec(r.case));
             }
