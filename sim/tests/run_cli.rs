@@ -132,8 +132,10 @@ fn every_micro_bug_switch_is_caught_and_its_repro_replays() {
 
 #[test]
 fn bad_input_exits_two_with_a_message_and_no_panic() {
-    let cases: [&[&str]; 6] = [
+    let cases: [&[&str]; 8] = [
         &["run", "--bug", "H-0"],
+        &["run", "--bug", "H-35054"],
+        &["run", "--strategy", "batch", "--era", "z"],
         &["run", "--strategy", "magic"],
         &["run", "--cases", "0"],
         &["run", "--passes", "0"],

@@ -4,6 +4,7 @@ use super::exit::Failure;
 use crate::agent::{AntiThrashPolicy, Era, LoopOptions};
 use crate::bugs::{Bug, BugSet};
 use crate::runner::Suite;
+use crate::scenario::switch_acts_under;
 use crate::strategy::Strategy;
 
 /// Default root seed: fixed, so a bare `compactsim run` is reproducible; printed first.
@@ -85,6 +86,17 @@ impl CaseParams {
             .map(|b| Bug::parse(b))
             .collect::<Result<_, _>>()
             .map_err(Failure::bad_input)?;
+        if let Some(bug) = bugs
+            .iter()
+            .find(|b| !switch_acts_under(b.info().strategy, strategy))
+        {
+            let own = bug.info().strategy;
+            return Err(Failure::bad_input(format!(
+                "--bug {} switches the {own} strategy (run it with --strategy {own} or both), \
+                 not `{strategy}`",
+                bug.id()
+            )));
+        }
         Ok(CaseParams {
             seed,
             passes,
