@@ -165,23 +165,8 @@ mod tests {
     fn outcome(result: PassResult, before: u64, after: u64) -> BatchOutcome {
         BatchOutcome {
             result,
-            messages_before: 10,
-            messages_after: 10,
-            tokens_before: before,
             tokens_after: after,
-            head_end: 0,
-            compress_start: 0,
-            compress_end: 0,
-            prune: Default::default(),
-            summary_budget_tokens: 0,
-            summary_tokens: 0,
-            summary_miss: None,
-            summary_expanded: false,
-            summary_latency_ms: 0,
-            summarized: vec![],
-            omitted: vec![],
-            removed: vec![],
-            sanitize: Default::default(),
+            ..BatchOutcome::unchanged(10, before)
         }
     }
 

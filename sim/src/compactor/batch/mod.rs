@@ -182,12 +182,18 @@ pub struct BatchOutcome {
 
 impl BatchOutcome {
     fn start(messages: &[Message]) -> Self {
+        BatchOutcome::unchanged(messages.len() as u32, tokens_rough_total(messages))
+    }
+
+    /// A pass that has not changed a list of `messages` rows and `tokens` rough tokens
+    /// (yet): a no-op with every count equal before and after.
+    pub fn unchanged(messages: u32, tokens: u64) -> Self {
         BatchOutcome {
             result: PassResult::NoOp(NoOpReason::TooFewMessages),
-            messages_before: messages.len() as u32,
-            messages_after: messages.len() as u32,
-            tokens_before: tokens_rough_total(messages),
-            tokens_after: tokens_rough_total(messages),
+            messages_before: messages,
+            messages_after: messages,
+            tokens_before: tokens,
+            tokens_after: tokens,
             head_end: 0,
             compress_start: 0,
             compress_end: 0,
