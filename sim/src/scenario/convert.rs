@@ -170,16 +170,7 @@ fn apply_agent(plan: &mut CasePlan, a: &AgentDoc) -> Result<(), Located> {
 fn apply_provider(plan: &mut CasePlan, p: &ProviderDoc) -> Result<(), Located> {
     let o = &mut plan.provider;
     if let Some(preset) = &p.preset {
-        o.reliable = match preset.get_ref().as_str() {
-            "reliable" => true,
-            "drawn" => false,
-            other => {
-                return at(
-                    preset.span(),
-                    format!("unknown provider preset `{other}` (known: drawn, reliable)"),
-                )
-            }
-        };
+        o.reliable = reliable_preset(preset, "provider")?;
     }
     if let Some(shape) = &p.overflow {
         o.overflow_shape =
@@ -239,19 +230,22 @@ fn apply_shape(plan: &mut CasePlan, shape: &ShapeDoc) -> Result<(), Located> {
     Ok(())
 }
 
+/// `preset = "reliable" | "drawn"` of a `what` table: true for reliable.
+fn reliable_preset(preset: &Spanned<String>, what: &str) -> Result<bool, Located> {
+    match preset.get_ref().as_str() {
+        "reliable" => Ok(true),
+        "drawn" => Ok(false),
+        other => at(
+            preset.span(),
+            format!("unknown {what} preset `{other}` (known: drawn, reliable)"),
+        ),
+    }
+}
+
 fn apply_summarizer(plan: &mut CasePlan, s: &SummarizerDoc) -> Result<(), Located> {
     let o = &mut plan.summarizer;
     if let Some(preset) = &s.preset {
-        o.reliable = match preset.get_ref().as_str() {
-            "reliable" => true,
-            "drawn" => false,
-            other => {
-                return at(
-                    preset.span(),
-                    format!("unknown summarizer preset `{other}` (known: drawn, reliable)"),
-                )
-            }
-        };
+        o.reliable = reliable_preset(preset, "summarizer")?;
     }
     let pairs = [
         (&mut o.ratio_per_mille, s.ratio_per_mille),
