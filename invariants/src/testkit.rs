@@ -289,3 +289,16 @@ pub fn run_same(
     }
     fired
 }
+
+/// Three user turns, the first with a tool call: ids 0..=6, user rows 0, 4 and 6.
+pub fn three_turns() -> Vec<Message> {
+    vec![
+        user(0),
+        calling(1, &[1]),
+        tool(2, 1),
+        reply(3),
+        user(4),
+        reply(5),
+        user(6),
+    ]
+}

@@ -98,25 +98,13 @@ mod tests {
     use crate::user_turns_intact::collect_tracked;
     use compactsim_model::MsgId;
 
-    fn start() -> Vec<Message> {
-        vec![
-            user(0),
-            calling(1, &[1]),
-            tool(2, 1),
-            reply(3),
-            user(4),
-            reply(5),
-            user(6),
-        ]
-    }
-
     fn breach(after: &[Message]) -> Option<Witness> {
         let mut recorded = IdSet::default();
         for id in [0, 4, 6] {
             recorded.add(MsgId(id));
         }
         let (mut b, mut a) = (Vec::new(), Vec::new());
-        let before = start();
+        let before = three_turns();
         collect_tracked(&recorded, &before, &mut b);
         collect_tracked(&recorded, after, &mut a);
         let ev = absorbed(1, &[]);

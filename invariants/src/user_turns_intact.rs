@@ -219,21 +219,9 @@ mod tests {
     use crate::testkit::*;
     use compactsim_model::MicroOutcome;
 
-    fn start() -> Vec<Message> {
-        vec![
-            user(0),
-            calling(1, &[1]),
-            tool(2, 1),
-            reply(3),
-            user(4),
-            reply(5),
-            user(6),
-        ]
-    }
-
-    /// Appends `start()` row by row so every user row is recorded, then runs `steps`.
+    /// Appends `three_turns()` row by row so every user row is recorded, then runs `steps`.
     fn run_after_start(steps: Vec<(Event, Vec<Message>)>) -> Vec<(u32, Witness)> {
-        let mut all = vec![(append_event(1), start())];
+        let mut all = vec![(append_event(1), three_turns())];
         all.extend(steps);
         run(&mut UserTurnsIntact::default(), &[], &all)
     }
@@ -262,7 +250,7 @@ mod tests {
 
     #[test]
     fn fires_when_user_text_is_altered_in_place() {
-        let mut after = start();
+        let mut after = three_turns();
         after[4] = user_sized(4, 39);
         let fired = run_after_start(vec![(repair_event(1), after)]);
         assert_eq!(witness_ids(&fired[0].1), vec![4, 4]);
@@ -270,13 +258,13 @@ mod tests {
 
     #[test]
     fn fires_when_an_append_rewrites_history_or_a_restart_duplicates() {
-        let mut rewritten = start();
+        let mut rewritten = three_turns();
         rewritten.remove(0);
         rewritten.push(user(7));
         let fired = run_after_start(vec![(append_event(2), rewritten)]);
         assert_eq!(fired[0].1.rows[0].id, MsgId(0));
 
-        let mut doubled = start();
+        let mut doubled = three_turns();
         doubled.push(user(4));
         let fired = run_after_start(vec![(restart_event(2), doubled)]);
         assert_eq!(fired.len(), 1);
@@ -309,12 +297,12 @@ mod tests {
 
     #[test]
     fn an_append_that_repeats_old_user_text_fires_new_user_rows_do_not() {
-        let mut repeated = start();
+        let mut repeated = three_turns();
         repeated.push(merged(&[&user(7), &user(4)]));
         let fired = run_after_start(vec![(append_event(2), repeated)]);
         assert_eq!(fired.len(), 1);
         assert_eq!(fired[0].1.rows[0].index, 7);
-        let mut fresh = start();
+        let mut fresh = three_turns();
         fresh.extend([user(7), reply(8)]);
         let mut dropped = fresh.clone();
         dropped.remove(7);
@@ -328,7 +316,7 @@ mod tests {
         let after = vec![user(0), micro_marker(7, &[1])];
         let fired = run(
             &mut UserTurnsIntact::default(),
-            &start(),
+            &three_turns(),
             &[(absorbed(1, &[1]), after)],
         );
         assert_eq!(fired[0].1.rows[0].id, MsgId(4));
@@ -349,18 +337,18 @@ mod tests {
 
     #[test]
     fn a_failed_turn_may_roll_back_its_own_user_text_only() {
-        let mut turn = start();
+        let mut turn = three_turns();
         turn.push(user(7));
         let mut answered = turn.clone();
         answered.extend([calling(8, &[5]), tool(9, 5)]);
         let quiet = run_after_start(vec![
             (append_event(2), turn.clone()),
             (call_event(2, Some(10), None), answered.clone()),
-            (failed_event(2, false, 3), start()),
+            (failed_event(2, false, 3), three_turns()),
             (reset_event(2), vec![]),
         ]);
         assert!(quiet.is_empty(), "{quiet:?}");
-        let mut older_gone = start();
+        let mut older_gone = three_turns();
         older_gone.remove(4);
         let fired = run_after_start(vec![
             (append_event(2), turn),
