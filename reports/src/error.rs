@@ -48,6 +48,9 @@ pub enum ReportError {
         totals_cases: u64,
     },
 
+    #[error("{}: chart: {message}", path.display())]
+    Chart { path: PathBuf, message: String },
+
     #[error("{}: line {index} contains a line break; one entry must be one line", path.display())]
     MultiLine { path: PathBuf, index: usize },
 

@@ -30,6 +30,7 @@ mod junit;
 mod markdown;
 mod repro;
 mod schema;
+pub mod study;
 mod table;
 mod terminal;
 mod writer;

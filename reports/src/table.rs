@@ -101,6 +101,46 @@ impl Table {
     }
 }
 
+impl Table {
+    /// An HTML `<table>` with escaped cells; right-aligned columns get `class="num"`.
+    pub(crate) fn render_html(&self) -> String {
+        let class = |a: &Align| match a {
+            Align::Left => "",
+            Align::Right => " class=\"num\"",
+        };
+        let mut out = String::from("<table>\n<thead><tr>");
+        for (t, a) in self.titles.iter().zip(&self.aligns) {
+            out.push_str(&format!("<th{}>{}</th>", class(a), html_escape(t)));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for row in &self.rows {
+            out.push_str("<tr>");
+            for (c, a) in row.iter().zip(&self.aligns) {
+                out.push_str(&format!("<td{}>{}</td>", class(a), html_escape(c)));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n</table>\n");
+        out
+    }
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub(crate) fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 fn width(s: &str) -> usize {
     s.chars().count()
 }
@@ -137,6 +177,16 @@ mod tests {
         assert_eq!(lines[1], "---------  -----");
         assert_eq!(lines[2], "a|b            7");
         assert_eq!(lines[3], "long-name  12345");
+    }
+
+    #[test]
+    fn html_escapes_cells_and_marks_numeric_columns() {
+        let mut t = sample();
+        t.row(vec!["<b>&\"".into(), "1".into()]);
+        let html = t.render_html();
+        assert!(html.contains("<td>&lt;b&gt;&amp;&quot;</td><td class=\"num\">1</td>"));
+        assert!(html.contains("<th>name</th><th class=\"num\">n</th>"));
+        assert!(!html.contains("<b>"));
     }
 
     #[test]

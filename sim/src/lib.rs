@@ -16,4 +16,5 @@ pub mod shapes;
 pub mod shrink;
 pub mod stories;
 pub mod strategy;
+pub mod study;
 pub mod summarizer;

@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use compactsim::cli::args::{self, CaseParams, Shard};
 use compactsim::cli::exit::{Exit, Failure};
-use compactsim::cli::{list, replay, run, scenario, selftest, shrink};
+use compactsim::cli::{list, replay, run, scenario, selftest, shrink, study};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -97,6 +97,15 @@ enum Command {
     Selftest(SelftestArgs),
     /// List invariants, bug switches, shape families or strategies.
     List { what: ListWhat },
+    /// Compare compaction strategies on one session (a study file): writes study.json,
+    /// SVG charts, summary.md and index.html.
+    Study {
+        /// The study file (e.g. scenarios/studies/code-review-3h.toml).
+        file: PathBuf,
+        /// Output directory (default: target/compactsim/study/<name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -253,6 +262,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             jobs: self::jobs(jobs)?,
         }),
         Command::Shrink(a) => shrink_command(a),
+        Command::Study { file, out } => study::study(&file, out),
         Command::Selftest(a) => selftest_command(a),
         Command::List { what } => {
             let listing = match what {

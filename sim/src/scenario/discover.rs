@@ -4,9 +4,13 @@ use std::path::{Path, PathBuf};
 
 /// Directory levels `discover` descends at most (a guard against link cycles).
 pub const DEPTH_MAX: usize = 16;
+/// Directories of study files (`compactsim study`), which a walk skips: a study is not
+/// a scenario. Naming a study file explicitly still tries to parse it as one.
+pub const STUDIES_DIR: &str = "studies";
 
 /// The scenario files named by `paths`, in order: a file as given, a directory as all
-/// `*.toml` files below it, recursively, sorted by path. A path named twice runs once.
+/// `*.toml` files below it, recursively (skipping `studies/` directories), sorted by
+/// path. A path named twice runs once.
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out: Vec<PathBuf> = Vec::new();
     for path in paths {
@@ -40,6 +44,9 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), String> 
     for entry in entries {
         let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
         if path.is_dir() {
+            if path.file_name().is_some_and(|n| n == STUDIES_DIR) {
+                continue;
+            }
             walk(&path, depth + 1, out)?;
         } else if path.extension().is_some_and(|x| x == "toml") {
             out.push(path);

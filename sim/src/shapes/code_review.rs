@@ -48,3 +48,10 @@ pub fn draw(rng: &mut SimRng) -> ShapeParams {
     params.features.growth_per_mille = GROWTH.draw(rng);
     params
 }
+
+/// As [`draw`], for a window the caller fixes (a study pins the session's window).
+pub fn draw_for_window(context_length: u32, rng: &mut SimRng) -> ShapeParams {
+    let mut params = RECIPE.draw_for_window(context_length, rng);
+    params.features.growth_per_mille = GROWTH.draw(rng);
+    params
+}

@@ -177,4 +177,14 @@ impl ShapeParams {
             Family::TinyWindow => tiny_window::draw(rng),
         }
     }
+
+    /// Draws code-review parameters for a fixed window (studies); None for the other
+    /// families, whose windows are part of their character.
+    pub fn draw_for_window(
+        family: Family,
+        context_length: u32,
+        rng: &mut SimRng,
+    ) -> Option<ShapeParams> {
+        (family == Family::CodeReview).then(|| code_review::draw_for_window(context_length, rng))
+    }
 }

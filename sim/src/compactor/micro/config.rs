@@ -7,6 +7,8 @@ pub const DEFRAG_THRESHOLD_TOKENS_DEFAULT: u32 = 2_000;
 pub const FAILURES_PER_EXCHANGE_MAX: u32 = 3;
 /// Marker scaffolding (prefix, heading, end marker) of the July-2026 prefix, in tokens.
 pub const SCAFFOLD_TOKENS_DEFAULT: u32 = 411;
+/// Largest reclaim-size gate a configuration may ask for, in tokens.
+pub const RECLAIM_GATE_TOKENS_MAX: u32 = 1_000_000;
 /// A pass needs at least this many messages.
 pub const MESSAGES_MIN: usize = 4;
 
@@ -23,6 +25,15 @@ pub struct MicroConfig {
     pub protect_last_n: u32,
     /// Tokens the verbatim tail keeps: batch's `trigger × target_ratio`.
     pub tail_budget_tokens: u32,
+    /// Reclaim-size gate (hermes-domain §5, not in Hermes yet): 0 is off; otherwise a
+    /// pass buffers complete exchanges and splices only when their tokens reach this
+    /// many, absorbing all of them in one summary call and one splice.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reclaim_gate_tokens: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl MicroConfig {
@@ -36,6 +47,7 @@ impl MicroConfig {
             protect_first_n: PROTECT_FIRST_N_DEFAULT,
             protect_last_n: PROTECT_LAST_N_DEFAULT,
             tail_budget_tokens,
+            reclaim_gate_tokens: 0,
         }
     }
 }

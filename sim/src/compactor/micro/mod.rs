@@ -9,6 +9,7 @@
 
 mod config;
 mod exchange;
+mod gate;
 pub mod marker;
 mod splice;
 
@@ -136,6 +137,10 @@ impl MicroCompactor {
         else {
             return;
         };
+        if self.config.reclaim_gate_tokens > 0 {
+            self.work_gated(msgs, w, (start, end), cumulative, summarizer, ids, ev);
+            return;
+        }
         ev.exchange = msgs[start..end].iter().map(|m| m.id).collect();
         let facts: Vec<_> = msgs[start..end]
             .iter()
@@ -147,7 +152,7 @@ impl MicroCompactor {
         match call.result {
             Ok(summary) if !call.expanded => {
                 let supersede = cumulative || self.bugs.has(Bug::HMResume);
-                self.commit(msgs, start, end, summary, supersede, ids);
+                self.commit(msgs, &[(start, end)], summary, supersede, ids);
                 ev.outcome = MicroOutcome::Absorbed;
             }
             _ => self.fail(msgs, start, end, ev),
@@ -163,11 +168,11 @@ impl MicroCompactor {
         }
     }
 
+    /// Replaces the exchanges `ranges` (ascending) by one new marker.
     fn commit(
         &mut self,
         msgs: &mut Vec<Message>,
-        start: usize,
-        end: usize,
+        ranges: &[(usize, usize)],
         summary: RollingSummary,
         supersede: bool,
         ids: &mut IdAlloc,
@@ -178,12 +183,12 @@ impl MicroCompactor {
             compactsim_model::Role::Assistant
         };
         let new_marker = marker::build(ids.msg(), role, &summary, self.config.scaffold_tokens);
-        msgs.splice(start..end, [new_marker]);
+        let at = splice::replace_ranges(msgs, ranges, new_marker);
         if supersede && !self.bugs.has(Bug::H75345B) {
-            splice::supersede_others(msgs, start);
+            splice::supersede_others(msgs, at);
         }
         self.state.cursor = if self.bugs.has(Bug::HMCursor) {
-            end
+            ranges.last().map_or(at + 1, |r| r.1)
         } else {
             splice::one_past_last_marker(msgs)
         };

@@ -17,13 +17,45 @@ pub fn supersede_others(msgs: &mut Vec<Message>, newest: usize) {
             continue;
         }
         msgs.remove(i);
-        if i > 0 && i < msgs.len() && msgs[i - 1].role == Role::User && msgs[i].role == Role::User {
-            let second = msgs.remove(i);
-            let first = &mut msgs[i - 1];
-            first.merge_content(&second.content);
-            first.flags.persisted = false;
+        merge_user_neighbours(msgs, i);
+    }
+}
+
+/// Merges the rows at `i - 1` and `i` when both are user rows (first row kept,
+/// blank-line join). True if it merged.
+fn merge_user_neighbours(msgs: &mut Vec<Message>, i: usize) -> bool {
+    if i > 0 && i < msgs.len() && msgs[i - 1].role == Role::User && msgs[i].role == Role::User {
+        let second = msgs.remove(i);
+        let first = &mut msgs[i - 1];
+        first.merge_content(&second.content);
+        first.flags.persisted = false;
+        return true;
+    }
+    false
+}
+
+/// Replaces the ascending, disjoint exchanges `ranges` by `marker`, which takes the
+/// place of the last one; the earlier ones are deleted and user rows that became
+/// neighbours are merged, as a supersede would. Returns the marker's index. One range
+/// is a plain splice.
+pub fn replace_ranges(
+    msgs: &mut Vec<Message>,
+    ranges: &[(usize, usize)],
+    marker: Message,
+) -> usize {
+    let Some((&(last_start, last_end), earlier)) = ranges.split_last() else {
+        return msgs.len();
+    };
+    msgs.splice(last_start..last_end, [marker]);
+    let mut at = last_start;
+    for &(start, end) in earlier.iter().rev() {
+        msgs.drain(start..end);
+        at -= end - start;
+        if merge_user_neighbours(msgs, start) {
+            at -= 1;
         }
     }
+    at
 }
 
 /// One past the newest summary row (0 if none).

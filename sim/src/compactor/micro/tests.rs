@@ -243,3 +243,65 @@ fn defrag_rewrites_in_place_and_h_m_defrag_drops_users() {
         );
     }
 }
+
+/// The reclaim-size gate: below the gate a pass leaves the list alone; once the buffered
+/// exchanges reach it, one pass absorbs all of them into the single marker and every
+/// user row stays.
+#[test]
+fn reclaim_gate_buffers_exchanges_then_absorbs_them_in_one_splice() {
+    let mut script = Script::new();
+    let mut config = MicroConfig::with_tail_budget(2_000);
+    // One tool turn is 40 + 2 × 1,200 + 400 characters of agent rows: ~710 tokens.
+    config.reclaim_gate_tokens = 1_800;
+    let mut micro = MicroCompactor::new(config, BugSet::none());
+    let mut summarizer = reliable();
+    let mut gated_passes = 0;
+    let mut absorbed = None;
+    for turn in 0..12 {
+        script.turn(2, 1_200);
+        let before = script.msgs.clone();
+        let ev = micro.pass(&mut script.msgs, turn, &mut summarizer, &mut script.ids);
+        match ev.outcome {
+            MicroOutcome::NoExchange => {
+                assert_eq!(
+                    script.msgs, before,
+                    "turn {turn}: a gated pass changed the list"
+                );
+                gated_passes += 1;
+            }
+            MicroOutcome::Absorbed => {
+                absorbed.get_or_insert((turn, ev.exchange.len(), before));
+            }
+            other => panic!("turn {turn}: unexpected {other:?}"),
+        }
+        assert!(marker::count(&script.msgs) <= 1);
+    }
+    let (turn, rows, before) = absorbed.expect("the gate never opened");
+    assert!(gated_passes > 0, "the gate never held a pass back");
+    // Each exchange has 4 agent rows; the first gated splice took at least 3 exchanges.
+    assert!(rows >= 12, "turn {turn}: absorbed only {rows} rows at once");
+    // User rows are never absorbed (neighbours merge, keeping their content).
+    let user_facts = |msgs: &[Message]| -> Vec<_> {
+        let mut f: Vec<_> = msgs
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .flat_map(|m| m.content.facts())
+            .collect();
+        f.sort();
+        f
+    };
+    assert_eq!(
+        user_facts(&script.msgs).len(),
+        12,
+        "a user row was absorbed"
+    );
+    assert!(user_facts(&before).len() <= 12);
+}
+
+#[test]
+fn gate_off_by_default_and_not_serialized() {
+    let config = MicroConfig::with_tail_budget(2_000);
+    assert_eq!(config.reclaim_gate_tokens, 0);
+    let json = serde_json::to_string(&config).unwrap();
+    assert!(!json.contains("reclaim_gate"), "{json}");
+}
