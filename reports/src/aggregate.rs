@@ -160,6 +160,42 @@ impl Aggregator {
     }
 
     /// The summary of everything added so far.
+    /// The aggregator a finished summary came from (for joining shard summaries with
+    /// [`Aggregator::merge`]).
+    pub fn from_summary(summary: Summary) -> Aggregator {
+        Aggregator {
+            totals: summary.totals,
+            invariants: summary
+                .invariants
+                .into_iter()
+                .map(|r| {
+                    let counts = InvariantCounts {
+                        checked: r.checked,
+                        violated: r.violated,
+                    };
+                    (r.id, counts)
+                })
+                .collect(),
+            families: summary
+                .families
+                .into_iter()
+                .map(|r| {
+                    let counts = FamilyCounts {
+                        cases: r.cases,
+                        failed: r.failed,
+                        liveness: r.liveness,
+                        turns: r.turns,
+                        passes: r.passes,
+                    };
+                    (r.family, counts)
+                })
+                .collect(),
+            coverage: summary.coverage,
+            failures: summary.failures,
+            failures_omitted: summary.failures_omitted,
+        }
+    }
+
     pub fn summary(&self) -> Summary {
         self.clone().into_summary()
     }

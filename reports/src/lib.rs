@@ -28,6 +28,7 @@ mod atomic;
 mod error;
 mod junit;
 mod markdown;
+mod merge;
 mod repro;
 mod schema;
 pub mod study;
@@ -40,6 +41,9 @@ pub use atomic::atomic_write;
 pub use error::ReportError;
 pub use junit::{render_junit, write_junit, JunitCase, JunitOutcome, JUNIT_REPORT_NAME, JUNIT_XML};
 pub use markdown::{render_summary_md, write_summary_md, SUMMARY_MD};
+pub use merge::{
+    merge_reports, shard_of, shard_range, ShardReport, SHARDS_MAX, SHARDS_PARAM, SHARD_PARAM,
+};
 pub use repro::{write_repro, REPRO_TXT};
 pub use schema::{
     CaseRow, Failure, FamilyRow, Header, InvariantRow, Outcome, Report, Summary, Totals,

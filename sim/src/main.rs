@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use compactsim::cli::args::{self, CaseParams, Shard};
 use compactsim::cli::exit::{Exit, Failure};
-use compactsim::cli::{list, replay, run, scenario, selftest, shrink, study};
+use compactsim::cli::{list, merge, replay, run, scenario, selftest, shrink, study};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -97,6 +97,15 @@ enum Command {
     Selftest(SelftestArgs),
     /// List invariants, bug switches, shape families or strategies.
     List { what: ListWhat },
+    /// Join the run directories of `run --shard K/N` (K = 0..N) into one run directory.
+    Merge {
+        /// The shard run directories (each holding report.json).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output directory.
+        #[arg(long, default_value = merge::OUT_DEFAULT)]
+        out: PathBuf,
+    },
     /// Compare compaction strategies on one session (a study file): writes study.json,
     /// SVG charts, summary.md and index.html.
     Study {
@@ -263,6 +272,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         }),
         Command::Shrink(a) => shrink_command(a),
         Command::Study { file, out } => study::study(&file, out),
+        Command::Merge { dirs, out } => merge::merge(&dirs, &out),
         Command::Selftest(a) => selftest_command(a),
         Command::List { what } => {
             let listing = match what {

@@ -161,9 +161,7 @@ impl Shard {
 
     /// (first case, number of cases) of this shard of `cases`.
     pub fn range(self, cases: u32) -> (u32, u32) {
-        let lo = (cases as u64 * self.index as u64 / self.count as u64) as u32;
-        let hi = (cases as u64 * (self.index as u64 + 1) / self.count as u64) as u32;
-        (lo, hi - lo)
+        compactsim_reports::shard_range(cases, self.index, self.count)
     }
 }
 

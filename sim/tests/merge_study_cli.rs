@@ -1,0 +1,133 @@
+//! `compactsim merge` and `compactsim study` as a user sees them: shards joined into
+//! the unsharded report (apart from the `shards` header parameter), mismatched shards
+//! refused with exit 2, a study writing every file, a bad study file named by line.
+
+mod common;
+
+use common::{compactsim, repo, scratch};
+use std::path::Path;
+
+const CASES: &str = "36";
+
+fn run_shard(dir: &Path, shard: Option<&str>, seed: &str) {
+    let mut args = vec![
+        "run",
+        "--cases",
+        CASES,
+        "--seed",
+        seed,
+        "--bug",
+        "H-75345-B",
+    ];
+    args.extend(["--shrink-time", "0", "--out", dir.to_str().unwrap()]);
+    if let Some(s) = shard {
+        args.extend(["--shard", s]);
+    }
+    let r = compactsim(&args);
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+}
+
+#[test]
+fn merged_shards_equal_the_unsharded_run_but_for_the_shards_field() {
+    let root = scratch("merge_equal");
+    run_shard(&root.join("whole"), None, "5");
+    let mut dirs = Vec::new();
+    for k in [2, 0, 1] {
+        let dir = root.join(format!("s{k}"));
+        run_shard(&dir, Some(&format!("{k}/3")), "5");
+        dirs.push(dir.to_str().unwrap().to_string());
+    }
+    let out = root.join("merged");
+    let mut args = vec!["merge", "--out", out.to_str().unwrap()];
+    args.extend(dirs.iter().map(String::as_str));
+    let r = compactsim(&args);
+    let whole = std::fs::read_to_string(root.join("whole/report.json")).unwrap();
+    assert!(
+        whole.contains("\"kind\":\"violation\""),
+        "the bug switch must fail cases"
+    );
+    assert_eq!(r.code, 1, "merge exits like the run: {}", r.stderr);
+    let merged = std::fs::read_to_string(out.join("report.json")).unwrap();
+    assert!(merged.contains("\"params\":{\"shards\":\"3\"}"));
+    assert_eq!(
+        merged.replacen("\"params\":{\"shards\":\"3\"}", "\"params\":{}", 1),
+        whole
+    );
+    let repro = |d: &Path| std::fs::read_to_string(d.join("repro.txt")).unwrap();
+    assert_eq!(repro(&out), repro(&root.join("whole")));
+}
+
+#[test]
+fn shards_of_different_runs_or_a_missing_shard_exit_2() {
+    let root = scratch("merge_mismatch");
+    for (name, shard, seed) in [("a0", "0/2", "5"), ("a1", "1/2", "5"), ("b1", "1/2", "6")] {
+        run_shard(&root.join(name), Some(shard), seed);
+    }
+    let dir = |n: &str| root.join(n).to_str().unwrap().to_string();
+    let out = dir("out");
+    let r = compactsim(&["merge", "--out", &out, &dir("a0"), &dir("b1")]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("different run") && r.stderr.contains("seed 6"),
+        "{}",
+        r.stderr
+    );
+    let r = compactsim(&["merge", "--out", &out, &dir("a0")]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("shard 1/2 is missing"), "{}", r.stderr);
+    let r = compactsim(&["merge", "--out", &out, &dir("a0"), &dir("a0"), &dir("a1")]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("twice"), "{}", r.stderr);
+    assert!(!root.join("out/report.json").exists());
+}
+
+#[test]
+fn study_writes_json_charts_summary_and_html() {
+    let out = scratch("study_files");
+    let file = repo().join("scenarios/studies/code-review-3h.toml");
+    let r = compactsim(&[
+        "study",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for f in [
+        "study.json",
+        "summary.md",
+        "index.html",
+        "occupancy.svg",
+        "cost.svg",
+    ] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let svg = std::fs::read_to_string(out.join("occupancy.svg")).unwrap();
+    assert!(svg.contains("occupancy (% of batch trigger)") && svg.contains("micro-gated"));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<img src=\"stalls.svg\""));
+}
+
+#[test]
+fn bad_study_file_exits_2_naming_line_and_column() {
+    let dir = scratch("study_bad");
+    let text = std::fs::read_to_string(repo().join("scenarios/studies/code-review-3h.toml"))
+        .unwrap()
+        .replace("preset = \"anthropic-sonnet\"", "preset = \"acme\"");
+    let file = dir.join("bad.toml");
+    std::fs::write(&file, &text).unwrap();
+    let line = text.lines().position(|l| l.starts_with("preset")).unwrap() + 1;
+    let r = compactsim(&[
+        "study",
+        file.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains(&format!("bad.toml:{line}:1: unknown pricing preset")),
+        "{}",
+        r.stderr
+    );
+    assert!(!dir.join("study.json").exists());
+}
