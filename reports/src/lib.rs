@@ -26,6 +26,7 @@
 mod aggregate;
 mod atomic;
 mod error;
+mod html;
 mod junit;
 mod markdown;
 mod merge;
@@ -39,6 +40,10 @@ mod writer;
 pub use aggregate::{Aggregator, FAILURES_KEPT_MAX};
 pub use atomic::atomic_write;
 pub use error::ReportError;
+pub use html::{
+    render_run_html, render_scenarios_html, render_scenarios_md, write_run_html,
+    write_scenarios_pages, ScenarioRow, INDEX_HTML,
+};
 pub use junit::{render_junit, write_junit, JunitCase, JunitOutcome, JUNIT_REPORT_NAME, JUNIT_XML};
 pub use markdown::{render_summary_md, write_summary_md, SUMMARY_MD};
 pub use merge::{

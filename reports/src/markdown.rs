@@ -63,7 +63,7 @@ pub fn render_summary_md(header: &Header, summary: &Summary) -> String {
     out
 }
 
-fn parameter_table(header: &Header) -> Table {
+pub(crate) fn parameter_table(header: &Header) -> Table {
     let mut table = Table::new(&[("parameter", Align::Left), ("value", Align::Left)]);
     let bugs = if header.bugs.is_empty() {
         "none".to_string()
@@ -138,7 +138,26 @@ fn failure_block(f: &Failure) -> String {
     }
     out.push('\n');
     out.push_str(&code_block("sh", &f.repro));
-    if !v.witness.rows.is_empty() {
+    if let Some(rows) = witness_table(v) {
+        out.push('\n');
+        out.push_str(&rows.render_markdown());
+    }
+    if !v.witness.facts.is_empty() {
+        out.push('\n');
+        for fact in &v.witness.facts {
+            let _ = writeln!(out, "- {}", md_cell(fact));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// The witness rows of a violation as a table (None without rows).
+pub(crate) fn witness_table(v: &compactsim_model::Violation) -> Option<Table> {
+    if v.witness.rows.is_empty() {
+        return None;
+    }
+    {
         let mut rows = Table::new(&[
             ("index", Align::Right),
             ("id", Align::Left),
@@ -165,17 +184,8 @@ fn failure_block(f: &Failure) -> String {
                 r.note.clone(),
             ]);
         }
-        out.push('\n');
-        out.push_str(&rows.render_markdown());
+        Some(rows)
     }
-    if !v.witness.facts.is_empty() {
-        out.push('\n');
-        for fact in &v.witness.facts {
-            let _ = writeln!(out, "- {}", md_cell(fact));
-        }
-    }
-    out.push('\n');
-    out
 }
 
 fn yes_no(b: bool) -> String {

@@ -169,3 +169,59 @@ fn header_line_names_seed_and_every_parameter() {
         "compactsim 0.1.0 seed=42 cases=0 passes=50 strategy=batch bugs=H-75345-B families=all fault-rate=0.05"
     );
 }
+
+#[test]
+fn run_html_snapshot() {
+    let (header, summary) = summary_of(12);
+    insta::assert_snapshot!(render_run_html(&header, &summary));
+}
+
+#[test]
+fn run_html_escapes_and_carries_failures_with_repro_commands() {
+    let (header, summary) = summary_of(12);
+    let html = render_run_html(&header, &summary);
+    assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
+    for f in &summary.failures {
+        let repro = f.repro.replace('&', "&amp;").replace('<', "&lt;");
+        assert!(html.contains(&repro), "{}", f.repro);
+    }
+    assert!(!summary.failures.is_empty());
+}
+
+fn scenario_rows() -> Vec<ScenarioRow> {
+    vec![
+        ScenarioRow {
+            verdict: "ok".into(),
+            file: "scenarios/seeds/a.toml".into(),
+            expect: "clean".into(),
+            got: "clean".into(),
+            turns: 12,
+            detail: String::new(),
+        },
+        ScenarioRow {
+            verdict: "FAILED".into(),
+            file: "scenarios/seeds/b.toml".into(),
+            expect: "violated one-marker-max within 7 turns".into(),
+            got: "clean".into(),
+            turns: 30,
+            detail: "expected violated one-marker-max within 7 turns, got clean\n".into(),
+        },
+    ]
+}
+
+#[test]
+fn scenarios_md_snapshot() {
+    insta::assert_snapshot!(render_scenarios_md(&scenario_rows()));
+}
+
+#[test]
+fn scenarios_pages_list_every_file_and_replay_the_failed_ones() {
+    let rows = scenario_rows();
+    let md = render_scenarios_md(&rows);
+    let html = render_scenarios_html(&rows);
+    assert!(md.contains("2 scenarios, 1 hold, 1 failed"));
+    assert!(md.contains("compactsim replay scenarios/seeds/b.toml"));
+    assert!(!md.contains("compactsim replay scenarios/seeds/a.toml"));
+    assert!(html.contains("<pre>compactsim replay scenarios/seeds/b.toml</pre>"));
+    assert!(html.contains("<td>scenarios/seeds/a.toml</td>"));
+}

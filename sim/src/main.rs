@@ -65,6 +65,9 @@ enum Command {
         /// Seconds to shrink the first failing cases into failures/*.toml (0: off).
         #[arg(long, default_value_t = run::SHRINK_TIME_DEFAULT_S)]
         shrink_time: f64,
+        /// No progress bar (it is shown only when stderr is a terminal).
+        #[arg(long)]
+        quiet: bool,
     },
     /// Rerun one case (or a scenario file) and print its event log and the witness.
     Replay {
@@ -90,6 +93,9 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(long)]
         jobs: Option<usize>,
+        /// No progress bar (it is shown only when stderr is a terminal).
+        #[arg(long)]
+        quiet: bool,
     },
     /// Shrink a failing case to a small scenario file under <out>/failures/.
     Shrink(ShrinkArgs),
@@ -234,6 +240,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             name,
             shard,
             shrink_time,
+            quiet,
         } => {
             let jobs = self::jobs(jobs)?;
             let req = run::RunRequest {
@@ -243,6 +250,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
                 jobs,
                 out: out.unwrap_or_else(|| PathBuf::from("target/compactsim").join(name)),
                 shrink_time: shrink::shrink_time(shrink_time)?,
+                quiet,
             };
             run::run(&req)
         }
@@ -264,11 +272,13 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             out,
             trace,
             jobs,
+            quiet,
         } => scenario::scenario(&scenario::ScenarioRequest {
             paths,
             out,
             trace,
             jobs: self::jobs(jobs)?,
+            quiet,
         }),
         Command::Shrink(a) => shrink_command(a),
         Command::Study { file, out } => study::study(&file, out),

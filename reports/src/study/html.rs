@@ -3,26 +3,9 @@
 
 use super::markdown::{comparison_table, cost_table, micro_lines, setting_line};
 use super::schema::StudyReport;
+use crate::html::{page_head, PAGE_END};
 use crate::table::html_escape;
 use std::fmt::Write as _;
-
-/// File name of the HTML page.
-pub const INDEX_HTML: &str = "index.html";
-
-/// Shared page style of the HTML reports.
-pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1000px}\
-table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #bbb;padding:3px 8px}\
-th{background:#eee}td.num,th.num{text-align:right}img{display:block;margin:1em 0;\
-border:1px solid #ddd}code,pre{background:#f5f5f5}";
-
-/// The head of an HTML page titled `title`, up to and including `<body>`.
-pub(crate) fn page_head(title: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>{t}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{t}</h1>\n",
-        t = html_escape(title)
-    )
-}
 
 /// The whole page.
 pub fn render_study_html(r: &StudyReport) -> String {
@@ -58,6 +41,6 @@ pub fn render_study_html(r: &StudyReport) -> String {
             html_escape(chart.title)
         );
     }
-    out.push_str("</body>\n</html>\n");
+    out.push_str(PAGE_END);
     out
 }

@@ -9,8 +9,9 @@ mod html;
 mod markdown;
 mod schema;
 
+pub use crate::html::INDEX_HTML;
 pub use charts::{render_chart, Chart, CHARTS};
-pub use html::{render_study_html, INDEX_HTML};
+pub use html::render_study_html;
 pub use markdown::render_study_md;
 pub use schema::*;
 

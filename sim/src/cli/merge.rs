@@ -1,7 +1,7 @@
 //! `compactsim merge DIR...`: join the run directories of `run --shard K/N` (K = 0..N)
 //! into one run directory: `report.json` equal to the unsharded run's except for the
-//! header parameter `shards = N` (in place of `shard = K/N`), `summary.md` and
-//! `repro.txt`. Shards of different runs are refused (exit 2).
+//! header parameter `shards = N` (in place of `shard = K/N`), `summary.md`,
+//! `index.html` and `repro.txt`. Shards of different runs are refused (exit 2).
 
 use super::exit::{Exit, Failure};
 use super::run::REPRO_LINES_MAX;
@@ -61,6 +61,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Exit, Failure> {
     }
     let path = writer.finish(&merged.summary).map_err(internal)?;
     reports::write_summary_md(out, &merged.header, &merged.summary).map_err(internal)?;
+    reports::write_run_html(out, &merged.header, &merged.summary).map_err(internal)?;
     reports::write_repro(out, &repro).map_err(internal)?;
     print!("{}", reports::render_table(&merged.header, &merged.summary));
     println!("report: {}", path.display());

@@ -4,6 +4,7 @@ pub mod args;
 pub mod exit;
 pub mod list;
 pub mod merge;
+pub mod progress;
 pub mod replay;
 pub mod run;
 pub mod scenario;

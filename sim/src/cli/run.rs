@@ -39,6 +39,8 @@ pub struct RunRequest {
     pub out: PathBuf,
     /// Wall time for shrinking the first failing cases (zero: none).
     pub shrink_time: Duration,
+    /// No progress bar even on a terminal.
+    pub quiet: bool,
 }
 
 /// The report header: every parameter that decides the run, none that varies between
@@ -156,11 +158,13 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     let mut write_error = None;
     let mut to_shrink: Vec<CaseSpec> = Vec::new();
     let (first, cases) = req.shard.range(req.cases);
+    let bar = super::progress::bar(cases as u64, "cases", req.quiet);
     run_suite(
         &req.params.suite(first, cases),
         req.jobs,
         Record::default(),
         |r| {
+            bar.inc(1);
             exit = exit.worst(exit_of(&r.outcome));
             let row = row(&r);
             if let Err(e) = writer.push(&row) {
@@ -182,6 +186,7 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
         },
     )
     .map_err(Failure::internal)?;
+    bar.finish_and_clear();
     if let Some(e) = write_error {
         return Err(Failure::internal(e));
     }
@@ -190,6 +195,8 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
         .finish(&summary)
         .map_err(|e| Failure::internal(e.to_string()))?;
     reports::write_summary_md(&req.out, &header, &summary)
+        .map_err(|e| Failure::internal(e.to_string()))?;
+    reports::write_run_html(&req.out, &header, &summary)
         .map_err(|e| Failure::internal(e.to_string()))?;
     reports::write_repro(&req.out, &repro).map_err(|e| Failure::internal(e.to_string()))?;
     let wall_s = started.elapsed().as_secs_f64();

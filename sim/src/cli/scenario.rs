@@ -27,6 +27,8 @@ pub struct ScenarioRequest {
     /// Print each scenario's event log and witness.
     pub trace: bool,
     pub jobs: usize,
+    /// No progress bar even on a terminal.
+    pub quiet: bool,
 }
 
 /// One scenario and how it went.
@@ -68,6 +70,16 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, Failure> {
 
 /// Runs `scenarios` on `jobs` threads; results in the given order.
 pub fn run_all(scenarios: Vec<Scenario>, jobs: usize, trace: bool) -> Result<Vec<Ran>, Failure> {
+    run_all_with(scenarios, jobs, trace, &indicatif::ProgressBar::hidden())
+}
+
+/// As [`run_all`], ticking `bar` once per scenario.
+pub fn run_all_with(
+    scenarios: Vec<Scenario>,
+    jobs: usize,
+    trace: bool,
+    bar: &indicatif::ProgressBar,
+) -> Result<Vec<Ran>, Failure> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
         .build()
@@ -78,6 +90,7 @@ pub fn run_all(scenarios: Vec<Scenario>, jobs: usize, trace: bool) -> Result<Vec
             .map(|scenario| {
                 let result = run_case(&scenario.spec, Record { trace });
                 let holds = scenario.holds(&result);
+                bar.inc(1);
                 Ran {
                     scenario,
                     result,
@@ -238,7 +251,27 @@ fn write_reports(out: &Path, ran: &[Ran]) -> Result<(PathBuf, PathBuf), Failure>
         .map_err(|e| Failure::internal(e.to_string()))?;
     let junit = reports::write_junit(out, JUNIT_SUITE, &junit_cases(ran))
         .map_err(|e| Failure::internal(e.to_string()))?;
+    reports::write_scenarios_pages(out, &page_rows(ran))
+        .map_err(|e| Failure::internal(e.to_string()))?;
     Ok((txt, junit))
+}
+
+/// The rows of `summary.md` and `index.html`.
+fn page_rows(ran: &[Ran]) -> Vec<reports::ScenarioRow> {
+    ran.iter()
+        .map(|r| reports::ScenarioRow {
+            verdict: verdict(r).to_string(),
+            file: r.scenario.path.display().to_string(),
+            expect: r.scenario.expectation(),
+            got: describe(&r.result),
+            turns: r.result.turns,
+            detail: if r.holds {
+                String::new()
+            } else {
+                format!("{}\n{}", failure_message(r), detail(&r.result))
+            },
+        })
+        .collect()
 }
 
 /// The event log and witness of one scenario, as `replay` prints a case.
@@ -267,7 +300,9 @@ pub fn render_trace(s: &Scenario, r: &CaseResult) -> String {
 /// Runs the request; prints the table and the failures; writes the reports.
 pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
     let scenarios = load_all(&req.paths)?;
-    let ran = run_all(scenarios, req.jobs, req.trace)?;
+    let bar = super::progress::bar(scenarios.len() as u64, "scenarios", req.quiet);
+    let ran = run_all_with(scenarios, req.jobs, req.trace, &bar)?;
+    bar.finish_and_clear();
     if req.trace {
         for r in &ran {
             println!("{}", render_trace(&r.scenario, &r.result));

@@ -123,3 +123,12 @@ fn bad_study_values_name_file_line_and_column() {
         StudyStrategy::Handoff
     );
 }
+
+/// Pins `study.json`'s schema version and every strategy's totals (field names and
+/// values): a change to the model or the format shows here.
+#[test]
+fn study_json_totals_snapshot() {
+    let r = code_review();
+    let totals: Vec<_> = r.strategies.iter().map(|s| (&s.name, &s.totals)).collect();
+    insta::assert_json_snapshot!((r.schema_version, totals));
+}
