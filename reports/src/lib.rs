@@ -35,7 +35,7 @@ mod terminal;
 mod writer;
 
 pub use aggregate::{Aggregator, FAILURES_KEPT_MAX};
-pub use atomic::atomic_write;
+pub use atomic::{atomic_write, is_temp_name_of, remove_pending_files};
 pub use error::ReportError;
 pub use junit::{render_junit, write_junit, JunitCase, JunitOutcome, JUNIT_REPORT_NAME, JUNIT_XML};
 pub use markdown::{render_summary_md, write_summary_md, SUMMARY_MD};

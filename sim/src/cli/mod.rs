@@ -1,8 +1,10 @@
 //! The commands behind the `compactsim` binary. `main.rs` parses flags and calls these.
 
 pub mod args;
+pub mod console;
 pub mod exit;
 pub mod list;
+pub mod outdir;
 pub mod replay;
 pub mod run;
 pub mod scenario;
