@@ -60,6 +60,51 @@ pub fn handle_interrupts() {
     drop(spawned);
 }
 
+/// Progress of a long run on stderr, only when stderr is a terminal (logs and pipes get
+/// nothing): `done/total cases` at every [`PROGRESS_STEPS`]th of the run, on one line.
+pub struct Progress {
+    total: u64,
+    done: u64,
+    shown: u64,
+    on: bool,
+}
+
+/// How many times a run updates its progress line.
+pub const PROGRESS_STEPS: u64 = 100;
+/// Runs with fewer cases show no progress.
+pub const PROGRESS_CASES_MIN: u64 = 1_000;
+
+impl Progress {
+    pub fn new(total: u64) -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            total,
+            done: 0,
+            shown: 0,
+            on: total >= PROGRESS_CASES_MIN && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// One more case done.
+    pub fn tick(&mut self) {
+        self.done += 1;
+        let step = self.done * PROGRESS_STEPS / self.total.max(1);
+        if step > self.shown {
+            self.shown = step;
+            if !self.on {
+                return;
+            }
+            let end = if self.done == self.total { "\n" } else { "" };
+            let _ = write!(
+                std::io::stderr(),
+                "\r{}/{} cases{end}",
+                self.done,
+                self.total
+            );
+        }
+    }
+}
+
 /// `print!` that ends the process quietly when standard output is gone.
 #[macro_export]
 macro_rules! out {
@@ -77,4 +122,30 @@ macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::cli::console::write_out(format_args!("{}\n", format_args!($($arg)*)))
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_updates_at_most_progress_steps_times_and_ends_at_the_total() {
+        let mut p = Progress {
+            total: 12_345,
+            done: 0,
+            shown: 0,
+            on: false,
+        };
+        let mut updates = 0;
+        for _ in 0..p.total {
+            let before = p.shown;
+            p.tick();
+            updates += u64::from(p.shown != before);
+        }
+        assert_eq!(
+            (p.done, p.shown, updates),
+            (12_345, PROGRESS_STEPS, PROGRESS_STEPS)
+        );
+        assert!(!Progress::new(PROGRESS_CASES_MIN - 1).on);
+    }
 }

@@ -167,6 +167,7 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     let mut failing: u64 = 0;
     let mut write_error = None;
     let mut to_shrink: Vec<CaseSpec> = Vec::new();
+    let mut progress = super::console::Progress::new(u64::from(cases));
     run_suite(
         &req.params.suite(first, cases),
         req.jobs,
@@ -174,6 +175,7 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
         |r| {
             exit = exit.worst(exit_of(&r.outcome));
             failing += u64::from(r.outcome != CaseOutcome::Clean);
+            progress.tick();
             let row = row(&r);
             if let Err(e) = writer.push(&row) {
                 write_error = Some(e.to_string());
