@@ -7,9 +7,10 @@
 use compactsim_invariants::NO_INFINITE_LOOP;
 use compactsim_model::{Violation, Witness};
 
-/// Rows a case may show the oracle, summed over its transitions. The default suites stay
-/// far below it (their largest case shows about a million); a case past it grows its
-/// transcript without bound.
+/// Rows a case may show the oracle, summed over its transitions (a few seconds of work).
+/// The default suites stay far below it; cases with `--passes` in the hundreds on a
+/// transcript that keeps thousands of rows, or a summarizer that always expands, reach
+/// it.
 pub const CASE_WORK_ROWS_MAX: u64 = 50_000_000;
 
 /// Rows charged so far.
@@ -32,8 +33,9 @@ impl WorkMeter {
 /// The liveness violation of a case over its work budget.
 pub fn work_budget_violation(turn: u32, step: u32) -> Violation {
     let message = format!(
-        "work budget of {CASE_WORK_ROWS_MAX} rows observed exceeded (the transcript grows \
-         without bound: lower --passes or turns_max, or fix the growth)"
+        "work budget of {CASE_WORK_ROWS_MAX} rows observed exceeded (a limit of the \
+         harness, not a loop of the model: the case ran long on a large transcript; lower \
+         --passes or turns_max)"
     );
     Violation {
         invariant: NO_INFINITE_LOOP.to_string(),
