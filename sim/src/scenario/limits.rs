@@ -16,8 +16,9 @@ pub const ROW_CHARS_MAX: u32 = 1_000_000;
 pub const ARGS_CHARS_MAX: u32 = 100_000;
 /// Tool calls of one assistant row.
 pub const CALLS_PER_ROW_MAX: usize = 64;
-/// Rows of one scripted turn.
-pub const ROWS_PER_TURN_MAX: usize = 256;
+/// Rows of one scripted turn (or one entry of a history: a drawn turn of a tool-heavy
+/// family can hold hundreds).
+pub const ROWS_PER_TURN_MAX: usize = 10_000;
 /// Rows of a whole script (system, history and turns, repeats counted).
 pub const SCRIPT_ROWS_MAX: u64 = 200_000;
 /// Text of a whole script, characters (repeats counted): keeps every sum of sizes far
