@@ -3,13 +3,58 @@
 //! sees either the previous file or the complete new one, never a partial write.
 
 use crate::error::ReportError;
+use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// Distinguishes temporary files of concurrent writers in one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The temporary files of this process not yet committed or removed, so that an
+/// interrupted process can remove them ([`remove_pending_files`]); `closed` once it did,
+/// after which no new temporary file is created.
+static PENDING: Mutex<Pending> = Mutex::new(Pending {
+    paths: BTreeSet::new(),
+    closed: false,
+});
+
+struct Pending {
+    paths: BTreeSet<PathBuf>,
+    closed: bool,
+}
+
+fn pending() -> MutexGuard<'static, Pending> {
+    PENDING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Removes every temporary file this process has open (for a signal handler: the
+/// process is about to exit) and refuses new ones from then on. Returns how many it
+/// removed.
+pub fn remove_pending_files() -> usize {
+    let mut p = pending();
+    p.closed = true;
+    let paths = std::mem::take(&mut p.paths);
+    paths.iter().filter(|t| fs::remove_file(t).is_ok()).count()
+}
+
+/// Whether `name` is the name of a temporary file [`atomic_write`] or a report writer
+/// makes for `final_name` (of any process), e.g. a leftover of a killed run.
+pub fn is_temp_name_of(name: &str, final_name: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|n| n.strip_prefix(final_name))
+        .and_then(|n| n.strip_prefix('.'))
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .is_some_and(|n| {
+            let mut parts = n.split('.');
+            let digits = |p: Option<&str>| {
+                p.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            };
+            digits(parts.next()) && digits(parts.next()) && parts.next().is_none()
+        })
+}
 
 /// Writes `bytes` to `path` atomically, creating the parent directory if needed.
 ///
@@ -50,11 +95,20 @@ impl PendingFile {
             std::process::id()
         );
         let temp_path = parent.join(temp_name);
+        let mut registry = pending();
+        if registry.closed {
+            return Err(ReportError::Io {
+                path: temp_path,
+                source: io::Error::new(io::ErrorKind::Interrupted, "the process is exiting"),
+            });
+        }
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temp_path)
             .map_err(ReportError::io(&temp_path))?;
+        registry.paths.insert(temp_path.clone());
+        drop(registry);
         Ok(PendingFile {
             final_path: final_path.to_path_buf(),
             temp_path,
@@ -90,7 +144,18 @@ impl PendingFile {
         })?;
         file.sync_all().map_err(ReportError::io(&self.temp_path))?;
         drop(file);
+        let mut registry = pending();
+        if !registry.paths.contains(&self.temp_path) {
+            // Removed by an interrupt: the process is exiting.
+            self.committed = true;
+            return Err(ReportError::Io {
+                path: self.temp_path.clone(),
+                source: io::Error::new(io::ErrorKind::Interrupted, "the process is exiting"),
+            });
+        }
         fs::rename(&self.temp_path, &self.final_path).map_err(ReportError::io(&self.final_path))?;
+        registry.paths.remove(&self.temp_path);
+        drop(registry);
         self.committed = true;
         sync_dir(parent_dir(&self.final_path));
         Ok(())
@@ -102,6 +167,7 @@ impl Drop for PendingFile {
         if !self.committed {
             drop(self.out.take());
             let _ = fs::remove_file(&self.temp_path);
+            pending().paths.remove(&self.temp_path);
         }
     }
 }
@@ -169,6 +235,28 @@ mod tests {
         drop(pending);
         assert_eq!(entries(&dir), vec!["out.txt"]);
         assert_eq!(fs::read(&path).unwrap(), b"old");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn temp_names_are_recognised_and_pending_files_are_registered() {
+        assert!(is_temp_name_of(".report.json.4242.0.tmp", "report.json"));
+        assert!(!is_temp_name_of(".report.json.42.tmp", "report.json"));
+        assert!(!is_temp_name_of(".report.json.a.0.tmp", "report.json"));
+        assert!(!is_temp_name_of("report.json", "report.json"));
+        let dir = scratch("registry");
+        let pending = PendingFile::create(&dir.join("x.txt")).unwrap();
+        let name = pending
+            .temp_path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(is_temp_name_of(&name, "x.txt"), "{name}");
+        assert!(super::pending().paths.contains(pending.temp_path()));
+        let temp = pending.temp_path().to_path_buf();
+        drop(pending);
+        assert!(!super::pending().paths.contains(&temp));
         fs::remove_dir_all(&dir).unwrap();
     }
 

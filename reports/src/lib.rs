@@ -38,7 +38,7 @@ mod terminal;
 mod writer;
 
 pub use aggregate::{Aggregator, FAILURES_KEPT_MAX};
-pub use atomic::atomic_write;
+pub use atomic::{atomic_write, is_temp_name_of, remove_pending_files};
 pub use error::ReportError;
 pub use html::{
     render_run_html, render_scenarios_html, render_scenarios_md, write_run_html,

@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use compactsim::cli::args::{self, CaseParams, Shard};
 use compactsim::cli::exit::{Exit, Failure};
-use compactsim::cli::{list, merge, replay, run, scenario, selftest, shrink, study};
+use compactsim::cli::{console, list, merge, replay, run, scenario, selftest, shrink, study};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -18,18 +18,20 @@ struct Cli {
     command: Command,
 }
 
-/// Flags that decide what a case does (shared by `run` and `replay`).
+/// Flags that decide what a case does (shared by `run`, `replay` and `shrink`). Optional
+/// here so that `replay FILE` and `shrink FILE` can refuse them; the defaults are
+/// applied in [`case_params`].
 #[derive(clap::Args)]
 struct CaseFlags {
-    /// Root seed (printed first; the default is fixed).
-    #[arg(long, default_value_t = args::SEED_DEFAULT)]
-    seed: u64,
-    /// Passes with work per case.
-    #[arg(long, default_value_t = args::PASSES_DEFAULT)]
-    passes: u32,
-    /// Compaction strategy (see `compactsim list strategies`).
-    #[arg(long, default_value = "micro")]
-    strategy: String,
+    /// Root seed (printed first) [default: 20260731].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Passes with work per case, 1 to 10000 [default: 25].
+    #[arg(long)]
+    passes: Option<u32>,
+    /// Compaction strategy (see `compactsim list strategies`) [default: micro].
+    #[arg(long)]
+    strategy: Option<String>,
     /// Switch a catalogued bug back on (repeatable; see `compactsim list bugs`).
     #[arg(long = "bug", value_name = "ID")]
     bugs: Vec<String>,
@@ -173,28 +175,46 @@ enum ListWhat {
     Strategies,
 }
 
+impl CaseFlags {
+    /// Whether any flag was given (a scenario file takes none: it says them itself).
+    fn any(&self) -> bool {
+        self.seed.is_some()
+            || self.passes.is_some()
+            || self.strategy.is_some()
+            || !self.bugs.is_empty()
+            || self.era.is_some()
+            || self.anti_thrash.is_some()
+    }
+}
+
 fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
     CaseParams::parse_with(
-        f.seed,
-        f.passes,
-        &f.strategy,
+        f.seed.unwrap_or(args::SEED_DEFAULT),
+        f.passes.unwrap_or(args::PASSES_DEFAULT),
+        f.strategy.as_deref().unwrap_or(args::STRATEGY_DEFAULT),
         f.era.as_deref(),
         f.anti_thrash.as_deref(),
         &f.bugs,
     )
 }
 
-fn jobs(jobs: Option<usize>) -> Result<usize, Failure> {
-    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if jobs == 0 {
-        return Err(Failure::bad_input("--jobs must be at least 1"));
+/// `FILE` with case flags is bad input: the file says every one of them.
+fn file_alone(command: &str, flags: &CaseFlags, case: Option<u32>) -> Result<(), Failure> {
+    if flags.any() || case.is_some() {
+        return Err(Failure::bad_input(format!(
+            "{command} FILE.toml takes no --seed, --passes, --strategy, --bug, --era, \
+             --anti-thrash or --case: the file sets them (edit it, or drop FILE)"
+        )));
     }
-    Ok(jobs)
+    Ok(())
 }
 
 fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
     let target = match (a.file, a.case) {
-        (Some(file), _) => shrink::Target::File(file),
+        (Some(file), case) => {
+            file_alone("shrink", &a.case_flags, case)?;
+            shrink::Target::File(file)
+        }
         (None, Some(case)) => shrink::Target::Drawn {
             params: case_params(&a.case_flags)?,
             case,
@@ -224,7 +244,7 @@ fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
             cases: args::check_cases(a.cases)?,
             passes: a.passes,
         },
-        jobs: jobs(a.jobs)?,
+        jobs: args::jobs(a.jobs)?,
         shrink_time: shrink::shrink_time(a.shrink_time)?,
         out: a.out,
     })
@@ -242,7 +262,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             shrink_time,
             quiet,
         } => {
-            let jobs = self::jobs(jobs)?;
+            let jobs = args::jobs(jobs)?;
             let req = run::RunRequest {
                 params: case_params(&case)?,
                 cases: args::check_cases(cases)?,
@@ -260,11 +280,14 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             case,
         } => {
             let (text, exit) = match (file, case) {
-                (Some(file), _) => scenario::replay_file(&file)?,
+                (Some(file), case) => {
+                    file_alone("replay", &case_flags, case)?;
+                    scenario::replay_file(&file)?
+                }
                 (None, Some(case)) => replay::replay(&case_params(&case_flags)?, case),
                 (None, None) => return Err(Failure::bad_input("replay needs FILE.toml or --case")),
             };
-            print!("{text}");
+            compactsim::out!("{text}");
             Ok(exit)
         }
         Command::Scenario {
@@ -277,7 +300,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             paths,
             out,
             trace,
-            jobs: self::jobs(jobs)?,
+            jobs: args::jobs(jobs)?,
             quiet,
         }),
         Command::Shrink(a) => shrink_command(a),
@@ -291,7 +314,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
                 ListWhat::Shapes => list::Listing::Shapes,
                 ListWhat::Strategies => list::Listing::Strategies,
             };
-            print!("{}", list::render(listing));
+            compactsim::out!("{}", list::render(listing));
             Ok(Exit::Clean)
         }
     }
@@ -299,11 +322,12 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    console::handle_interrupts();
     match dispatch(cli) {
         Ok(exit) => ExitCode::from(exit.code() as u8),
-        Err(failure) => {
-            eprintln!("error: {}", failure.message);
-            ExitCode::from(failure.exit.code() as u8)
-        }
+        Err(failure) => console::end(
+            &format!("error: {}", failure.message),
+            failure.exit.code() as u8,
+        ),
     }
 }

@@ -11,9 +11,12 @@ use crate::strategy::Strategy;
 pub const SEED_DEFAULT: u64 = 20_260_731;
 pub const CASES_DEFAULT: u32 = 480;
 pub const PASSES_DEFAULT: u32 = 25;
+pub const STRATEGY_DEFAULT: &str = "micro";
 /// Upper bounds on what one run may ask for.
 pub const CASES_MAX: u32 = 10_000_000;
 pub const PASSES_MAX: u32 = 10_000;
+/// Worker threads one command may start (`--jobs`).
+pub const JOBS_MAX: usize = 256;
 
 /// The parameters that decide what a case does.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,9 +162,33 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
+    /// The range of this shard of `cases`; a shard that holds no case is bad input.
+    pub fn checked_range(self, cases: u32) -> Result<(u32, u32), Failure> {
+        match self.range(cases) {
+            (_, 0) => Err(Failure::bad_input(format!(
+                "--shard {}/{} of {cases} cases holds no case (use at most {cases} shards)",
+                self.index, self.count
+            ))),
+            range => Ok(range),
+        }
+    }
+
     /// (first case, number of cases) of this shard of `cases`.
     pub fn range(self, cases: u32) -> (u32, u32) {
         compactsim_reports::shard_range(cases, self.index, self.count)
+    }
+}
+
+/// Validates `--jobs` (default: the machine's cores, at most [`JOBS_MAX`]).
+pub fn jobs(jobs: Option<usize>) -> Result<usize, Failure> {
+    match jobs {
+        None => Ok(std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(JOBS_MAX)),
+        Some(n) if (1..=JOBS_MAX).contains(&n) => Ok(n),
+        Some(n) => Err(Failure::bad_input(format!(
+            "--jobs must be between 1 and {JOBS_MAX}, got {n}"
+        ))),
     }
 }
 
@@ -198,6 +225,18 @@ mod tests {
         for bad in ["1", "2/2", "a/b", "1/0"] {
             assert_eq!(Shard::parse(bad).unwrap_err().exit, Exit::BadInput, "{bad}");
         }
+        assert_eq!(jobs(Some(0)).unwrap_err().exit, Exit::BadInput);
+        assert_eq!(jobs(Some(JOBS_MAX + 1)).unwrap_err().exit, Exit::BadInput);
+        assert_eq!(jobs(Some(usize::MAX)).unwrap_err().exit, Exit::BadInput);
+        assert_eq!(jobs(Some(JOBS_MAX)), Ok(JOBS_MAX));
+        let empty = Shard {
+            index: 0,
+            count: 16,
+        }
+        .checked_range(8)
+        .unwrap_err();
+        assert!(empty.message.contains("holds no case"), "{}", empty.message);
+        assert_eq!(Shard { index: 7, count: 8 }.checked_range(8), Ok((7, 1)));
     }
 
     #[test]

@@ -38,6 +38,17 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Exit, Failure> {
             reports::SHARDS_MAX
         )));
     }
+    super::outdir::prepare(out)?;
+    super::outdir::clear_stale(
+        out,
+        &[
+            reports::REPORT_JSON,
+            reports::SUMMARY_MD,
+            reports::INDEX_HTML,
+            reports::REPRO_TXT,
+        ],
+        &[crate::shrink::FAILURES_DIR],
+    )?;
     let mut shards = Vec::new();
     let mut repro = Vec::new();
     for dir in dirs {
@@ -63,8 +74,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Exit, Failure> {
     reports::write_summary_md(out, &merged.header, &merged.summary).map_err(internal)?;
     reports::write_run_html(out, &merged.header, &merged.summary).map_err(internal)?;
     reports::write_repro(out, &repro).map_err(internal)?;
-    print!("{}", reports::render_table(&merged.header, &merged.summary));
-    println!("report: {}", path.display());
+    crate::out!("{}", reports::render_table(&merged.header, &merged.summary));
+    crate::outln!("report: {}", path.display());
     let s = &merged.summary.totals;
     Ok(if s.cases_internal > 0 {
         Exit::Internal

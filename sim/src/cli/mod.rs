@@ -1,9 +1,11 @@
 //! The commands behind the `compactsim` binary. `main.rs` parses flags and calls these.
 
 pub mod args;
+pub mod console;
 pub mod exit;
 pub mod list;
 pub mod merge;
+pub mod outdir;
 pub mod progress;
 pub mod replay;
 pub mod run;

@@ -144,8 +144,20 @@ fn seed_line(req: &RunRequest) -> String {
 /// Runs the suite, prints the header line first, failures as they come, and the tables;
 /// writes report.json, summary.md and repro.txt. Returns the exit code.
 pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
+    let (first, cases) = req.shard.checked_range(req.cases)?;
+    super::outdir::prepare(&req.out)?;
+    super::outdir::clear_stale(
+        &req.out,
+        &[
+            reports::REPORT_JSON,
+            reports::SUMMARY_MD,
+            reports::INDEX_HTML,
+            reports::REPRO_TXT,
+        ],
+        &[shrink::FAILURES_DIR],
+    )?;
     let header = header(req);
-    println!("{}", seed_line(req));
+    crate::outln!("{}", seed_line(req));
     let started = Instant::now();
     let mut writer =
         ReportWriter::create(&req.out, &header).map_err(|e| Failure::internal(e.to_string()))?;
@@ -155,9 +167,9 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
         .with_coverage(counters(req.params.strategy));
     let mut repro = Vec::new();
     let mut exit = Exit::Clean;
+    let mut failing: u64 = 0;
     let mut write_error = None;
     let mut to_shrink: Vec<CaseSpec> = Vec::new();
-    let (first, cases) = req.shard.range(req.cases);
     let bar = super::progress::bar(cases as u64, "cases", req.quiet);
     run_suite(
         &req.params.suite(first, cases),
@@ -166,6 +178,7 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
         |r| {
             bar.inc(1);
             exit = exit.worst(exit_of(&r.outcome));
+            failing += u64::from(r.outcome != CaseOutcome::Clean);
             let row = row(&r);
             if let Err(e) = writer.push(&row) {
                 write_error = Some(e.to_string());
@@ -190,6 +203,16 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     if let Some(e) = write_error {
         return Err(Failure::internal(e));
     }
+    if let Some(more) = failing
+        .checked_sub(FAILURES_PRINTED_MAX as u64)
+        .filter(|m| *m > 0)
+    {
+        crate::outln!(
+            "... and {more} more failing case(s): all are in {}, the first {REPRO_LINES_MAX} in {}",
+            reports::REPORT_JSON,
+            reports::REPRO_TXT
+        );
+    }
     let summary = agg.into_summary();
     let report = writer
         .finish(&summary)
@@ -200,19 +223,19 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
         .map_err(|e| Failure::internal(e.to_string()))?;
     reports::write_repro(&req.out, &repro).map_err(|e| Failure::internal(e.to_string()))?;
     let wall_s = started.elapsed().as_secs_f64();
-    print!("\n{}", reports::render_table(&header, &summary));
+    crate::out!("\n{}", reports::render_table(&header, &summary));
     if req.params.strategy.loop_options().is_some() {
-        println!("{}", agent_line(&summary.coverage));
+        crate::outln!("{}", agent_line(&summary.coverage));
     }
-    println!(
+    crate::outln!(
         "\nwall {:.2} s, {} passes, {:.0} passes/s",
         wall_s,
         summary.totals.passes,
         summary.totals.passes as f64 / wall_s.max(1e-9)
     );
-    println!("report: {}", report.display());
+    crate::outln!("report: {}", report.display());
     if !repro.is_empty() {
-        println!("repro:  {}", req.out.join(reports::REPRO_TXT).display());
+        crate::outln!("repro:  {}", req.out.join(reports::REPRO_TXT).display());
     }
     if !req.shrink_time.is_zero() && !to_shrink.is_empty() {
         shrink::auto(&to_shrink, req.shrink_time, &req.out);
@@ -265,19 +288,19 @@ fn note_failure(
     };
     let line = params.repro(r.case);
     if repro.len() < FAILURES_PRINTED_MAX {
-        println!(
+        crate::outln!(
             "FAIL case {} ({}, case seed {}): {what}",
             r.case,
             r.family.name(),
             r.case_seed
         );
         if matches!(r.outcome, CaseOutcome::Liveness(_)) {
-            println!("  trace of the last {LIVENESS_TRACE_TURNS} turns:");
+            crate::outln!("  trace of the last {LIVENESS_TRACE_TURNS} turns:");
             for l in last_turns(params, r.case) {
-                println!("    {l}");
+                crate::outln!("    {l}");
             }
         }
-        println!("  repro: {line}");
+        crate::outln!("  repro: {line}");
     }
     if repro.len() < REPRO_LINES_MAX {
         repro.push(line.clone());

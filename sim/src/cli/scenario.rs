@@ -300,46 +300,47 @@ pub fn render_trace(s: &Scenario, r: &CaseResult) -> String {
 /// Runs the request; prints the table and the failures; writes the reports.
 pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
     let scenarios = load_all(&req.paths)?;
+    super::outdir::prepare(&req.out)?;
+    super::outdir::clear_stale(&req.out, &[SCENARIOS_TXT, reports::JUNIT_XML], &[])?;
     let bar = super::progress::bar(scenarios.len() as u64, "scenarios", req.quiet);
     let ran = run_all_with(scenarios, req.jobs, req.trace, &bar)?;
     bar.finish_and_clear();
     if req.trace {
         for r in &ran {
-            println!("{}", render_trace(&r.scenario, &r.result));
+            crate::outln!("{}", render_trace(&r.scenario, &r.result));
         }
     }
-    print!("{}", render_table(&ran));
+    crate::out!("{}", render_table(&ran));
     let failed: Vec<&Ran> = ran.iter().filter(|r| !r.holds).collect();
     for r in &failed {
-        println!(
+        crate::outln!(
             "FAILED {}: {}",
             r.scenario.path.display(),
             failure_message(r)
         );
     }
     let (txt, junit) = write_reports(&req.out, &ran)?;
-    println!(
+    crate::outln!(
         "\n{} scenarios, {} hold, {} failed",
         ran.len(),
         ran.len() - failed.len(),
         failed.len()
     );
-    println!("reports: {} {}", txt.display(), junit.display());
+    crate::outln!("reports: {} {}", txt.display(), junit.display());
     Ok(exit_of(&ran))
 }
 
 /// `compactsim replay FILE.toml`: the trace and witness of one scenario file; the exit
-/// code is that of the case's outcome (as `replay --seed --case`).
+/// code is that of `compactsim scenario FILE.toml`: 0 when the expectation holds.
 pub fn replay_file(path: &Path) -> Result<(String, Exit), Failure> {
     let s = scenario::load(path).map_err(|e| Failure::bad_input(e.to_string()))?;
     let r = run_case(&s.spec, Record { trace: true });
     let mut out = render_trace(&s, &r);
-    let exit = match &r.outcome {
-        CaseOutcome::Clean => Exit::Clean,
-        CaseOutcome::Violation(_) => Exit::Violation,
-        CaseOutcome::Liveness(_) => Exit::Liveness,
-        CaseOutcome::Internal(_) => Exit::Internal,
-    };
+    let exit = exit_of(&[Ran {
+        scenario: s.clone(),
+        result: r.clone(),
+        holds: s.holds(&r),
+    }]);
     let _ = writeln!(
         out,
         "expectation {}: {}",

@@ -83,7 +83,9 @@ pub fn header() -> String {
 
 /// Runs the self-test; exit 0 only if every switch is caught by an expected invariant.
 pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
-    println!(
+    super::outdir::prepare(&req.out)?;
+    super::outdir::clear_stale(&req.out, &[], &[shrink::FAILURES_DIR])?;
+    crate::outln!(
         "SEED={} cases={} passes={} jobs={} shrink-time={:.1}s per switch",
         req.suite.seed,
         req.suite.cases,
@@ -91,34 +93,41 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
         req.jobs,
         req.shrink_time.as_secs_f64()
     );
-    println!("{}", header());
+    crate::outln!("{}", header());
     let started = Instant::now();
     let mut written = Vec::new();
+    let mut write_error = None;
     let reports = selftest::selftest(req.suite, req.jobs, Budget::timed(req.shrink_time), |r| {
-        println!("{}", line(r));
+        crate::outln!("{}", line(r));
         if let Repro::Shrunk(s) = &r.repro {
             let name = format!("{}-case-{}", r.info.id.to_lowercase(), s.original.case);
-            if let Ok(path) = shrink::write_failure(&req.out, &name, s) {
-                written.push(path);
+            match shrink::write_failure(&req.out, &name, s) {
+                Ok(path) => written.push(path),
+                Err(e) => {
+                    write_error.get_or_insert(e);
+                }
             }
         }
     })
     .map_err(Failure::internal)?;
+    if let Some(e) = write_error {
+        return Err(Failure::internal(e));
+    }
     let passed = reports.iter().filter(|r| r.passed()).count();
-    println!(
+    crate::outln!(
         "\nselftest: {passed} of {} bug switches caught by an expected invariant, {:.1} s",
         reports.len(),
         started.elapsed().as_secs_f64()
     );
     for r in reports.iter().filter(|r| !r.passed()) {
-        println!(
+        crate::outln!(
             "NOT CAUGHT as expected: {} (expected: {})",
             r.info.id,
             r.info.expected.join(", ")
         );
     }
     for path in &written {
-        println!("repro: {}", path.display());
+        crate::outln!("repro: {}", path.display());
     }
     Ok(if passed == reports.len() {
         Exit::Clean

@@ -30,8 +30,16 @@ pub struct ShrinkRequest {
     pub out: PathBuf,
 }
 
+/// Largest `--shrink-time`, seconds (one day).
+pub const SHRINK_TIME_MAX_S: f64 = 86_400.0;
+
 /// Parses `--shrink-time` seconds (0 allowed: no shrinking).
 pub fn shrink_time(seconds: f64) -> Result<Duration, Failure> {
+    if !(0.0..=SHRINK_TIME_MAX_S).contains(&seconds) {
+        return Err(Failure::bad_input(format!(
+            "--shrink-time must be between 0 and {SHRINK_TIME_MAX_S} seconds, got {seconds}"
+        )));
+    }
     Duration::try_from_secs_f64(seconds).map_err(|_| {
         Failure::bad_input(format!(
             "--shrink-time must be a number of seconds >= 0, got {seconds}"
@@ -42,6 +50,7 @@ pub fn shrink_time(seconds: f64) -> Result<Duration, Failure> {
 /// Runs the request: prints the bounds, progress after every accepted reduction, the
 /// result and the written path. Exit 0 when a file was written.
 pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
+    super::outdir::prepare(&req.out)?;
     let (spec, name): (CaseSpec, String) = match &req.target {
         Target::Drawn { params, case } => (params.suite(*case, 1).spec(*case), case_name(*case)),
         Target::File(path) => {
@@ -52,7 +61,7 @@ pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
             (s.spec, format!("{stem}.shrunk"))
         }
     };
-    println!(
+    crate::outln!(
         "shrinking seed {} case {} (bounds: {SHRINK_ATTEMPTS_MAX} attempts, {:.1} s)",
         spec.root_seed,
         spec.case,
@@ -60,7 +69,7 @@ pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
     );
     let started = Instant::now();
     let result = shrink::shrink(&spec, Budget::timed(req.time), &mut |p| {
-        println!(
+        crate::outln!(
             "  attempt {:>4}  {:<7} {:<44} -> {}",
             p.attempts,
             p.phase.name(),
@@ -73,7 +82,7 @@ pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
         Err(ShrinkError::Clean) => return Err(Failure::bad_input(ShrinkError::Clean.to_string())),
         Err(e) => return Err(Failure::internal(e.to_string())),
     };
-    println!(
+    crate::outln!(
         "shrunk {}: {} -> {}; {} attempts, {} accepted, {:.2} s, stopped by {}",
         s.invariant,
         s.before,
@@ -84,7 +93,7 @@ pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
         s.stop
     );
     let path = shrink::write_failure(&req.out, &name, &s).map_err(Failure::internal)?;
-    println!("wrote {}", path.display());
-    println!("rerun: compactsim scenario {}", path.display());
+    crate::outln!("wrote {}", path.display());
+    crate::outln!("rerun: compactsim scenario {}", path.display());
     Ok(Exit::Clean)
 }

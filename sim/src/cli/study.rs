@@ -12,11 +12,12 @@ pub const OUT_ROOT_DEFAULT: &str = "target/compactsim/study";
 pub fn study(file: &Path, out: Option<PathBuf>) -> Result<Exit, Failure> {
     let spec = spec::load(file).map_err(|e| Failure::bad_input(e.to_string()))?;
     let dir = out.unwrap_or_else(|| Path::new(OUT_ROOT_DEFAULT).join(&spec.name));
+    super::outdir::prepare(&dir)?;
     let report = study::run(&spec);
     compactsim_reports::study::write_study(&dir, &report)
         .map_err(|e| Failure::internal(e.to_string()))?;
-    print!("{}", compactsim_reports::study::render_study_md(&report));
-    println!(
+    crate::out!("{}", compactsim_reports::study::render_study_md(&report));
+    crate::outln!(
         "\nstudy: {}",
         dir.join(compactsim_reports::study::INDEX_HTML).display()
     );

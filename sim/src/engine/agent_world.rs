@@ -31,6 +31,7 @@ struct Observer {
     oracle: Oracle,
     step: u32,
     step_budget: u32,
+    work: super::WorkMeter,
     record: Record,
     result: CaseResult,
     /// Rough tokens of the list after the last transition.
@@ -71,6 +72,11 @@ impl Sink for Observer {
         if self.step >= self.step_budget {
             self.result.outcome =
                 CaseOutcome::Liveness(step_budget_violation(&t, self.step_budget));
+            return false;
+        }
+        if !self.work.charge(before.len(), after.len()) {
+            self.result.outcome =
+                CaseOutcome::Liveness(super::work_budget_violation(t.event.turn(), t.step));
             return false;
         }
         true
@@ -264,7 +270,10 @@ pub(crate) fn run_logged(spec: &CaseSpec, record: Record) -> (CaseResult, AgentL
         )
         .expect("catalogue ids"),
         step: 0,
-        step_budget: (budget_turns(spec) + 1).saturating_mul(STEPS_PER_TURN_BUDGET),
+        step_budget: budget_turns(spec)
+            .saturating_add(1)
+            .saturating_mul(STEPS_PER_TURN_BUDGET),
+        work: super::WorkMeter::default(),
         record,
         result: empty_result(spec, setup.family()),
         tokens: 0,
@@ -393,6 +402,7 @@ mod tests {
             oracle: Oracle::new(OracleConfig::default()),
             step: 0,
             step_budget,
+            work: super::super::WorkMeter::default(),
             record: Record::default(),
             result: empty_result(&spec, Family::Chatty),
             tokens: 0,

@@ -8,12 +8,15 @@ mod coverage;
 pub mod plan;
 mod setup;
 mod trace;
+mod work_budget;
 
 pub use agent_setup::AgentSetup;
 pub use agent_world::{describe, oracle_config, STEPS_PER_TURN_BUDGET};
 pub use coverage::{counters, Coverage, AGENT_COUNTERS, COUNTERS};
 pub use setup::*;
 pub use trace::TraceLine;
+pub use work_budget::CASE_WORK_ROWS_MAX;
+use work_budget::{work_budget_violation, WorkMeter};
 
 use crate::compactor::micro::MicroCompactor;
 use crate::compactor::repair;
@@ -90,6 +93,7 @@ struct World {
     faults: rng::SimRng,
     restart_per_mille: u32,
     step: u32,
+    work: WorkMeter,
     result: CaseResult,
     record: Record,
 }
@@ -158,6 +162,7 @@ fn run_case_unguarded(spec: &CaseSpec, record: Record) -> CaseResult {
         faults: streams.faults,
         restart_per_mille: setup.restart_per_mille,
         step: 0,
+        work: WorkMeter::default(),
         result: empty_result(spec, setup.family()),
         record,
     };
@@ -269,11 +274,16 @@ impl World {
         let tokens = compactsim_model::tokens_rough_total(&self.msgs);
         self.result.tokens_max = self.result.tokens_max.max(tokens);
         self.result.messages_max = self.result.messages_max.max(self.msgs.len() as u32);
-        if violations.is_empty() {
-            return true;
+        if !violations.is_empty() {
+            self.result.outcome = CaseOutcome::Violation(violations);
+            return false;
         }
-        self.result.outcome = CaseOutcome::Violation(violations);
-        false
+        if !self.work.charge(before.len(), self.msgs.len()) {
+            self.result.outcome =
+                CaseOutcome::Liveness(work_budget_violation(event.turn(), self.step - 1));
+            return false;
+        }
+        true
     }
 }
 

@@ -7,9 +7,10 @@ use super::doc::{
     TurnDoc,
 };
 use super::expect::Expect;
+use super::limits::{self, value};
 use super::toplevel;
 use super::{Scenario, FORMAT_VERSION};
-use crate::cli::args::{PASSES_DEFAULT, PASSES_MAX, SEED_DEFAULT};
+use crate::cli::args::{PASSES_DEFAULT, SEED_DEFAULT};
 use crate::engine::plan::{facts_room, CallPlan, CasePlan, RowPlan, Script, TurnPlan};
 use crate::engine::CaseSpec;
 use crate::provider::{OverflowShape, ProviderOutcome};
@@ -53,16 +54,7 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
     }
     let strategy = toplevel::strategy(&doc)?;
     let bugs = toplevel::bugs(&doc.bugs, strategy)?;
-    let passes = match &doc.passes {
-        None => PASSES_DEFAULT,
-        Some(p) if (1..=PASSES_MAX).contains(p.get_ref()) => *p.get_ref(),
-        Some(p) => {
-            return at(
-                p.span(),
-                format!("passes must be between 1 and {PASSES_MAX}"),
-            )
-        }
-    };
+    let passes = value(doc.passes).unwrap_or(PASSES_DEFAULT);
     let expect = Expect::from_toml(doc.expect.get_ref(), invariant_known)
         .or_else(|e| at(doc.expect.span(), e))?;
     let counters = expect_counters(&doc, strategy)?;
@@ -141,8 +133,8 @@ fn plan(doc: &Doc, strategy: Strategy) -> Result<CasePlan, Located> {
     if let Some(p) = &doc.provider {
         apply_provider(&mut plan, p)?;
     }
-    if let Some(t) = &doc.turns_max {
-        plan.turns_max = Some(*t.get_ref());
+    if let Some(t) = doc.turns_max {
+        plan.turns_max = Some(t.get());
     }
     plan.validate().map_err(|e| (None, e))?;
     // What the plan sets that the strategy does not honour: located at the strategy.
@@ -155,15 +147,26 @@ fn apply_agent(plan: &mut CasePlan, a: &AgentDoc) -> Result<(), Located> {
     let o = &mut plan.agent;
     if let Some(t) = &a.think_ms {
         match t.get_ref()[..] {
-            [lo, hi] if lo <= hi => o.think_ms = Some((lo, hi)),
-            _ => return at(t.span(), "think_ms is [min, max] with min <= max"),
+            [lo, hi] if lo <= hi && hi <= u64::from(limits::LATENCY_MS_MAX) => {
+                o.think_ms = Some((lo, hi))
+            }
+            _ => {
+                return at(
+                    t.span(),
+                    format!(
+                        "think_ms is [min, max] with min <= max <= {}",
+                        limits::LATENCY_MS_MAX
+                    ),
+                )
+            }
         }
     }
-    o.overhead_per_mille_of_trigger = a.overhead_per_mille.or(o.overhead_per_mille_of_trigger);
-    o.overhead_real_per_mille = a.overhead_real_per_mille.or(o.overhead_real_per_mille);
+    o.overhead_per_mille_of_trigger =
+        value(a.overhead_per_mille).or(o.overhead_per_mille_of_trigger);
+    o.overhead_real_per_mille = value(a.overhead_real_per_mille).or(o.overhead_real_per_mille);
     o.in_place = a.in_place.or(o.in_place);
     o.think_seed = a.think_seed.or(o.think_seed);
-    o.resume_fill_per_mille = a.resume_fill_per_mille.or(o.resume_fill_per_mille);
+    o.resume_fill_per_mille = value(a.resume_fill_per_mille).or(o.resume_fill_per_mille);
     Ok(())
 }
 
@@ -176,25 +179,14 @@ fn apply_provider(plan: &mut CasePlan, p: &ProviderDoc) -> Result<(), Located> {
         o.overflow_shape =
             Some(OverflowShape::parse(shape.get_ref()).or_else(|e| at(shape.span(), e))?);
     }
-    for (slot, value) in [
-        (&mut o.disconnect_per_mille, &p.disconnect_per_mille),
-        (&mut o.server_error_per_mille, &p.server_error_per_mille),
-    ] {
-        if let Some(v) = value {
-            if *v.get_ref() > 1000 {
-                return at(v.span(), "a fault rate is at most 1000 per mille");
-            }
-            *slot = Some(*v.get_ref());
-        }
-    }
-    if let Some(v) = &p.prefill_tokens_per_s {
-        if *v.get_ref() == 0 {
-            return at(v.span(), "prefill_tokens_per_s must be at least 1");
-        }
-        o.prefill_tokens_per_s = Some(*v.get_ref());
-    }
-    o.base_latency_ms = p.base_latency_ms.or(o.base_latency_ms);
+    o.disconnect_per_mille = value(p.disconnect_per_mille).or(o.disconnect_per_mille);
+    o.server_error_per_mille = value(p.server_error_per_mille).or(o.server_error_per_mille);
+    o.prefill_tokens_per_s = value(p.prefill_tokens_per_s).or(o.prefill_tokens_per_s);
+    o.base_latency_ms = value(p.base_latency_ms)
+        .map(u64::from)
+        .or(o.base_latency_ms);
     if let Some(outcomes) = &p.outcomes {
+        schedule_len(outcomes)?;
         let parsed = outcomes
             .iter()
             .map(|o| ProviderOutcome::parse(o.get_ref()).or_else(|e| at(o.span(), e)))
@@ -219,14 +211,9 @@ fn apply_shape(plan: &mut CasePlan, shape: &ShapeDoc) -> Result<(), Located> {
         })?;
         plan.family = Some(family);
     }
-    if let Some(n) = &shape.context_length {
-        if *n.get_ref() == 0 {
-            return at(n.span(), "context_length must be at least 1");
-        }
-        plan.context_length = Some(*n.get_ref());
-    }
+    plan.context_length = value(shape.context_length).or(plan.context_length);
     plan.system_prompt = shape.system_prompt.or(plan.system_prompt);
-    plan.system_chars = shape.system_chars.or(plan.system_chars);
+    plan.system_chars = value(shape.system_chars).or(plan.system_chars);
     Ok(())
 }
 
@@ -248,17 +235,17 @@ fn apply_summarizer(plan: &mut CasePlan, s: &SummarizerDoc) -> Result<(), Locate
         o.reliable = reliable_preset(preset, "summarizer")?;
     }
     let pairs = [
-        (&mut o.ratio_per_mille, s.ratio_per_mille),
-        (&mut o.min_tokens, s.min_tokens),
-        (&mut o.max_tokens, s.max_tokens),
-        (&mut o.condense_per_mille, s.condense_per_mille),
-        (&mut o.retention_per_mille, s.retention_per_mille),
-        (&mut o.error_per_mille, s.error_per_mille),
-        (&mut o.empty_per_mille, s.empty_per_mille),
-        (&mut o.length_per_mille, s.length_per_mille),
-        (&mut o.expansion_per_mille, s.expansion_per_mille),
-        (&mut o.tokens_per_s, s.tokens_per_s),
-        (&mut o.base_latency_ms, s.base_latency_ms),
+        (&mut o.ratio_per_mille, value(s.ratio_per_mille)),
+        (&mut o.min_tokens, value(s.min_tokens)),
+        (&mut o.max_tokens, value(s.max_tokens)),
+        (&mut o.condense_per_mille, value(s.condense_per_mille)),
+        (&mut o.retention_per_mille, value(s.retention_per_mille)),
+        (&mut o.error_per_mille, value(s.error_per_mille)),
+        (&mut o.empty_per_mille, value(s.empty_per_mille)),
+        (&mut o.length_per_mille, value(s.length_per_mille)),
+        (&mut o.expansion_per_mille, value(s.expansion_per_mille)),
+        (&mut o.tokens_per_s, value(s.tokens_per_s)),
+        (&mut o.base_latency_ms, value(s.base_latency_ms)),
     ];
     for (slot, value) in pairs {
         if value.is_some() {
@@ -266,6 +253,7 @@ fn apply_summarizer(plan: &mut CasePlan, s: &SummarizerDoc) -> Result<(), Locate
         }
     }
     if let Some(outcomes) = &s.outcomes {
+        schedule_len(outcomes)?;
         let parsed = outcomes
             .iter()
             .map(|o| SummaryOutcome::parse(o.get_ref()).or_else(|e| at(o.span(), e)))
@@ -277,30 +265,25 @@ fn apply_summarizer(plan: &mut CasePlan, s: &SummarizerDoc) -> Result<(), Locate
 
 fn apply_faults(plan: &mut CasePlan, f: &FaultsDoc) -> Result<(), Located> {
     if let Some(r) = &f.restarts {
-        let turns = r.get_ref();
-        if turns.contains(&0) || turns.windows(2).any(|w| w[0] >= w[1]) {
+        let turns: Vec<u32> = r.get_ref().iter().map(|t| t.get()).collect();
+        if turns.windows(2).any(|w| w[0] >= w[1]) {
             return at(
                 r.span(),
                 "restarts lists turns >= 1 in strictly ascending order",
             );
         }
-        plan.restarts = Some(turns.clone());
+        plan.restarts = Some(turns);
     }
-    if let Some(p) = &f.restart_per_mille {
-        if *p.get_ref() > 1000 {
-            return at(p.span(), "restart_per_mille must be at most 1000");
-        }
-        plan.restart_per_mille = Some(*p.get_ref());
-    }
+    plan.restart_per_mille = value(f.restart_per_mille).or(plan.restart_per_mille);
     Ok(())
 }
 
 fn apply_micro(plan: &mut CasePlan, m: &MicroDoc) {
     let o = &mut plan.micro;
-    o.every_n_turns = m.every_n_turns.or(o.every_n_turns);
-    o.defrag_threshold_tokens = m.defrag_threshold_tokens.or(o.defrag_threshold_tokens);
-    o.scaffold_tokens = m.scaffold_tokens.or(o.scaffold_tokens);
-    o.tail_budget_tokens = m.tail_budget_tokens.or(o.tail_budget_tokens);
+    o.every_n_turns = value(m.every_n_turns).or(o.every_n_turns);
+    o.defrag_threshold_tokens = value(m.defrag_threshold_tokens).or(o.defrag_threshold_tokens);
+    o.scaffold_tokens = value(m.scaffold_tokens).or(o.scaffold_tokens);
+    o.tail_budget_tokens = value(m.tail_budget_tokens).or(o.tail_budget_tokens);
 }
 
 /// A built-in story's plan, or a plan holding the inline script.
@@ -323,13 +306,18 @@ fn script_plan(doc: &Spanned<ScriptDoc>) -> Result<CasePlan, Located> {
             if r.role.is_some_and(|role| role != Role::System) || !r.calls.is_empty() {
                 return at(row.span(), "the system row has role system and no calls");
             }
-            Some(row_plan(r, Role::System))
+            let plan = row_plan(r, Role::System);
+            if plan.facts > facts_room(plan.chars) {
+                return at(row.span(), FACTS_ROOM);
+            }
+            Some(plan)
         }
     };
+    let mut previous = None;
     let script = Script {
         system,
-        history: turns(&s.history, "history")?,
-        turns: turns(&s.turns, "turn")?,
+        history: turns(&s.history, "history", &mut previous)?,
+        turns: turns(&s.turns, "turn", &mut previous)?,
     };
     if script.turns.is_empty() {
         return at(
@@ -337,21 +325,31 @@ fn script_plan(doc: &Spanned<ScriptDoc>) -> Result<CasePlan, Located> {
             "an inline script needs at least one [[script.turns]]",
         );
     }
+    check_script_size(&script).or_else(|e| at(doc.span(), e))?;
     Ok(CasePlan {
         script: Some(script),
         ..CasePlan::default()
     })
 }
 
-fn turns(docs: &[Spanned<TurnDoc>], what: &str) -> Result<Vec<TurnPlan>, Located> {
+/// What a row with more facts than its text has room for is told.
+const FACTS_ROOM: &str = "more facts than the text has room for (one per 12 characters)";
+
+/// The turns of `docs`; `previous` is the last row before them (checked against their
+/// first row) and becomes their last row.
+fn turns(
+    docs: &[Spanned<TurnDoc>],
+    what: &str,
+    previous: &mut Option<RowPlan>,
+) -> Result<Vec<TurnPlan>, Located> {
     let mut out = Vec::new();
     for doc in docs {
         let t = doc.get_ref();
-        let repeat = t.repeat.unwrap_or(1);
-        if repeat == 0 || repeat > REPEAT_MAX {
+        let repeat = value(t.repeat).unwrap_or(1);
+        if t.rows.len() > limits::ROWS_PER_TURN_MAX {
             return at(
                 doc.span(),
-                format!("repeat must be between 1 and {REPEAT_MAX}"),
+                format!("a {what} has at most {} rows", limits::ROWS_PER_TURN_MAX),
             );
         }
         let mut rows = Vec::new();
@@ -359,7 +357,32 @@ fn turns(docs: &[Spanned<TurnDoc>], what: &str) -> Result<Vec<TurnPlan>, Located
             let Some(role) = row.role else {
                 return at(doc.span(), format!("every {what} row needs a role"));
             };
+            if row.calls.len() > limits::CALLS_PER_ROW_MAX {
+                return at(
+                    doc.span(),
+                    format!("a row makes at most {} calls", limits::CALLS_PER_ROW_MAX),
+                );
+            }
             rows.push(row_plan(row, role));
+        }
+        let mut pairs: Vec<(&RowPlan, &RowPlan)> =
+            rows.windows(2).map(|w| (&w[0], &w[1])).collect();
+        if let (Some(last), Some(first)) = (previous.as_ref(), rows.first()) {
+            pairs.push((last, first));
+        }
+        if let (true, Some(last), Some(first)) = (repeat > 1, rows.last(), rows.first()) {
+            pairs.push((last, first));
+        }
+        if pairs.iter().any(|(a, b)| assistants_unmergeable(a, b)) {
+            return at(
+                doc.span(),
+                "two assistant rows in a row where one makes tool calls: Hermes' repair \
+                 cannot merge them (answer the calls with tool rows, or put a user row \
+                 between them)",
+            );
+        }
+        if let Some(last) = rows.last() {
+            *previous = Some(last.clone());
         }
         let turn = TurnPlan { rows };
         let one = Script {
@@ -373,6 +396,58 @@ fn turns(docs: &[Spanned<TurnDoc>], what: &str) -> Result<Vec<TurnPlan>, Located
     Ok(out)
 }
 
+/// Whether `b` directly after `a` is a pair of assistant rows that repair cannot merge
+/// (it merges consecutive assistant rows only when neither makes calls).
+fn assistants_unmergeable(a: &RowPlan, b: &RowPlan) -> bool {
+    a.role == Role::Assistant
+        && b.role == Role::Assistant
+        && (!a.calls.is_empty() || !b.calls.is_empty())
+}
+
+/// The whole script within [`limits::SCRIPT_ROWS_MAX`] and [`limits::SCRIPT_CHARS_MAX`].
+fn check_script_size(script: &Script) -> Result<(), String> {
+    let rows = script.system.iter().chain(
+        script
+            .history
+            .iter()
+            .chain(&script.turns)
+            .flat_map(|t| &t.rows),
+    );
+    let (mut count, mut chars) = (0u64, 0u64);
+    for row in rows {
+        count += 1;
+        chars += u64::from(row.chars)
+            + row
+                .calls
+                .iter()
+                .map(|c| u64::from(c.args_chars))
+                .sum::<u64>();
+    }
+    if count > limits::SCRIPT_ROWS_MAX || chars > limits::SCRIPT_CHARS_MAX {
+        return Err(format!(
+            "the script has {count} rows and {chars} characters, repeats counted (at most \
+             {} rows and {} characters)",
+            limits::SCRIPT_ROWS_MAX,
+            limits::SCRIPT_CHARS_MAX
+        ));
+    }
+    Ok(())
+}
+
+/// An outcome schedule within [`limits::SCHEDULE_LEN_MAX`] entries.
+fn schedule_len(outcomes: &[Spanned<String>]) -> Result<(), Located> {
+    match outcomes.get(limits::SCHEDULE_LEN_MAX) {
+        Some(extra) => at(
+            extra.span(),
+            format!(
+                "an outcome schedule has at most {} entries",
+                limits::SCHEDULE_LEN_MAX
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
 /// Facts a row has when the file does not say: one if it has text.
 pub fn facts_default(chars: u32) -> u32 {
     facts_room(chars).min(1)
@@ -382,14 +457,14 @@ fn row_plan(row: &RowDoc, role: Role) -> RowPlan {
     RowPlan {
         role,
         kind: row.kind.unwrap_or(ContentKind::Prose),
-        chars: row.chars,
-        facts: row.facts.unwrap_or(facts_default(row.chars)),
+        chars: row.chars.get(),
+        facts: row.facts.unwrap_or(facts_default(row.chars.get())),
         calls: row
             .calls
             .iter()
             .map(|c| CallPlan {
                 tool: c.tool.clone(),
-                args_chars: c.args_chars.unwrap_or(ARGS_CHARS_DEFAULT),
+                args_chars: value(c.args_chars).unwrap_or(ARGS_CHARS_DEFAULT),
             })
             .collect(),
     }

@@ -1,6 +1,10 @@
 //! The scenario file as written: serde structs that mirror the TOML, with spans kept on
 //! every value a later check may reject. Unknown keys are errors everywhere.
 
+use super::limits::{
+    ArgsChars, ContextLength, KnobTokens, LatencyMs, OverheadReal, Passes, PerMille, Repeat,
+    RowChars, Speed, Turns,
+};
 use compactsim_model::{ContentKind, Role};
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
@@ -17,12 +21,12 @@ pub struct Doc {
     #[serde(default, deserialize_with = "seed")]
     pub seed: Option<u64>,
     pub case: Option<u32>,
-    pub passes: Option<Spanned<u32>>,
+    pub passes: Option<Passes>,
     pub strategy: Option<Spanned<String>>,
     #[serde(default)]
     pub bugs: Vec<Spanned<String>>,
     pub expect: Spanned<toml::Value>,
-    pub turns_max: Option<Spanned<u32>>,
+    pub turns_max: Option<Turns>,
     pub shape: Option<ShapeDoc>,
     pub script: Option<Spanned<ScriptDoc>>,
     pub summarizer: Option<SummarizerDoc>,
@@ -44,9 +48,9 @@ pub struct Doc {
 #[serde(deny_unknown_fields)]
 pub struct ShapeDoc {
     pub family: Option<Spanned<String>>,
-    pub context_length: Option<Spanned<u32>>,
+    pub context_length: Option<ContextLength>,
     pub system_prompt: Option<bool>,
-    pub system_chars: Option<u32>,
+    pub system_chars: Option<RowChars>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -64,7 +68,7 @@ pub struct ScriptDoc {
 #[serde(deny_unknown_fields)]
 pub struct TurnDoc {
     /// The turn stands for this many identical turns.
-    pub repeat: Option<u32>,
+    pub repeat: Option<Repeat>,
     pub rows: Vec<RowDoc>,
 }
 
@@ -73,7 +77,7 @@ pub struct TurnDoc {
 pub struct RowDoc {
     pub role: Option<Role>,
     pub kind: Option<ContentKind>,
-    pub chars: u32,
+    pub chars: RowChars,
     pub facts: Option<u32>,
     #[serde(default)]
     pub calls: Vec<CallDoc>,
@@ -83,53 +87,53 @@ pub struct RowDoc {
 #[serde(deny_unknown_fields)]
 pub struct CallDoc {
     pub tool: String,
-    pub args_chars: Option<u32>,
+    pub args_chars: Option<ArgsChars>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SummarizerDoc {
     pub preset: Option<Spanned<String>>,
-    pub ratio_per_mille: Option<u32>,
-    pub min_tokens: Option<u32>,
-    pub max_tokens: Option<u32>,
-    pub condense_per_mille: Option<u32>,
-    pub retention_per_mille: Option<u32>,
-    pub error_per_mille: Option<u32>,
-    pub empty_per_mille: Option<u32>,
-    pub length_per_mille: Option<u32>,
-    pub expansion_per_mille: Option<u32>,
-    pub tokens_per_s: Option<u32>,
-    pub base_latency_ms: Option<u32>,
+    pub ratio_per_mille: Option<PerMille>,
+    pub min_tokens: Option<KnobTokens>,
+    pub max_tokens: Option<KnobTokens>,
+    pub condense_per_mille: Option<PerMille>,
+    pub retention_per_mille: Option<PerMille>,
+    pub error_per_mille: Option<PerMille>,
+    pub empty_per_mille: Option<PerMille>,
+    pub length_per_mille: Option<PerMille>,
+    pub expansion_per_mille: Option<PerMille>,
+    pub tokens_per_s: Option<Speed>,
+    pub base_latency_ms: Option<LatencyMs>,
     pub outcomes: Option<Vec<Spanned<String>>>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultsDoc {
-    pub restarts: Option<Spanned<Vec<u32>>>,
-    pub restart_per_mille: Option<Spanned<u32>>,
+    pub restarts: Option<Spanned<Vec<Turns>>>,
+    pub restart_per_mille: Option<PerMille>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MicroDoc {
-    pub every_n_turns: Option<u32>,
-    pub defrag_threshold_tokens: Option<u32>,
-    pub scaffold_tokens: Option<u32>,
-    pub tail_budget_tokens: Option<u32>,
+    pub every_n_turns: Option<Turns>,
+    pub defrag_threshold_tokens: Option<KnobTokens>,
+    pub scaffold_tokens: Option<KnobTokens>,
+    pub tail_budget_tokens: Option<KnobTokens>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentDoc {
-    pub overhead_per_mille: Option<u32>,
-    pub overhead_real_per_mille: Option<u32>,
+    pub overhead_per_mille: Option<PerMille>,
+    pub overhead_real_per_mille: Option<OverheadReal>,
     pub in_place: Option<bool>,
     pub think_ms: Option<Spanned<Vec<u64>>>,
     #[serde(default, deserialize_with = "seed")]
     pub think_seed: Option<u64>,
-    pub resume_fill_per_mille: Option<u32>,
+    pub resume_fill_per_mille: Option<PerMille>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -137,10 +141,10 @@ pub struct AgentDoc {
 pub struct ProviderDoc {
     pub preset: Option<Spanned<String>>,
     pub overflow: Option<Spanned<String>>,
-    pub disconnect_per_mille: Option<Spanned<u32>>,
-    pub server_error_per_mille: Option<Spanned<u32>>,
-    pub base_latency_ms: Option<u64>,
-    pub prefill_tokens_per_s: Option<Spanned<u32>>,
+    pub disconnect_per_mille: Option<PerMille>,
+    pub server_error_per_mille: Option<PerMille>,
+    pub base_latency_ms: Option<LatencyMs>,
+    pub prefill_tokens_per_s: Option<Speed>,
     pub outcomes: Option<Vec<Spanned<String>>>,
 }
 

@@ -13,6 +13,8 @@ mod discover;
 mod doc;
 mod error;
 mod expect;
+mod input;
+pub mod limits;
 mod toplevel;
 mod write;
 
@@ -70,8 +72,7 @@ impl Scenario {
 
 /// Reads and validates the scenario file at `path`.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let source = std::fs::read_to_string(path)
-        .map_err(|e| ScenarioError::file(path, format!("cannot read: {e}")))?;
+    let source = input::read_text(path).map_err(|e| ScenarioError::file(path, e))?;
     parse(path, &source)
 }
 

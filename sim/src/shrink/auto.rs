@@ -94,7 +94,7 @@ pub fn auto(failing: &[CaseSpec], time: Duration, run_dir: &Path) -> Vec<PathBuf
         match shrink(spec, Budget::timed(share), &mut |_| {}) {
             Ok(s) => match write_failure(run_dir, &case_name(spec.case), &s) {
                 Ok(path) => {
-                    println!(
+                    crate::outln!(
                         "shrunk case {}: {} -> {} ({} attempts, stopped by {}): {}",
                         spec.case,
                         s.before,
@@ -105,9 +105,9 @@ pub fn auto(failing: &[CaseSpec], time: Duration, run_dir: &Path) -> Vec<PathBuf
                     );
                     written.push(path);
                 }
-                Err(e) => println!("shrunk case {}: cannot write: {e}", spec.case),
+                Err(e) => crate::outln!("shrunk case {}: cannot write: {e}", spec.case),
             },
-            Err(e) => println!("case {} not shrunk: {e}", spec.case),
+            Err(e) => crate::outln!("case {} not shrunk: {e}", spec.case),
         }
     }
     written

@@ -57,3 +57,29 @@ impl Run {
 pub fn arg(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// How a process started by a test ended: its exit code (None: killed by a signal).
+pub struct Ended {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Waits for `child`, killing it and failing the test as a hang after `guard` (a guard
+/// against hangs, not a speed test).
+pub fn wait_guarded(mut child: std::process::Child, guard: std::time::Duration) -> Ended {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > guard {
+            let _ = child.kill();
+            panic!("compactsim hung (killed after {guard:?})");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    Ended {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

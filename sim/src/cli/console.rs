@@ -1,0 +1,80 @@
+//! The process's ends: standard output that may be a closed pipe or a full disk, and
+//! SIGINT/SIGTERM. Either ends the process at once, with a one-line message on stderr,
+//! after removing every temporary file of the reports; never with a panic.
+//!
+//! Commands print through [`out!`](crate::out) and [`outln!`](crate::outln) instead of
+//! `print!`/`println!`, whose failure is a panic.
+
+use super::exit::Exit;
+use std::io::Write;
+
+/// Exit code of a process ended by SIGINT (128 + the signal number, as shells report it).
+pub const EXIT_INTERRUPTED_SIGINT: u8 = 130;
+/// Exit code of a process ended by SIGTERM.
+pub const EXIT_INTERRUPTED_SIGTERM: u8 = 143;
+
+/// Writes `args` to standard output; a failed write (closed pipe, full disk) ends the
+/// process with [`Exit::Internal`] after a message on stderr.
+pub fn write_out(args: std::fmt::Arguments<'_>) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        drop(stdout);
+        end(
+            &format!("cannot write to standard output: {e}"),
+            Exit::Internal.code() as u8,
+        );
+    }
+}
+
+/// Removes the reports' temporary files, says `message` on stderr (ignoring a stderr
+/// that cannot be written either) and exits with `code`.
+pub fn end(message: &str, code: u8) -> ! {
+    compactsim_reports::remove_pending_files();
+    let _ = writeln!(std::io::stderr(), "{message}");
+    std::process::exit(i32::from(code))
+}
+
+/// Starts the thread that turns SIGINT and SIGTERM into [`end`]: temporary files
+/// removed, "interrupted" on stderr, exit 130 or 143. Without the thread (it could not be
+/// started) the signals keep their default action.
+pub fn handle_interrupts() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("interrupts".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                let (name, code) = if signal == SIGTERM {
+                    ("SIGTERM", EXIT_INTERRUPTED_SIGTERM)
+                } else {
+                    ("SIGINT", EXIT_INTERRUPTED_SIGINT)
+                };
+                end(
+                    &format!("interrupted ({name}): temporary files removed"),
+                    code,
+                );
+            }
+        });
+    drop(spawned);
+}
+
+/// `print!` that ends the process quietly when standard output is gone.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::console::write_out(format_args!($($arg)*))
+    };
+}
+
+/// `println!` that ends the process quietly when standard output is gone.
+#[macro_export]
+macro_rules! outln {
+    () => {
+        $crate::cli::console::write_out(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::console::write_out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
