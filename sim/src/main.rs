@@ -39,6 +39,10 @@ struct CaseFlags {
     /// Anti-thrash policy of the agent loop: v1, v2 or v2.2 (default: the era's).
     #[arg(long = "anti-thrash", value_name = "POLICY")]
     anti_thrash: Option<String>,
+    /// The compactor under test, an axis separate from --strategy (default: reference,
+    /// the Rust models with their bug switches).
+    #[arg(long, default_value = "reference")]
+    compactor: String,
 }
 
 #[derive(Subcommand)]
@@ -150,14 +154,17 @@ enum ListWhat {
 }
 
 fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
-    CaseParams::parse_with(
+    let mut params = CaseParams::parse_with(
         f.seed,
         f.passes,
         &f.strategy,
         f.era.as_deref(),
         f.anti_thrash.as_deref(),
         &f.bugs,
-    )
+    )?;
+    params.compactor = compactsim::compactor::choice::CompactorChoice::parse(&f.compactor)
+        .map_err(Failure::bad_input)?;
+    Ok(params)
 }
 
 fn jobs(jobs: Option<usize>) -> Result<usize, Failure> {

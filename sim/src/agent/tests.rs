@@ -349,6 +349,7 @@ fn agent_suites_are_identical_whatever_the_job_count() {
             passes: 6,
             strategy: Strategy::parse(strategy).unwrap(),
             bugs: BugSet::none(),
+            compactor: Default::default(),
         };
         let collect = |jobs| {
             let mut out = vec![];

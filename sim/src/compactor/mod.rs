@@ -2,6 +2,7 @@
 
 pub mod batch;
 pub mod boundaries;
+pub mod choice;
 pub mod micro;
 pub mod reference;
 pub mod repair;
