@@ -141,6 +141,7 @@ pub fn run(
             event,
             before,
             after,
+            served: &[],
         };
         if let Some(w) = inv.observe(&t) {
             fired.push((step as u32, w));
@@ -155,6 +156,34 @@ pub fn witness_ids(w: &Witness) -> Vec<u32> {
     w.rows.iter().map(|r| r.id.0).collect()
 }
 
+/// A summarizer call the harness served: answered (with `facts` in the summary) or
+/// failed; over `input_tokens` of new input.
+pub fn served(ok: bool, input_tokens: u32, facts: &[u32]) -> ServedCall {
+    let facts: Vec<FactId> = facts.iter().map(|&f| FactId(f)).collect();
+    ServedCall {
+        condense: false,
+        ok,
+        expanded: false,
+        latency_ms: 1_000,
+        input_tokens,
+        facts_in: facts.clone(),
+        facts_out: if ok { facts } else { vec![] },
+    }
+}
+
+/// A transition during which the harness served `calls`.
+pub fn transition_served<'a>(
+    event: &'a Event,
+    before: &'a [Message],
+    after: &'a [Message],
+    calls: &'a [ServedCall],
+) -> Transition<'a> {
+    Transition {
+        served: calls,
+        ..transition(event, before, after)
+    }
+}
+
 pub fn transition<'a>(
     event: &'a Event,
     before: &'a [Message],
@@ -165,6 +194,7 @@ pub fn transition<'a>(
         event,
         before,
         after,
+        served: &[],
     }
 }
 
@@ -271,6 +301,7 @@ pub fn run_same(
                 event,
                 before: &current,
                 after: &current,
+                served: &[],
             }),
             Some(after) => {
                 let w = inv.observe(&Transition {
@@ -278,6 +309,7 @@ pub fn run_same(
                     event,
                     before: &current,
                     after,
+                    served: &[],
                 });
                 current = after.clone();
                 w

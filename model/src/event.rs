@@ -289,7 +289,9 @@ pub struct ServedCall {
     /// The summary returned is larger than its input (the expansion fault).
     pub expanded: bool,
     pub latency_ms: u64,
-    /// Facts the call was given (input rows' facts plus the previous summary's).
+    /// Tokens of the new input the call was given (0 for a condense).
+    pub input_tokens: u32,
+    /// Facts of the new input (for a condense: of the summary condensed).
     pub facts_in: Vec<crate::ids::FactId>,
     /// Facts of the summary returned (empty when the call failed).
     pub facts_out: Vec<crate::ids::FactId>,
@@ -303,4 +305,7 @@ pub struct Transition<'a> {
     pub event: &'a Event,
     pub before: &'a [Message],
     pub after: &'a [Message],
+    /// Every summarizer call the harness served during this transition, in order (an
+    /// observation: the harness is the summarizer).
+    pub served: &'a [ServedCall],
 }

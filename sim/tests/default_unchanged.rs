@@ -9,7 +9,9 @@ use common::{arg, compactsim, scratch};
 /// an intended change of what the default suite does. Updated by the compactor seam: the
 /// one micro driver reports the repair only when it changed something, so the micro
 /// suite has fewer transitions (9,466 -> 6,324) and checks; every verdict is the same.
-const REPORT_64_FNV1A: u64 = 0x5c32_67bb_6306_69d5;
+/// exchange-absorbed-once now judges every micro pass, not only those labelled absorbed
+/// (1,350 -> 3,142 checks).
+const REPORT_64_FNV1A: u64 = 0xdda7_8421_9492_10c0;
 const REPORT_64_BYTES: usize = 12_509;
 
 fn fnv1a(bytes: &[u8]) -> u64 {

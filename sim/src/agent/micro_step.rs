@@ -73,6 +73,7 @@ pub fn micro_step(
         changed: *msgs != before,
     };
     sink.bump(outcome_counter(pass.outcome));
+    sink.served(calls);
     if !sink.observe(Event::MicroPass(pass), &before, msgs) {
         return Err(MicroStop::Sink);
     }

@@ -48,6 +48,7 @@ use crate::summarizer::served::{self, Serving};
 use crate::summarizer::Summarizer;
 use compactsim_model::{
     tokens_real_total, tokens_rough_total, BatchPassOutcome, BatchTrigger, Event, Message, Role,
+    ServedCall,
 };
 
 /// Where the agent loop reports.
@@ -59,6 +60,9 @@ pub trait Sink {
     fn bump(&mut self, counter: &'static str);
     /// A coverage counter grew by `n`.
     fn add(&mut self, counter: &'static str, n: u64);
+    /// The summarizer calls the harness served for the transition reported next (the
+    /// pass that made them); they are shown to the oracle with it.
+    fn served(&mut self, calls: Vec<ServedCall>);
 }
 
 /// The sink stopped the case.
@@ -294,6 +298,7 @@ impl AgentLoop {
         }
         let (tokens_before, tokens_after) = (tokens_rough_total(&before), self.messages_rough());
         count_pass(sink, &report, trigger);
+        sink.served(calls);
         let event = Event::BatchPass(compactsim_model::BatchPass {
             turn,
             trigger,

@@ -19,15 +19,18 @@ struct Recorder {
     oracle: Oracle,
     events: Vec<Event>,
     violations: Vec<Violation>,
+    served: Vec<compactsim_model::ServedCall>,
 }
 
 impl Sink for Recorder {
     fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
+        let served = std::mem::take(&mut self.served);
         let t = compactsim_model::Transition {
             step: self.events.len() as u32,
             event: &event,
             before,
             after,
+            served: &served,
         };
         self.violations.extend(self.oracle.observe(&t));
         self.events.push(event);
@@ -37,6 +40,10 @@ impl Sink for Recorder {
     fn bump(&mut self, _counter: &'static str) {}
 
     fn add(&mut self, _counter: &'static str, _n: u64) {}
+
+    fn served(&mut self, calls: Vec<compactsim_model::ServedCall>) {
+        self.served = calls;
+    }
 }
 
 fn params(overhead_per_mille: u32) -> AgentParams {
@@ -68,6 +75,7 @@ fn agent(
         oracle: Oracle::new(oracle_config(&config)),
         events: vec![],
         violations: vec![],
+        served: vec![],
     };
     let agent = AgentLoop::new(
         config,

@@ -4,7 +4,9 @@
 use super::{CaseOutcome, CaseResult, Record, TraceLine};
 use crate::agent::Sink;
 use compactsim_invariants::{Oracle, NO_INFINITE_LOOP};
-use compactsim_model::{tokens_rough_total, Event, Message, Transition, Violation, Witness};
+use compactsim_model::{
+    tokens_rough_total, Event, Message, ServedCall, Transition, Violation, Witness,
+};
 
 /// Reports transitions to the oracle and records the case's result.
 pub(crate) struct Observer {
@@ -15,6 +17,8 @@ pub(crate) struct Observer {
     pub result: CaseResult,
     /// Rough tokens of the list after the last transition.
     pub tokens: u64,
+    /// Summarizer calls served for the next transition.
+    pub served: Vec<ServedCall>,
 }
 
 impl Observer {
@@ -27,17 +31,20 @@ impl Observer {
             record,
             result,
             tokens: 0,
+            served: Vec::new(),
         }
     }
 }
 
 impl Sink for Observer {
     fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
+        let served = std::mem::take(&mut self.served);
         let t = Transition {
             step: self.step,
             event: &event,
             before,
             after,
+            served: &served,
         };
         let violations = self.oracle.observe(&t);
         if self.record.trace {
@@ -76,6 +83,10 @@ impl Sink for Observer {
 
     fn add(&mut self, counter: &'static str, n: u64) {
         self.result.coverage.add(counter, n);
+    }
+
+    fn served(&mut self, calls: Vec<ServedCall>) {
+        self.served = calls;
     }
 }
 

@@ -28,7 +28,7 @@ impl<'a> Serving<'a> {
         self.calls
     }
 
-    fn record(&mut self, condense: bool, facts_in: Vec<FactId>, call: &SummaryCall) {
+    fn record(&mut self, condense: bool, input: (u32, &[FactId]), call: &SummaryCall) {
         if self.calls.len() >= SERVED_CALLS_PER_PASS_MAX {
             return;
         }
@@ -37,7 +37,8 @@ impl<'a> Serving<'a> {
             ok: call.result.is_ok(),
             expanded: call.expanded,
             latency_ms: call.latency_ms,
-            facts_in,
+            input_tokens: input.0,
+            facts_in: input.1.to_vec(),
             facts_out: call
                 .result
                 .as_ref()
@@ -55,17 +56,13 @@ impl SummaryBackend for Serving<'_> {
         input_tokens: u32,
     ) -> SummaryCall {
         let call = self.inner.summarize(previous, input_facts, input_tokens);
-        let mut facts_in: Vec<FactId> = previous.facts.clone();
-        facts_in.extend_from_slice(input_facts);
-        facts_in.sort_unstable();
-        facts_in.dedup();
-        self.record(false, facts_in, &call);
+        self.record(false, (input_tokens, input_facts), &call);
         call
     }
 
     fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
         let call = self.inner.condense(summary);
-        self.record(true, summary.facts.clone(), &call);
+        self.record(true, (0, &summary.facts), &call);
         call
     }
 }
