@@ -261,6 +261,16 @@ pub fn call_event(turn: u32, usage: Option<u64>, error: Option<CallErrorClass>) 
     })
 }
 
+/// A provider call that failed because the request was over the window (ground truth),
+/// classified by the agent as `class`.
+pub fn overflow_event(turn: u32, class: CallErrorClass) -> Event {
+    let Event::ProviderCall(mut c) = call_event(turn, None, Some(class)) else {
+        unreachable!()
+    };
+    c.over_window = true;
+    Event::ProviderCall(c)
+}
+
 pub fn failed_event(turn: u32, exhausted: bool, removed: u32) -> Event {
     Event::TurnFailed {
         turn,
@@ -283,6 +293,35 @@ pub fn rotation_event(turn: u32, old: u32) -> Event {
         old,
         new: old + 1,
     }
+}
+
+/// One step of [`run_served`]: the event, the list after it (`None`: unchanged) and the
+/// summarizer calls served during it.
+pub type ServedStep = (Event, Option<Vec<Message>>, Vec<ServedCall>);
+
+/// [`run_same`] with the summarizer calls the harness served at each step.
+pub fn run_served(
+    inv: &mut dyn Invariant,
+    initial: &[Message],
+    steps: &[ServedStep],
+) -> Vec<(u32, Witness)> {
+    let mut fired = Vec::new();
+    let mut current: Vec<Message> = initial.to_vec();
+    for (step, (event, after, calls)) in steps.iter().enumerate() {
+        let next = after.clone().unwrap_or_else(|| current.clone());
+        let t = Transition {
+            step: step as u32,
+            event,
+            before: &current,
+            after: if after.is_some() { &next } else { &current },
+            served: calls,
+        };
+        if let Some(w) = inv.observe(&t) {
+            fired.push((step as u32, w));
+        }
+        current = next;
+    }
+    fired
 }
 
 /// Feeds `steps` (event, transcript after it; `None` = unchanged, passed as the same

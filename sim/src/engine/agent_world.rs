@@ -12,6 +12,7 @@
 use super::agent_setup::AgentSetup;
 use super::observer::Observer;
 use super::plan::{CasePlan, Source};
+use super::scramble::Labels;
 use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, MakeCompactor, Record};
 use crate::agent::{AgentConfig, AgentLoop, Sink, RECOVERY_WINDOW_MS};
 use crate::agent::{AntiThrashPolicy, LoopOptions};
@@ -87,8 +88,13 @@ pub fn describe(spec: &CaseSpec) -> Option<String> {
 }
 
 /// Runs one agent-loop case.
-pub(super) fn run(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>) -> CaseResult {
-    run_logged(spec, record, make).0
+pub(super) fn run(
+    spec: &CaseSpec,
+    record: Record,
+    make: MakeCompactor<'_>,
+    labels: Labels,
+) -> CaseResult {
+    run_logged(spec, record, make, labels).0
 }
 
 /// The turn budget that sets the step budget: the plan's or the suite's, whatever the
@@ -184,6 +190,7 @@ pub(crate) fn run_logged(
     spec: &CaseSpec,
     record: Record,
     make: MakeCompactor<'_>,
+    labels: Labels,
 ) -> (CaseResult, AgentLog) {
     let options: LoopOptions = spec
         .strategy
@@ -202,7 +209,8 @@ pub(crate) fn run_logged(
         step_budget,
         record,
         empty_result(spec, setup.family()),
-    );
+    )
+    .with_labels(labels);
     let mut source = Source::new(spec, &setup.shape);
     let opened = open_session(&mut agent, &mut source, &mut observer, turns_max);
     let first = opened.history_turns + opened.resumed_turns;

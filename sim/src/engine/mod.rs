@@ -7,6 +7,7 @@ mod agent_world;
 mod coverage;
 mod observer;
 pub mod plan;
+pub mod scramble;
 mod setup;
 mod trace;
 
@@ -114,7 +115,17 @@ pub fn run_case(spec: &CaseSpec, record: Record) -> CaseResult {
 
 /// [`run_case`] with the compactor under test built by `make`.
 pub fn run_case_with(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>) -> CaseResult {
-    let guarded = std::panic::AssertUnwindSafe(|| run_case_unguarded(spec, record, make));
+    run_case_labels(spec, record, make, scramble::Labels::AsReported)
+}
+
+/// [`run_case_with`], showing the oracle the events' labels as `labels` says.
+pub fn run_case_labels(
+    spec: &CaseSpec,
+    record: Record,
+    make: MakeCompactor<'_>,
+    labels: scramble::Labels,
+) -> CaseResult {
+    let guarded = std::panic::AssertUnwindSafe(|| run_case_unguarded(spec, record, make, labels));
     match std::panic::catch_unwind(guarded) {
         Ok(result) => result,
         Err(panic) => {
@@ -150,9 +161,14 @@ pub(crate) fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
     }
 }
 
-fn run_case_unguarded(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>) -> CaseResult {
+fn run_case_unguarded(
+    spec: &CaseSpec,
+    record: Record,
+    make: MakeCompactor<'_>,
+    labels: scramble::Labels,
+) -> CaseResult {
     if spec.strategy.loop_options().is_some() {
-        return agent_world::run(spec, record, make);
+        return agent_world::run(spec, record, make, labels);
     }
     let (setup, streams) = CaseSetup::draw_with_streams(spec);
     let micro = MicroCompactor::new(setup.micro, spec.bugs.clone());
@@ -178,7 +194,8 @@ fn run_case_unguarded(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>) 
         faults: streams.faults,
         restart_per_mille: setup.restart_per_mille,
         now_ms: 0,
-        observer: Observer::new(oracle, u32::MAX, record, empty_result(spec, setup.family())),
+        observer: Observer::new(oracle, u32::MAX, record, empty_result(spec, setup.family()))
+            .with_labels(labels),
     };
     world.run();
     let mut result = world.observer.result;

@@ -1,6 +1,7 @@
 //! The observer: the one place a transition is shown to the oracle, recorded in the
 //! trace and folded into the case's result — for every loop.
 
+use super::scramble::{scramble, Labels};
 use super::{CaseOutcome, CaseResult, Record, TraceLine};
 use crate::agent::Sink;
 use compactsim_invariants::{Oracle, NO_INFINITE_LOOP};
@@ -19,6 +20,8 @@ pub(crate) struct Observer {
     pub tokens: u64,
     /// Summarizer calls served for the next transition.
     pub served: Vec<ServedCall>,
+    /// How events' labels are shown to the oracle.
+    labels: Labels,
 }
 
 impl Observer {
@@ -32,13 +35,24 @@ impl Observer {
             result,
             tokens: 0,
             served: Vec::new(),
+            labels: Labels::AsReported,
         }
+    }
+
+    /// This observer, showing the oracle the events' labels as `labels` says.
+    pub fn with_labels(mut self, labels: Labels) -> Self {
+        self.labels = labels;
+        self
     }
 }
 
 impl Sink for Observer {
     fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
         let served = std::mem::take(&mut self.served);
+        let event = match self.labels {
+            Labels::AsReported => event,
+            Labels::Scrambled => scramble(event),
+        };
         let t = Transition {
             step: self.step,
             event: &event,
