@@ -2,7 +2,7 @@ use crate::class::{changed, classify, EventClass};
 use crate::head::ProtectedHead;
 use crate::idset::{IdMap, IdMarks, IdSet};
 use crate::{Invariant, InvariantInfo, OracleConfig};
-use compactsim_model::{Event, Message, Role, Transition, Witness};
+use compactsim_model::{Event, FactId, Message, Role, Transition, Witness};
 
 /// Micro-compaction absorbs every exchange exactly once, in order, unless it was skipped
 /// after repeated summarizer failures.
@@ -20,7 +20,7 @@ use compactsim_model::{Event, Message, Role, Transition, Witness};
 ///     jumped over (H-M-cursor). Tool results of a summary row (a batch summary merged
 ///     into an assistant row with calls) are not an exchange.
 /// Skipped, as observed: an exchange (a run of assistant/tool rows starting at an
-/// assistant row) whose rough tokens equal the input of at least
+/// assistant row) whose rough tokens and facts equal the input of at least
 /// [`SKIP_AFTER_FAILURES`] failed (or expanded) summarize calls the harness served
 /// during micro passes. Other events, unknown kinds and non-micro compactions included, are not
 /// checked (batch compaction removes rows without absorbing them one exchange at a
@@ -63,12 +63,17 @@ fn is_agent_row(m: &Message) -> bool {
     matches!(m.role, Role::Assistant | Role::Tool) && !m.is_summary()
 }
 
-/// The first exchange of `rows` (a run of agent rows from an assistant row) whose rough
-/// tokens sum to `tokens`: `[start, end)`.
-fn exchange_of_tokens(rows: &[Message], tokens: u32) -> Option<(usize, usize)> {
+/// The exchanges of `rows` (runs of agent rows from an assistant row) whose rough
+/// tokens sum to `tokens` and whose facts, in row order, are `facts`: `[start, end)`.
+fn exchanges_matching<'a>(
+    rows: &'a [Message],
+    tokens: u32,
+    facts: &[FactId],
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let facts = facts.to_vec();
     (0..rows.len())
         .filter(|&s| rows[s].role == Role::Assistant && !rows[s].is_summary())
-        .find_map(|s| {
+        .filter_map(move |s| {
             let mut sum = 0u64;
             for (e, m) in rows.iter().enumerate().skip(s) {
                 if !is_agent_row(m) {
@@ -76,7 +81,9 @@ fn exchange_of_tokens(rows: &[Message], tokens: u32) -> Option<(usize, usize)> {
                 }
                 sum += m.tokens().rough as u64;
                 if sum == tokens as u64 {
-                    return Some((s, e + 1));
+                    let seen: Vec<FactId> =
+                        rows[s..=e].iter().flat_map(|m| m.content.facts()).collect();
+                    return (seen == facts).then_some((s, e + 1));
                 }
             }
             None
@@ -103,7 +110,12 @@ impl ExchangeAbsorbedOnce {
             .iter()
             .filter(|c| (!c.ok || c.expanded) && !c.condense);
         for call in failed {
-            let Some((s, e)) = exchange_of_tokens(t.before, call.input_tokens) else {
+            // The first matching exchange not skipped already (identical exchanges are
+            // tried in order).
+            let skipped = &self.skipped;
+            let found = exchanges_matching(t.before, call.input_tokens, &call.facts_in)
+                .find(|&(s, e)| !t.before[s..e].iter().all(|m| skipped.contains(m.id)));
+            let Some((s, e)) = found else {
                 continue;
             };
             let first = t.before[s].id;

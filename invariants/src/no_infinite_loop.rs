@@ -6,7 +6,11 @@ use compactsim_model::{tokens_rough_total, BatchTrigger, Event, Transition, Witn
 /// H-14694). The engine adds the case's step budget: exceeding it is reported under
 /// this id. The invariant itself fails when
 ///
-/// - more than [`FAILED_TURNS_IN_ROW_MAX`] consecutive turns fail (a death spiral);
+/// - more than [`FAILED_TURNS_IN_ROW_MAX`] consecutive turns fail for their size (a
+///   death spiral): a failed turn counts only when one of its provider requests was
+///   over the window (the provider's ground truth); turns failed by injected faults on
+///   requests that fit (dropped connections, server errors) are the environment, not
+///   a spiral, and are not counted;
 /// - an automatic compaction (preflight or post-response) starts within the spec's
 ///   minimum cooldown ([`COOLDOWN_MIN_MS`]) after a summarizer call the harness served
 ///   failed — the oracle arms its own cooldown from the failure it observed, never
@@ -28,6 +32,9 @@ pub struct NoInfiniteLoop {
     config: OracleConfig,
     last_failed_turn: Option<u32>,
     failed_in_row: u32,
+    /// The turn of the last provider call, and whether a request of it was over the
+    /// window.
+    over_window_turn: Option<(u32, bool)>,
     cooldown_until_ms: u64,
     /// Virtual time of the last failed summarizer call served to a batch pass.
     failed_call_ms: Option<u64>,
@@ -64,6 +71,7 @@ impl NoInfiniteLoop {
             config,
             last_failed_turn: None,
             failed_in_row: 0,
+            over_window_turn: None,
             cooldown_until_ms: 0,
             failed_call_ms: None,
             last_reading: None,
@@ -147,11 +155,19 @@ impl Invariant for NoInfiniteLoop {
                 }
                 found
             }
-            (Event::TurnFailed { turn, .. }, _) => self.on_failed(*turn),
+            (Event::TurnFailed { turn, .. }, _) => {
+                let sized = self.over_window_turn == Some((*turn, true));
+                sized.then(|| self.on_failed(*turn)).flatten()
+            }
             (_, EventClass::Preflight(p)) => {
                 self.on_preflight(p.turn, p.now_ms, tokens_rough_total(t.after))
             }
             (_, EventClass::ProviderCall(c)) => {
+                let over = c.over_window
+                    || self
+                        .over_window_turn
+                        .is_some_and(|(turn, o)| turn == c.turn && o);
+                self.over_window_turn = Some((c.turn, over));
                 if let Some(u) = c.usage_tokens {
                     self.last_reading = Some(u);
                     // Below the trigger, or the first reading over it after a change
@@ -194,16 +210,27 @@ mod tests {
     const PRE: BatchTrigger = BatchTrigger::Preflight;
 
     #[test]
-    fn fires_on_a_death_spiral_of_failed_turns_only() {
+    fn fires_on_a_death_spiral_of_turns_failed_for_their_size_only() {
+        let turn = |t: u32, over: bool| {
+            let call = if over {
+                overflow_event(t, compactsim_model::CallErrorClass::OverflowPhrase)
+            } else {
+                call_event(t, None, Some(compactsim_model::CallErrorClass::Transient))
+            };
+            [(call, None), (failed_event(t, false, 1), None)]
+        };
         let spiral: Vec<_> = (1..=FAILED_TURNS_IN_ROW_MAX + 1)
-            .map(|t| (failed_event(t, false, 1), None))
+            .flat_map(|t| turn(t, true))
             .collect();
         let fired = run_same(&mut inv(None), &[user(0)], &spiral);
         assert_eq!(fired.len(), 1);
-        assert_eq!(fired[0].0, FAILED_TURNS_IN_ROW_MAX);
-        let gaps: Vec<_> = (1..=8)
-            .map(|t| (failed_event(2 * t, false, 1), None))
-            .collect();
+        assert_eq!(fired[0].0, 2 * FAILED_TURNS_IN_ROW_MAX + 1);
+        let faults: Vec<_> = (1..=8).flat_map(|t| turn(t, false)).collect();
+        assert!(
+            run_same(&mut inv(None), &[user(0)], &faults).is_empty(),
+            "injected faults on requests that fit are no spiral"
+        );
+        let gaps: Vec<_> = (1..=8).flat_map(|t| turn(2 * t, true)).collect();
         assert!(run_same(&mut inv(None), &[user(0)], &gaps).is_empty());
     }
 
