@@ -95,6 +95,11 @@ pub fn reference(r: Reference) -> Box<dyn Compactor> {
 }
 
 /// The simulated world of a micro-only case.
+///
+/// A micro-only case is bounded by its model window the way a real agent is: once the
+/// transcript's rough tokens exceed the window no request could be sent, so the case
+/// ends there (like its turn budget: not a failure). This keeps per-transition work
+/// bounded however many passes a run asks for.
 struct World {
     spec: CaseSpec,
     msgs: Vec<Message>,
@@ -105,6 +110,8 @@ struct World {
     faults: rng::SimRng,
     restart_per_mille: u32,
     now_ms: u64,
+    /// The model window in tokens (see the type docs).
+    window_tokens: u64,
     observer: Observer,
 }
 
@@ -194,6 +201,7 @@ fn run_case_unguarded(
         faults: streams.faults,
         restart_per_mille: setup.restart_per_mille,
         now_ms: 0,
+        window_tokens: setup.shape.context_length as u64,
         observer: Observer::new(oracle, u32::MAX, record, empty_result(spec, setup.family()))
             .with_labels(labels),
     };
@@ -217,6 +225,9 @@ impl World {
         for turn in 0..self.spec.turns_max() {
             self.observer.result.turns = turn + 1;
             if !self.turn(turn) || self.observer.result.passes >= self.spec.passes {
+                break;
+            }
+            if self.observer.tokens > self.window_tokens {
                 break;
             }
         }
