@@ -485,6 +485,7 @@ mod tests {
             event: &call,
             before: &buf[..n],
             after: &buf,
+            served: &[],
         };
         assert!(
             inv.observe(&t).is_none(),
@@ -499,6 +500,7 @@ mod tests {
                 event: &ev,
                 before: &buf[..n],
                 after: &buf,
+                served: &[],
             };
             assert!(inv.observe(&t).is_none(), "appends are not judged");
         }
@@ -507,6 +509,7 @@ mod tests {
             event: &call,
             before: &buf,
             after: &buf,
+            served: &[],
         };
         let resumed = inv.observe(&t).expect("consecutive users in the request");
         let full = ApiValid::default()

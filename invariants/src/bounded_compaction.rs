@@ -1,8 +1,6 @@
-use crate::class::{classify, pure_append, unchanged, EventClass};
+use crate::class::{changed, classify, pure_append, unchanged, EventClass};
 use crate::{Invariant, InvariantInfo, OracleConfig};
-use compactsim_model::{
-    tokens_rough_total, BatchPass, BatchPassOutcome, BatchTrigger, Event, Transition, Witness,
-};
+use compactsim_model::{tokens_rough_total, BatchPass, BatchTrigger, Event, Transition, Witness};
 
 /// Batch compaction stays bounded (hermes-domain §2.2, §2.5; H-35054, H-31509, H-57771,
 /// H-40803):
@@ -11,8 +9,10 @@ use compactsim_model::{
 ///     the provider calls of the turn so far (at most one post-response pass per call);
 /// (b) between two real usage readings at most one automatic compaction episode (a
 ///     preflight run of consecutive passes, or one post-response pass) commits, unless
-///     the provider proved an overflow in between (the agent classified an error as
-///     overflow) — overflow-recovery passes never count;
+///     in between the provider proved an overflow (the request was over the window:
+///     ground truth) or a call failed with a rough request (counted here plus the
+///     overhead) at or over the trigger, leaving the agent only its estimate (PR
+///     #4750) — overflow-recovery passes never count;
 /// (c) a rotation follows a committed pass that shrank the list (fewer rows or fewer
 ///     rough tokens, measured here), one rotation per pass;
 /// (d) at most [`NOOP_STREAK_MAX`] consecutive automatic no-op passes within
@@ -25,9 +25,16 @@ use compactsim_model::{
 ///     the baseline — the rough size at the last reading below the trigger or right
 ///     after the last compaction, whichever came last.
 ///
-/// Observes batch passes, provider calls, rotations and resets; other events neither
-/// count nor are checked (unknown kinds included: they cannot compact), but every
-/// transition keeps the rough size of the list current.
+/// Judged from observations only: a pass "commits" when it changed the list; it is a
+/// no-op when it changed nothing and the harness served it no summarizer call (a pass
+/// whose summary call failed and that changed nothing is an abort, not a no-op); an
+/// overflow is proven by the provider's ground truth (the request was over the
+/// window), never by the agent's classification. The trigger of a pass is the
+/// harness's own request, not a compactor label. Observes batch passes, provider
+/// calls, rotations and resets; other events neither count nor are checked (unknown
+/// kinds included: they cannot compact), but every transition keeps the rough size of
+/// the list current — recounted from `before` whenever the list changed between two
+/// transitions without being reported (a row the world added outside a transition).
 #[derive(Debug)]
 pub struct BoundedCompaction {
     config: OracleConfig,
@@ -43,6 +50,8 @@ pub struct BoundedCompaction {
     noops_ms: Vec<u64>,
     /// Rough tokens of the list after the last transition.
     rough: u64,
+    /// Rows of the list after the last transition.
+    len: usize,
     /// The last real reading in the session.
     last_reading: Option<u64>,
     /// (e)'s baseline: rough request size at the last fitting reading or compaction.
@@ -82,9 +91,14 @@ impl BoundedCompaction {
             rotation_allowed: false,
             noops_ms: Vec::new(),
             rough: 0,
+            len: 0,
             last_reading: None,
             baseline_rough: None,
         }
+    }
+
+    fn over_trigger(&self, tokens: u64) -> bool {
+        self.config.trigger_tokens > 0 && tokens >= self.config.trigger_tokens as u64
     }
 
     /// Rough request size of a list of `rough` message tokens.
@@ -95,6 +109,10 @@ impl BoundedCompaction {
     /// Keeps `self.rough` equal to the rough size of `t.after` (incrementally when the
     /// transition provably only appended). Returns the size of `t.before`.
     fn track_size(&mut self, t: &Transition<'_>) -> u64 {
+        if t.before.len() != self.len {
+            self.rough = tokens_rough_total(t.before);
+        }
+        self.len = t.after.len();
         let before = self.rough;
         if unchanged(t) {
             return before;
@@ -136,7 +154,7 @@ impl BoundedCompaction {
     }
 
     fn on_pass(&mut self, t: &Transition<'_>, p: &BatchPass, rough_before: u64) -> Option<Witness> {
-        let committed = p.outcome == BatchPassOutcome::Compacted;
+        let committed = changed(t);
         let automatic = matches!(
             p.trigger,
             BatchTrigger::Preflight | BatchTrigger::PostResponse
@@ -179,7 +197,7 @@ impl BoundedCompaction {
                     )));
                 }
             }
-        } else if automatic && p.outcome == BatchPassOutcome::NoOp {
+        } else if automatic && t.served.is_empty() {
             self.noops_ms.push(p.now_ms);
             let n = self.noops_ms.len();
             if n > NOOP_STREAK_MAX {
@@ -237,7 +255,9 @@ impl Invariant for BoundedCompaction {
                         self.noops_ms.clear();
                         self.baseline_rough = Some(self.request(rough_before));
                     }
-                } else if c.error.is_some_and(|e| e.is_overflow()) {
+                } else if c.over_window || self.over_trigger(self.request(rough_before)) {
+                    // Overflow proven by the provider, or a failed call that left the
+                    // agent only its rough estimate, at or over the trigger (PR #4750).
                     self.episodes_since_reading = 0;
                 }
                 None
@@ -300,7 +320,7 @@ mod tests {
     fn b_quiet_with_a_reading_an_overflow_or_within_one_preflight_run() {
         for between in [
             call_event(2, Some(1_500), None),
-            call_event(2, None, Some(CallErrorClass::OverflowPhrase)),
+            overflow_event(2, CallErrorClass::OverflowPhrase),
         ] {
             let steps = vec![
                 (batch_event(1, POST, true), Some(short())),
@@ -321,6 +341,28 @@ mod tests {
             (batch_event(1, POST, true), Some(short())),
         ];
         assert!(run_same(&mut inv(), &long(), &overflow_passes).is_empty());
+    }
+
+    #[test]
+    fn b_an_overflow_only_the_agent_claims_proves_nothing() {
+        let claimed = call_event(2, None, Some(CallErrorClass::OverflowGenericBadRequest));
+        let steps = vec![
+            (batch_event(1, POST, true), Some(short())),
+            (claimed, None),
+            (append_event(2), Some(long())),
+            (batch_event(2, PRE, true), Some(short())),
+        ];
+        assert_eq!(run_same(&mut inv(), &long(), &steps).len(), 1);
+    }
+
+    #[test]
+    fn a_committed_label_on_an_unchanged_list_commits_nothing() {
+        let steps = vec![
+            (batch_event(1, POST, true), None),
+            (append_event(2), Some(long())),
+            (batch_event(2, PRE, true), Some(short())),
+        ];
+        assert!(run_same(&mut inv(), &long(), &steps).is_empty());
     }
 
     #[test]

@@ -5,16 +5,17 @@
 //! invariant documents what it does with those buckets instead of silently ignoring
 //! them. The agent loop's events have classes of their own.
 
-use compactsim_model::{Event, MicroPass, Preflight, ProviderCall, Transition};
+use compactsim_model::{Event, Preflight, ProviderCall, Transition};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum EventClass<'a> {
     /// The world appended the rows of one turn.
     Append,
-    /// A micro-compaction pass (any outcome).
-    Micro(&'a MicroPass),
-    /// A compaction pass that is not a micro pass (batch compaction).
-    OtherCompaction { committed: bool },
+    /// A micro-compaction pass (any outcome; its labels are for printing only).
+    Micro,
+    /// A compaction pass that is not a micro pass (batch compaction). Whether it
+    /// changed the list is an observation ([`changed`]), never the pass's own label.
+    OtherCompaction,
     /// The pre-send repair pass.
     Repair,
     /// The agent process restarted and reloaded the persisted transcript.
@@ -38,7 +39,7 @@ pub(crate) fn classify(event: &Event) -> EventClass<'_> {
     #[allow(unreachable_patterns)]
     match event {
         Event::TurnAppended { .. } => EventClass::Append,
-        Event::MicroPass(pass) => EventClass::Micro(pass),
+        Event::MicroPass(_) => EventClass::Micro,
         Event::Repair { .. } => EventClass::Repair,
         Event::Restart { .. } => EventClass::Restart,
         Event::Preflight(p) => EventClass::Preflight(p),
@@ -46,9 +47,7 @@ pub(crate) fn classify(event: &Event) -> EventClass<'_> {
         Event::TurnFailed { .. } => EventClass::TurnFailed,
         Event::SessionReset { .. } => EventClass::SessionReset,
         Event::Rotation { .. } => EventClass::Rotation,
-        _ if event.is_compaction() => EventClass::OtherCompaction {
-            committed: event.is_committed_compaction(),
-        },
+        _ if event.is_compaction() => EventClass::OtherCompaction,
         _ => EventClass::Other,
     }
 }
@@ -57,6 +56,17 @@ pub(crate) fn classify(event: &Event) -> EventClass<'_> {
 /// `before` and `after` (it does so only for events that do not touch the list).
 pub(crate) fn unchanged(t: &Transition<'_>) -> bool {
     std::ptr::eq(t.before, t.after)
+}
+
+/// The transition changed the list, as observed (not as any label claims): `after`
+/// differs from `before` in length, ids or content.
+pub(crate) fn changed(t: &Transition<'_>) -> bool {
+    !unchanged(t) && t.before != t.after
+}
+
+/// A batch (non-micro) compaction pass that changed the list (observed).
+pub(crate) fn committed_batch(t: &Transition<'_>) -> bool {
+    matches!(classify(t.event), EventClass::OtherCompaction) && changed(t)
 }
 
 /// The transition provably only appended rows: `before` is a shorter view of the same
@@ -74,10 +84,7 @@ mod tests {
     #[test]
     fn known_events_land_in_their_own_class() {
         assert!(matches!(classify(&append_event(1)), EventClass::Append));
-        assert!(matches!(
-            classify(&micro_pass_event(1)),
-            EventClass::Micro(_)
-        ));
+        assert!(matches!(classify(&micro_pass_event(1)), EventClass::Micro));
         assert!(matches!(classify(&repair_event(1)), EventClass::Repair));
         assert!(matches!(classify(&restart_event(1)), EventClass::Restart));
         assert!(matches!(
@@ -86,7 +93,7 @@ mod tests {
                 compactsim_model::BatchTrigger::Preflight,
                 true
             )),
-            EventClass::OtherCompaction { committed: true }
+            EventClass::OtherCompaction
         ));
         assert!(matches!(
             classify(&reset_event(1)),

@@ -23,7 +23,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
 fn applies(event: &Event) -> bool {
     matches!(
         classify(event),
-        EventClass::Micro(_) | EventClass::OtherCompaction { .. } | EventClass::Repair
+        EventClass::Micro | EventClass::OtherCompaction { .. } | EventClass::Repair
     )
 }
 

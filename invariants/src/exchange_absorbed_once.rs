@@ -1,33 +1,45 @@
-use crate::class::{classify, EventClass};
+use crate::class::{changed, classify, EventClass};
 use crate::head::ProtectedHead;
-use crate::idset::{IdMarks, IdSet};
+use crate::idset::{IdMap, IdMarks, IdSet};
 use crate::{Invariant, InvariantInfo, OracleConfig};
-use compactsim_model::{Event, Message, MicroOutcome, MicroPass, Role, Transition, Witness};
+use compactsim_model::{Event, FactId, Message, Role, Transition, Witness};
 
-/// Micro-compaction absorbs every exchange exactly once, in order, unless it was declared
-/// skipped after repeated summarizer failures.
+/// Micro-compaction absorbs every exchange exactly once, in order, unless it was skipped
+/// after repeated summarizer failures.
 ///
-/// Checked on micro passes with outcome `Absorbed`. Removed rows are the non-summary rows
-/// of `before` whose id is gone from `after`. It fails when
+/// Judged from observations only, on every micro pass that changed the list (whatever
+/// outcome, exchange or skip list it reports). Removed rows are the non-summary rows of
+/// `before` whose id is gone from `after`. It fails when
 /// (a) a removed id was already absorbed by an earlier pass (e.g. rows double-loaded
 ///     after a restart and absorbed again);
-/// (b) a row the pass names in its `exchange` is still in `after`;
+/// (b) the removed rows are more than one exchange: a kept non-summary row lies between
+///     two removed assistant/tool rows in `before` (a user row that left was merged
+///     into its neighbour when two user rows met);
 /// (c) a live non-summary assistant or tool row outside the protected head and not
-///     declared skipped is older (smaller id) than the newest removed row: an older
-///     exchange was jumped over (H-M-cursor). Tool results of a summary row (a batch
-///     summary merged into an assistant row with calls) are not an exchange.
-/// Every micro pass adds its `skipped` rows to the case's skipped set. Other events,
-/// unknown kinds and non-micro compactions included, are not checked (batch compaction
-/// removes rows without absorbing them one exchange at a time); they only advance the
-/// protected head — micro's head, which a batch compaction re-fixes from the list it
-/// leaves (micro takes its head from the current list on every pass).
+///     skipped is older (smaller id) than the newest removed row: an older exchange was
+///     jumped over (H-M-cursor). Tool results of a summary row (a batch summary merged
+///     into an assistant row with calls) are not an exchange.
+/// Skipped, as observed: an exchange (a run of assistant/tool rows starting at an
+/// assistant row) whose rough tokens and facts equal the input of at least
+/// [`SKIP_AFTER_FAILURES`] failed (or expanded) summarize calls the harness served
+/// during micro passes. Other events, unknown kinds and non-micro compactions included, are not
+/// checked (batch compaction removes rows without absorbing them one exchange at a
+/// time); they only advance the protected head — micro's head, which a batch compaction
+/// re-fixes from the list it leaves (micro takes its head from the current list on
+/// every pass).
 #[derive(Debug)]
 pub struct ExchangeAbsorbedOnce {
     head: ProtectedHead,
     absorbed: IdSet,
     skipped: IdSet,
+    /// Failed summarize calls observed per exchange (keyed by its first row).
+    failures: IdMap<u32>,
     after_ids: IdMarks,
 }
+
+/// Failed summarizer calls at one exchange before micro-compaction may skip it
+/// (hermes-domain §3.4: `_MICRO_COMPACT_MAX_CONSECUTIVE_FAILURES`).
+pub const SKIP_AFTER_FAILURES: u32 = 3;
 
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "exchange-absorbed-once",
@@ -47,11 +59,35 @@ fn answers_a_summary(rows: &[Message], i: usize) -> bool {
             .is_some_and(Message::is_summary)
 }
 
-fn absorbing(event: &Event) -> Option<&MicroPass> {
-    match classify(event) {
-        EventClass::Micro(pass) if pass.outcome == MicroOutcome::Absorbed => Some(pass),
-        _ => None,
-    }
+fn is_agent_row(m: &Message) -> bool {
+    matches!(m.role, Role::Assistant | Role::Tool) && !m.is_summary()
+}
+
+/// The exchanges of `rows` (runs of agent rows from an assistant row) whose rough
+/// tokens sum to `tokens` and whose facts, in row order, are `facts`: `[start, end)`.
+fn exchanges_matching<'a>(
+    rows: &'a [Message],
+    tokens: u32,
+    facts: &[FactId],
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let facts = facts.to_vec();
+    (0..rows.len())
+        .filter(|&s| rows[s].role == Role::Assistant && !rows[s].is_summary())
+        .filter_map(move |s| {
+            let mut sum = 0u64;
+            for (e, m) in rows.iter().enumerate().skip(s) {
+                if !is_agent_row(m) {
+                    break;
+                }
+                sum += m.tokens().rough as u64;
+                if sum == tokens as u64 {
+                    let seen: Vec<FactId> =
+                        rows[s..=e].iter().flat_map(|m| m.content.facts()).collect();
+                    return (seen == facts).then_some((s, e + 1));
+                }
+            }
+            None
+        })
 }
 
 impl ExchangeAbsorbedOnce {
@@ -60,18 +96,52 @@ impl ExchangeAbsorbedOnce {
             head: ProtectedHead::refixing(config.protect_first_n),
             absorbed: IdSet::default(),
             skipped: IdSet::default(),
+            failures: IdMap::default(),
             after_ids: IdMarks::default(),
         }
     }
 
-    fn check(&mut self, t: &Transition<'_>, pass: &MicroPass) -> Option<Witness> {
+    /// Counts the failed summarize calls of a micro pass against the exchange each
+    /// was for; an exchange at [`SKIP_AFTER_FAILURES`] is skipped.
+    fn note_failures(&mut self, t: &Transition<'_>) {
+        // An expanded summary is unusable to micro-compaction, like a failed one.
+        let failed = t
+            .served
+            .iter()
+            .filter(|c| (!c.ok || c.expanded) && !c.condense);
+        for call in failed {
+            // The first matching exchange not skipped already (identical exchanges are
+            // tried in order).
+            let skipped = &self.skipped;
+            let found = exchanges_matching(t.before, call.input_tokens, &call.facts_in)
+                .find(|&(s, e)| !t.before[s..e].iter().all(|m| skipped.contains(m.id)));
+            let Some((s, e)) = found else {
+                continue;
+            };
+            let first = t.before[s].id;
+            let n = self.failures.get(first).copied().unwrap_or(0) + 1;
+            self.failures.insert(first, n);
+            if n >= SKIP_AFTER_FAILURES {
+                for m in &t.before[s..e] {
+                    self.skipped.add(m.id);
+                }
+            }
+        }
+    }
+
+    fn check(&mut self, t: &Transition<'_>) -> Option<Witness> {
         self.after_ids.fill(t.after.iter().map(|m| m.id));
         let mut w = Witness::default();
         let mut newest_removed: Option<(usize, &Message)> = None;
         let mut again: Option<(usize, &Message)> = None;
+        let mut span: Option<(usize, usize)> = None;
         for (i, m) in t.before.iter().enumerate() {
             if m.is_summary() || self.after_ids.contains(m.id) {
                 continue;
+            }
+            if m.role != Role::User {
+                // A user row that left was merged into its neighbour (supersede).
+                span = Some(span.map_or((i, i), |(first, _)| (first, i)));
             }
             if !self.absorbed.add(m.id) && again.is_none() {
                 again = Some((i, m));
@@ -88,20 +158,23 @@ impl ExchangeAbsorbedOnce {
                 ))
                 .row(i, m, "before: absorbed a second time");
         }
-        if let Some(id) = pass
-            .exchange
-            .iter()
-            .find(|&&id| self.after_ids.contains(id))
-        {
-            w = w.fact(format!("(b) exchange row {id} is still in the transcript"));
-            if let Some((i, m)) = t.after.iter().enumerate().find(|(_, m)| m.id == *id) {
-                w = w.row(i, m, "after: exchange row not absorbed");
+        if let Some((first, last)) = span {
+            let kept = (first..=last)
+                .find(|&k| !t.before[k].is_summary() && self.after_ids.contains(t.before[k].id));
+            if let Some(k) = kept {
+                let m = &t.before[k];
+                w = w
+                    .fact(format!(
+                        "(b) rows of more than one exchange removed: {} was kept between \
+                         removed {} and {}",
+                        m.id, t.before[first].id, t.before[last].id
+                    ))
+                    .row(k, m, "before: kept between removed rows");
             }
         }
         if let Some((r, newest)) = newest_removed {
             let jumped = t.after.iter().enumerate().find(|&(i, m)| {
-                matches!(m.role, Role::Assistant | Role::Tool)
-                    && !m.is_summary()
+                is_agent_row(m)
                     && m.id < newest.id
                     && !self.head.contains(m.id)
                     && !self.skipped.contains(m.id)
@@ -111,7 +184,7 @@ impl ExchangeAbsorbedOnce {
                 w = w
                     .fact(format!(
                         "(c) {} is older than absorbed {} but neither absorbed, protected \
-                         nor declared skipped",
+                         nor skipped after {SKIP_AFTER_FAILURES} failed summary calls",
                         m.id, newest.id
                     ))
                     .row(i, m, "after: older exchange jumped over")
@@ -133,17 +206,18 @@ impl Invariant for ExchangeAbsorbedOnce {
     }
 
     fn checks(&self, event: &Event) -> bool {
-        absorbing(event).is_some()
+        matches!(classify(event), EventClass::Micro)
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
         self.head.begin(t);
-        if let EventClass::Micro(pass) = classify(t.event) {
-            for &id in &pass.skipped {
-                self.skipped.add(id);
+        let mut found = None;
+        if matches!(classify(t.event), EventClass::Micro) {
+            self.note_failures(t);
+            if changed(t) {
+                found = self.check(t);
             }
         }
-        let found = absorbing(t.event).and_then(|pass| self.check(t, pass));
         self.head.end(t);
         found
     }
@@ -153,7 +227,7 @@ impl Invariant for ExchangeAbsorbedOnce {
 mod tests {
     use super::*;
     use crate::testkit::*;
-    use compactsim_model::MsgId;
+    use compactsim_model::{MicroOutcome, MsgId};
 
     /// user 0 (head), then three exchanges [1 2 3], [5 6 7], [9 10 11] each followed by
     /// a user row 4, 8, 12.
@@ -218,15 +292,28 @@ mod tests {
     }
 
     #[test]
-    fn quiet_when_the_jumped_exchange_was_declared_skipped_or_is_head() {
-        let skip = micro(2, MicroOutcome::ExchangeSkipped, &[5, 6, 7], &[5, 6, 7]);
-        let steps = [
-            (append_event(1), start()),
-            (absorbed(1, &[1, 2, 3]), without(&[1])),
-            (skip, without(&[1])),
-            (absorbed(3, &[9, 10, 11]), without(&[1, 9])),
+    fn quiet_when_the_jumped_exchange_was_skipped_after_three_failures_or_is_head() {
+        let tokens: u32 = start()[5..8].iter().map(|m| m.tokens().rough).sum();
+        let fail = || vec![served(false, tokens, &[])];
+        let any = || micro(2, MicroOutcome::SummarizeFailed, &[], &[]);
+        let mut steps = vec![
+            (append_event(1), Some(start()), vec![]),
+            (absorbed(1, &[1, 2, 3]), Some(without(&[1])), vec![]),
         ];
-        assert!(run(&mut inv(1), &[], &steps).is_empty());
+        for _ in 0..SKIP_AFTER_FAILURES - 1 {
+            steps.push((any(), None, fail()));
+        }
+        let jump = (absorbed(3, &[9, 10, 11]), Some(without(&[1, 9])), vec![]);
+        let mut early = steps.clone();
+        early.push(jump.clone());
+        assert_eq!(
+            run_served(&mut inv(1), &[], &early).len(),
+            1,
+            "two failures skip nothing"
+        );
+        steps.push((any(), None, fail()));
+        steps.push(jump);
+        assert!(run_served(&mut inv(1), &[], &steps).is_empty());
         let steps = [
             (append_event(1), start()),
             (absorbed(1, &[5, 6, 7]), without(&[5])),
@@ -253,13 +340,23 @@ mod tests {
     }
 
     #[test]
-    fn fires_when_a_named_exchange_row_survives() {
-        let mut after = without(&[1]);
-        after.insert(2, tool(2, 1));
-        let steps = [(append_event(1), start()), (absorbed(1, &[1, 2, 3]), after)];
+    fn fires_when_a_pass_removes_two_exchanges_whatever_it_reports() {
+        let mut after = without(&[1, 5]);
+        after.retain(|m| m.id.0 != 13);
+        after.insert(1, micro_marker(13, &[1]));
+        let one = absorbed(1, &[1, 2, 3]);
+        let steps = [(append_event(1), start()), (one, after)];
         let fired = run(&mut inv(1), &[], &steps);
-        let w = &fired.first().expect("row 2 survived").1;
-        assert!(w.facts[1].starts_with("(b)"));
-        assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(2), 2));
+        let w = &fired.first().expect("two exchanges in one pass").1;
+        assert!(w.facts[1].starts_with("(b)"), "{:?}", w.facts);
+        assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(4), 4));
+        let cadence = micro(1, MicroOutcome::Cadence, &[], &[]);
+        let mut after = without(&[1]);
+        after.retain(|m| m.id.0 != 4);
+        let steps = [(append_event(1), start()), (cadence, without(&[1]))];
+        assert!(
+            run(&mut inv(1), &[], &steps).is_empty(),
+            "one exchange under any label"
+        );
     }
 }

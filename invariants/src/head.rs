@@ -42,9 +42,10 @@ pub(crate) struct ProtectedHead {
     refix_on_batch: bool,
 }
 
-/// Whether `class` ends head protection for the non-system head (the batch decay hook).
-pub(crate) fn releases_head(class: EventClass<'_>) -> bool {
-    matches!(class, EventClass::OtherCompaction { committed: true })
+/// Whether `t` ends head protection for the non-system head (the batch decay hook): a
+/// batch compaction that changed the list (observed).
+pub(crate) fn releases_head(t: &Transition<'_>) -> bool {
+    crate::class::committed_batch(t)
 }
 
 /// Index range `[start, end)` of the protected head of `rows`, or `None` while the
@@ -93,7 +94,7 @@ impl ProtectedHead {
     /// Call last on every transition: applies the decay hook, then learns from `after`.
     pub(crate) fn end(&mut self, t: &Transition<'_>) {
         let class = classify(t.event);
-        if releases_head(class) {
+        if releases_head(t) {
             self.rows = (!self.refix_on_batch).then(Vec::new);
             self.ids_sorted.clear();
         }

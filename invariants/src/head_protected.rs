@@ -64,10 +64,7 @@ impl HeadProtected {
 
     /// The decay rule on a committed batch compaction (see the type docs).
     fn check_decay(&mut self, t: &Transition<'_>) -> Option<Witness> {
-        if !matches!(
-            classify(t.event),
-            EventClass::OtherCompaction { committed: true }
-        ) {
+        if !crate::class::committed_batch(t) {
             if matches!(classify(t.event), EventClass::SessionReset) {
                 self.batch_compactions = 0;
             }
@@ -124,7 +121,7 @@ impl HeadProtected {
 
     fn check_head(&self, t: &Transition<'_>) -> Option<Witness> {
         let head = self.head.rows();
-        let prune = matches!(classify(t.event), EventClass::OtherCompaction { .. });
+        let prune = matches!(classify(t.event), EventClass::OtherCompaction);
         if prune && summary_in_probe_window(t.before, self.protect_first_n) {
             return None;
         }

@@ -31,7 +31,7 @@ pub use exchange_absorbed_once::ExchangeAbsorbedOnce;
 pub use head_protected::HeadProtected;
 pub use marker_contained::MarkerContained;
 pub use no_infinite_loop::{
-    NoInfiniteLoop, COOLDOWN_MIN_MS, FAILED_TURNS_IN_ROW_MAX, RECOVERY_SLACK_MS,
+    NoInfiniteLoop, COOLDOWN_MAX_MS, COOLDOWN_MIN_MS, FAILED_TURNS_IN_ROW_MAX, RECOVERY_SLACK_MS,
 };
 pub use one_marker_max::OneMarkerMax;
 pub use oracle::{Oracle, UnknownInvariant};

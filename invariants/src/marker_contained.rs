@@ -11,9 +11,11 @@ use std::sync::Arc;
 /// union of the facts of the summary rows of `after`. A summary row's facts are those of
 /// its summary-body segments when it has any (a batch summary merged into a tail row
 /// keeps that row's own text beside it; that text is conversation, not summary), else
-/// of all its segments. A batch pass that reports the deterministic fallback summary is
-/// exempt: the fallback keeps a bounded snapshot of the previous summary by policy
-/// (hermes-domain §2.3 step 6). Checked on every transition of
+/// of all its segments. A batch pass that wrote its summary while no summarizer call
+/// answered (every call the harness served for it failed, or none was made: the
+/// deterministic fallback, observed — not as the pass labels itself) is exempt: the
+/// fallback keeps a bounded snapshot of the previous summary by policy (hermes-domain
+/// §2.3 step 6). Checked on every transition of
 /// every kind, unknown kinds included: no event may lose summarized information — except
 /// a session reset after compression exhaustion, which archives the whole old session
 /// (it stays searchable) and starts an empty one. A transition that provably changed
@@ -51,9 +53,9 @@ fn summary_facts(m: &Message) -> Vec<FactId> {
     facts
 }
 
-/// A batch pass that wrote the fallback summary.
-fn fallback_pass(event: &Event) -> bool {
-    matches!(event, Event::BatchPass(p) if p.fallback)
+/// A batch pass no summarizer call answered: any summary it wrote is a fallback.
+fn fallback_pass(t: &Transition<'_>) -> bool {
+    matches!(t.event, Event::BatchPass(_)) && !t.served.iter().any(|c| c.ok)
 }
 
 impl MarkerContained {
@@ -142,7 +144,7 @@ impl Invariant for MarkerContained {
         if unchanged(t)
             || pure_append(t).is_some()
             || matches!(classify(t.event), EventClass::SessionReset)
-            || fallback_pass(t.event)
+            || fallback_pass(t)
         {
             return None;
         }
@@ -248,13 +250,27 @@ mod tests {
     }
 
     #[test]
-    fn a_reported_fallback_and_a_session_reset_may_drop_summary_facts() {
+    fn an_observed_fallback_and_a_session_reset_may_drop_summary_facts() {
         let before = vec![batch_summary(1, &[1, 2, 3]), user(2), reply(3), user(4)];
         let after = vec![batch_summary(5, &[3]), user(4)];
         let plain = batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
-        assert!(observe(&plain, &before, &after).is_some());
+        let answered = [served(true, 100, &[3])];
+        let fires = |ev: &Event, calls: &[compactsim_model::ServedCall]| {
+            MarkerContained::default()
+                .observe(&transition_served(ev, &before, &after, calls))
+                .is_some()
+        };
+        assert!(fires(&plain, &answered));
         let fallback = failed_summary_at(1, compactsim_model::BatchTrigger::Preflight, 0);
-        assert!(observe(&fallback, &before, &after).is_none());
+        assert!(
+            fires(&fallback, &answered),
+            "a pass labelled fallback whose summary call answered is judged"
+        );
+        assert!(
+            !fires(&plain, &[served(false, 100, &[])]),
+            "observed fallback"
+        );
+        assert!(!fires(&plain, &[]), "no call at all: the fallback");
         assert!(observe(&reset_event(1), &before, &[]).is_none());
     }
 }

@@ -1,29 +1,47 @@
-use crate::class::{classify, EventClass};
+use crate::class::{changed, classify, EventClass};
 use crate::{Invariant, InvariantInfo, OracleConfig};
-use compactsim_model::{BatchTrigger, Event, PreflightDecision, Transition, Witness};
+use compactsim_model::{tokens_rough_total, BatchTrigger, Event, Transition, Witness};
 
 /// The agent loop keeps making progress (liveness; hermes-domain §4.1: H-2153, H-11529,
 /// H-14694). The engine adds the case's step budget: exceeding it is reported under
 /// this id. The invariant itself fails when
 ///
-/// - more than [`FAILED_TURNS_IN_ROW_MAX`] consecutive turns fail (a death spiral);
+/// - more than [`FAILED_TURNS_IN_ROW_MAX`] consecutive turns fail for their size (a
+///   death spiral): a failed turn counts only when one of its provider requests was
+///   over the window (the provider's ground truth); turns failed by injected faults on
+///   requests that fit (dropped connections, server errors) are the environment, not
+///   a spiral, and are not counted;
 /// - an automatic compaction (preflight or post-response) starts within the spec's
-///   minimum cooldown ([`COOLDOWN_MIN_MS`]) after a summary call failed — the oracle
-///   arms its own cooldown from the failure, never reading the compactor's; overflow
-///   recovery is exempt (a provider-proven overflow gets its attempt);
-/// - with a recovery window configured (V2.2), preflight still reports the compactor
-///   blocked more than the window (+ [`RECOVERY_SLACK_MS`]) after its first blocked
-///   decision, with no compaction attempt, no reading below the trigger and no reset
-///   in between.
+///   minimum cooldown ([`COOLDOWN_MIN_MS`]) after a summarizer call the harness served
+///   failed — the oracle arms its own cooldown from the failure it observed, never
+///   reading the compactor's report; overflow recovery is exempt (a provider-proven
+///   overflow gets its attempt);
+/// - with a recovery window configured (V2.2), compaction starves: preflights keep
+///   finding the messages alone at or over the trigger (counted here) with the last
+///   real reading (if any) at or over it too, yet no batch pass runs, for more than the
+///   window (+ [`RECOVERY_SLACK_MS`]) after the first such preflight — and more than
+///   [`COOLDOWN_MAX_MS`] after the last failed summarizer call. A batch pass, a
+///   preflight under the trigger, a reading below the trigger, the first reading over
+///   it after a pass changed the list (an anti-thrash verdict: a block may begin
+///   there) or a reset in between restarts the clock. Preflight's own decision label is never read.
 ///
-/// A session reset clears the cooldown and the blocked clock. Other events (unknown
+/// A session reset clears the cooldown and the starvation clock. Other events (unknown
 /// kinds included) neither count nor are checked.
 #[derive(Debug)]
 pub struct NoInfiniteLoop {
     config: OracleConfig,
     last_failed_turn: Option<u32>,
     failed_in_row: u32,
+    /// The turn of the last provider call, and whether a request of it was over the
+    /// window.
+    over_window_turn: Option<(u32, bool)>,
     cooldown_until_ms: u64,
+    /// Virtual time of the last failed summarizer call served to a batch pass.
+    failed_call_ms: Option<u64>,
+    /// The last real usage reading.
+    last_reading: Option<u64>,
+    /// A batch pass changed the list since the last reading.
+    committed_since_reading: bool,
     blocked_since_ms: Option<u64>,
 }
 
@@ -43,6 +61,9 @@ pub const FAILED_TURNS_IN_ROW_MAX: u32 = 3;
 pub const COOLDOWN_MIN_MS: u64 = 60_000;
 /// Tolerance on the recovery window (decisions are taken at turn starts).
 pub const RECOVERY_SLACK_MS: u64 = 1_000;
+/// The longest cooldown the spec gives any summary failure (the third rung of the
+/// timeout ladder, hermes-domain §2.6).
+pub const COOLDOWN_MAX_MS: u64 = 900_000;
 
 impl NoInfiniteLoop {
     pub fn new(config: OracleConfig) -> Self {
@@ -50,9 +71,25 @@ impl NoInfiniteLoop {
             config,
             last_failed_turn: None,
             failed_in_row: 0,
+            over_window_turn: None,
             cooldown_until_ms: 0,
+            failed_call_ms: None,
+            last_reading: None,
+            committed_since_reading: false,
             blocked_since_ms: None,
         }
+    }
+
+    /// A preflight at `now_ms` after which the list's messages weigh `rough` tokens.
+    fn on_preflight(&mut self, turn: u32, now_ms: u64, rough: u64) -> Option<Witness> {
+        let trigger = self.config.trigger_tokens as u64;
+        let starving =
+            trigger > 0 && rough >= trigger && self.last_reading.is_none_or(|r| r >= trigger);
+        if !starving {
+            self.blocked_since_ms = None;
+            return None;
+        }
+        self.on_blocked(turn, now_ms)
     }
 
     fn on_failed(&mut self, turn: u32) -> Option<Witness> {
@@ -72,10 +109,12 @@ impl NoInfiniteLoop {
     fn on_blocked(&mut self, turn: u32, now_ms: u64) -> Option<Witness> {
         let window = self.config.recovery_window_ms?;
         let since = *self.blocked_since_ms.get_or_insert(now_ms);
-        (now_ms > since + window + RECOVERY_SLACK_MS).then(|| {
+        let cooled = self.failed_call_ms.map_or(0, |f| f + COOLDOWN_MAX_MS);
+        (now_ms > (since + window).max(cooled) + RECOVERY_SLACK_MS).then(|| {
             Witness::default().fact(format!(
-                "compactor still blocked at turn {turn} ({} ms after the first blocked \
-                 decision, recovery window {window} ms) with no attempt in between",
+                "compaction starved at turn {turn}: messages over the trigger {} ms after \
+                 the first such preflight (recovery window {window} ms) with no batch \
+                 pass in between",
                 now_ms - since
             ))
         })
@@ -98,6 +137,7 @@ impl Invariant for NoInfiniteLoop {
         match (t.event, classify(t.event)) {
             (Event::BatchPass(p), _) => {
                 self.blocked_since_ms = None;
+                self.committed_since_reading |= changed(t);
                 let automatic = matches!(
                     p.trigger,
                     BatchTrigger::Preflight | BatchTrigger::PostResponse
@@ -109,25 +149,42 @@ impl Invariant for NoInfiniteLoop {
                         p.now_ms, self.cooldown_until_ms, t.event
                     ))
                 });
-                if p.summary_call_failed {
+                if t.served.iter().any(|c| !c.ok) {
                     self.cooldown_until_ms = self.cooldown_until_ms.max(p.now_ms + COOLDOWN_MIN_MS);
+                    self.failed_call_ms = Some(p.now_ms);
                 }
                 found
             }
-            (Event::TurnFailed { turn, .. }, _) => self.on_failed(*turn),
-            (_, EventClass::Preflight(p)) if p.decision == PreflightDecision::Blocked => {
-                self.on_blocked(p.turn, p.now_ms)
+            (Event::TurnFailed { turn, .. }, _) => {
+                let sized = self.over_window_turn == Some((*turn, true));
+                sized.then(|| self.on_failed(*turn)).flatten()
+            }
+            (_, EventClass::Preflight(p)) => {
+                self.on_preflight(p.turn, p.now_ms, tokens_rough_total(t.after))
             }
             (_, EventClass::ProviderCall(c)) => {
-                if c.usage_tokens
-                    .is_some_and(|u| u < self.config.trigger_tokens as u64)
-                {
-                    self.blocked_since_ms = None;
+                let over = c.over_window
+                    || self
+                        .over_window_turn
+                        .is_some_and(|(turn, o)| turn == c.turn && o);
+                self.over_window_turn = Some((c.turn, over));
+                if let Some(u) = c.usage_tokens {
+                    self.last_reading = Some(u);
+                    // Below the trigger, or the first reading over it after a change
+                    // (an anti-thrash verdict: a block may begin now): the clock
+                    // restarts at the next starved preflight.
+                    if u < self.config.trigger_tokens as u64 || self.committed_since_reading {
+                        self.blocked_since_ms = None;
+                    }
+                    self.committed_since_reading = false;
                 }
                 None
             }
             (_, EventClass::SessionReset) => {
                 self.cooldown_until_ms = 0;
+                self.failed_call_ms = None;
+                self.last_reading = None;
+                self.committed_since_reading = false;
                 self.blocked_since_ms = None;
                 None
             }
@@ -140,6 +197,7 @@ impl Invariant for NoInfiniteLoop {
 mod tests {
     use super::*;
     use crate::testkit::*;
+    use compactsim_model::PreflightDecision;
 
     fn inv(window: Option<u64>) -> NoInfiniteLoop {
         NoInfiniteLoop::new(OracleConfig {
@@ -152,53 +210,105 @@ mod tests {
     const PRE: BatchTrigger = BatchTrigger::Preflight;
 
     #[test]
-    fn fires_on_a_death_spiral_of_failed_turns_only() {
+    fn fires_on_a_death_spiral_of_turns_failed_for_their_size_only() {
+        let turn = |t: u32, over: bool| {
+            let call = if over {
+                overflow_event(t, compactsim_model::CallErrorClass::OverflowPhrase)
+            } else {
+                call_event(t, None, Some(compactsim_model::CallErrorClass::Transient))
+            };
+            [(call, None), (failed_event(t, false, 1), None)]
+        };
         let spiral: Vec<_> = (1..=FAILED_TURNS_IN_ROW_MAX + 1)
-            .map(|t| (failed_event(t, false, 1), None))
+            .flat_map(|t| turn(t, true))
             .collect();
         let fired = run_same(&mut inv(None), &[user(0)], &spiral);
         assert_eq!(fired.len(), 1);
-        assert_eq!(fired[0].0, FAILED_TURNS_IN_ROW_MAX);
-        let gaps: Vec<_> = (1..=8)
-            .map(|t| (failed_event(2 * t, false, 1), None))
-            .collect();
+        assert_eq!(fired[0].0, 2 * FAILED_TURNS_IN_ROW_MAX + 1);
+        let faults: Vec<_> = (1..=8).flat_map(|t| turn(t, false)).collect();
+        assert!(
+            run_same(&mut inv(None), &[user(0)], &faults).is_empty(),
+            "injected faults on requests that fit are no spiral"
+        );
+        let gaps: Vec<_> = (1..=8).flat_map(|t| turn(2 * t, true)).collect();
         assert!(run_same(&mut inv(None), &[user(0)], &gaps).is_empty());
     }
 
     #[test]
-    fn fires_on_an_automatic_pass_inside_the_cooldown_but_not_overflow() {
+    fn fires_on_an_automatic_pass_inside_an_observed_cooldown_but_not_overflow() {
+        let failed = || vec![served(false, 100, &[])];
         let steps = vec![
-            (failed_summary_at(1, PRE, 10_000), None),
-            (batch_at(1, BatchTrigger::Overflow, true, 20_000), None),
-            (batch_at(2, BatchTrigger::PostResponse, true, 69_999), None),
+            (batch_at(1, PRE, true, 10_000), None, failed()),
+            (
+                batch_at(1, BatchTrigger::Overflow, true, 20_000),
+                None,
+                vec![],
+            ),
+            (
+                batch_at(2, BatchTrigger::PostResponse, true, 69_999),
+                None,
+                vec![],
+            ),
         ];
-        let fired = run_same(&mut inv(None), &[user(0)], &steps);
+        let fired = run_served(&mut inv(None), &[user(0)], &steps);
         assert_eq!(fired.iter().map(|f| f.0).collect::<Vec<_>>(), [2]);
+        let mut labelled_only = steps.clone();
+        labelled_only[0] = (failed_summary_at(1, PRE, 10_000), None, vec![]);
+        assert!(
+            run_served(&mut inv(None), &[user(0)], &labelled_only).is_empty(),
+            "a failure only the pass reports arms nothing"
+        );
         let later = vec![
-            (failed_summary_at(1, PRE, 10_000), None),
-            (batch_at(2, PRE, true, 70_000), None),
+            (batch_at(1, PRE, true, 10_000), None, failed()),
+            (batch_at(2, PRE, true, 70_000), None, vec![]),
         ];
-        assert!(run_same(&mut inv(None), &[user(0)], &later).is_empty());
+        assert!(run_served(&mut inv(None), &[user(0)], &later).is_empty());
         let reset = vec![
-            (failed_summary_at(1, PRE, 10_000), None),
-            (reset_event(1), Some(vec![])),
-            (batch_at(2, PRE, true, 11_000), None),
+            (batch_at(1, PRE, true, 10_000), None, failed()),
+            (reset_event(1), Some(vec![]), vec![]),
+            (batch_at(2, PRE, true, 11_000), None, vec![]),
         ];
-        assert!(run_same(&mut inv(None), &[user(0)], &reset).is_empty());
+        assert!(run_served(&mut inv(None), &[user(0)], &reset).is_empty());
     }
 
     #[test]
-    fn fires_when_blocked_past_the_recovery_window() {
+    fn fires_when_starved_past_the_recovery_window_whatever_preflight_says() {
         let window = 300_000;
-        let blocked = |now| preflight_event(1, now, PreflightDecision::Blocked);
+        let huge = vec![user_sized(0, 8_000)];
+        // Whatever decision preflight reports: the messages are over the trigger and
+        // no pass runs.
+        let blocked = |now| preflight_event(1, now, PreflightDecision::BelowTrigger);
         let steps = vec![
             (blocked(0), None),
             (blocked(window + RECOVERY_SLACK_MS + 1), None),
         ];
-        let fired = run_same(&mut inv(Some(window)), &[user(0)], &steps);
+        let fired = run_same(&mut inv(Some(window)), &huge, &steps);
         assert_eq!(fired.len(), 1);
         assert!(
-            run_same(&mut inv(None), &[user(0)], &steps).is_empty(),
+            run_same(&mut inv(Some(window)), &[user(0)], &steps).is_empty(),
+            "under the trigger"
+        );
+        let cooling = vec![
+            (
+                batch_at(1, PRE, false, 0),
+                None,
+                vec![served(false, 100, &[])],
+            ),
+            (blocked(1), None, vec![]),
+            (blocked(window + RECOVERY_SLACK_MS + 2), None, vec![]),
+        ];
+        assert!(
+            run_served(&mut inv(Some(window)), &huge, &cooling).is_empty(),
+            "inside the longest cooldown after a failed call"
+        );
+        let reading_low = vec![
+            (blocked(0), None),
+            (call_event(1, Some(10), None), None),
+            (blocked(window + RECOVERY_SLACK_MS + 1), None),
+        ];
+        assert!(run_same(&mut inv(Some(window)), &huge, &reading_low).is_empty());
+        assert!(
+            run_same(&mut inv(None), &huge, &steps).is_empty(),
             "no window: V2"
         );
         let probed = vec![
@@ -207,6 +317,6 @@ mod tests {
             (blocked(window + 10), None),
             (blocked(2 * window), None),
         ];
-        assert!(run_same(&mut inv(Some(window)), &[user(0)], &probed).is_empty());
+        assert!(run_same(&mut inv(Some(window)), &huge, &probed).is_empty());
     }
 }

@@ -118,6 +118,7 @@ mod tests {
             event,
             before,
             after,
+            served: &[],
         }
     }
 
@@ -178,7 +179,16 @@ mod tests {
         let ev = absorbed(1, &[1, 2, 3]);
         let found = oracle.observe(&step(1, &ev, &start, &after));
         let ids: Vec<&str> = found.iter().map(|v| v.invariant.as_str()).collect();
-        assert_eq!(ids, ["one-marker-max", "user-turns-intact", "api-valid"]);
+        // Reply 5 went too, past kept user 4: two exchanges in one pass.
+        assert_eq!(
+            ids,
+            [
+                "one-marker-max",
+                "user-turns-intact",
+                "api-valid",
+                "exchange-absorbed-once"
+            ]
+        );
         assert!(found.iter().all(|v| v.step == 1 && v.turn == 1));
         assert_eq!(found[2].message, found[2].witness.facts[0]);
         let checked: Vec<u64> = oracle.checked().iter().map(|(_, n)| *n).collect();

@@ -4,11 +4,12 @@ use std::collections::BTreeMap;
 
 /// A batch pass never drops rows without a summary that takes their place (H-29559).
 ///
-/// On every committed batch pass: if a non-summary row of `before` is gone from
+/// On every batch pass, whatever outcome it reports (an "aborted" or "no-op" pass that
+/// drops rows is judged like any other): if a non-summary row of `before` is gone from
 /// `after`, then `after` holds a summary row written by this pass — one whose id is new
 /// or whose content changed. When the summarizer failed that row is the deterministic
-/// fallback (an explicit, reported policy); a pass that drops the window with no summary
-/// at all fails here, whatever the event claims. Other events are not checked.
+/// fallback (an explicit policy); a pass that drops the window with no summary at all
+/// fails here. Other events are not checked.
 #[derive(Debug, Default)]
 pub struct SummaryFailureSafe;
 
@@ -44,9 +45,6 @@ impl Invariant for SummaryFailureSafe {
         let Event::BatchPass(p) = t.event else {
             return None;
         };
-        if !t.event.is_committed_compaction() {
-            return None;
-        }
         let kept: std::collections::BTreeSet<_> = t.after.iter().map(|m| m.id).collect();
         let removed: Vec<(usize, &Message)> = t
             .before
@@ -58,10 +56,12 @@ impl Invariant for SummaryFailureSafe {
             return None;
         }
         let mut w = Witness::default().fact(format!(
-            "{} rows removed with no summary written (summary_failed={}, fallback={}) on {:?}",
+            "{} rows removed with no summary written (the pass reported {:?}, \
+             {} summarizer calls served, {} answered) on {:?}",
             removed.len(),
-            p.summary_failed,
-            p.fallback,
+            p.outcome,
+            t.served.len(),
+            t.served.iter().filter(|c| c.ok).count(),
             t.event
         ));
         for (i, m) in removed.into_iter().take(MAX_WITNESS_ROWS) {
@@ -116,10 +116,22 @@ mod tests {
         assert!(SummaryFailureSafe
             .observe(&transition(&pass(), &start(), &after))
             .is_none());
+        let noop = batch_event(1, BatchTrigger::Preflight, false);
+        assert!(SummaryFailureSafe
+            .observe(&transition(&noop, &start(), &start()))
+            .is_none());
+        let append = append_event(1);
+        assert!(SummaryFailureSafe
+            .observe(&transition(&append, &start(), &[user(4), reply(5)]))
+            .is_none());
+    }
+
+    #[test]
+    fn an_aborted_or_noop_label_does_not_excuse_a_dropped_window() {
         let dropped = vec![user(4), reply(5)];
         let noop = batch_event(1, BatchTrigger::Preflight, false);
         assert!(SummaryFailureSafe
             .observe(&transition(&noop, &start(), &dropped))
-            .is_none());
+            .is_some());
     }
 }

@@ -141,6 +141,7 @@ pub fn run(
             event,
             before,
             after,
+            served: &[],
         };
         if let Some(w) = inv.observe(&t) {
             fired.push((step as u32, w));
@@ -155,6 +156,34 @@ pub fn witness_ids(w: &Witness) -> Vec<u32> {
     w.rows.iter().map(|r| r.id.0).collect()
 }
 
+/// A summarizer call the harness served: answered (with `facts` in the summary) or
+/// failed; over `input_tokens` of new input.
+pub fn served(ok: bool, input_tokens: u32, facts: &[u32]) -> ServedCall {
+    let facts: Vec<FactId> = facts.iter().map(|&f| FactId(f)).collect();
+    ServedCall {
+        condense: false,
+        ok,
+        expanded: false,
+        latency_ms: 1_000,
+        input_tokens,
+        facts_in: facts.clone(),
+        facts_out: if ok { facts } else { vec![] },
+    }
+}
+
+/// A transition during which the harness served `calls`.
+pub fn transition_served<'a>(
+    event: &'a Event,
+    before: &'a [Message],
+    after: &'a [Message],
+    calls: &'a [ServedCall],
+) -> Transition<'a> {
+    Transition {
+        served: calls,
+        ..transition(event, before, after)
+    }
+}
+
 pub fn transition<'a>(
     event: &'a Event,
     before: &'a [Message],
@@ -165,6 +194,7 @@ pub fn transition<'a>(
         event,
         before,
         after,
+        served: &[],
     }
 }
 
@@ -231,6 +261,16 @@ pub fn call_event(turn: u32, usage: Option<u64>, error: Option<CallErrorClass>) 
     })
 }
 
+/// A provider call that failed because the request was over the window (ground truth),
+/// classified by the agent as `class`.
+pub fn overflow_event(turn: u32, class: CallErrorClass) -> Event {
+    let Event::ProviderCall(mut c) = call_event(turn, None, Some(class)) else {
+        unreachable!()
+    };
+    c.over_window = true;
+    Event::ProviderCall(c)
+}
+
 pub fn failed_event(turn: u32, exhausted: bool, removed: u32) -> Event {
     Event::TurnFailed {
         turn,
@@ -255,6 +295,35 @@ pub fn rotation_event(turn: u32, old: u32) -> Event {
     }
 }
 
+/// One step of [`run_served`]: the event, the list after it (`None`: unchanged) and the
+/// summarizer calls served during it.
+pub type ServedStep = (Event, Option<Vec<Message>>, Vec<ServedCall>);
+
+/// [`run_same`] with the summarizer calls the harness served at each step.
+pub fn run_served(
+    inv: &mut dyn Invariant,
+    initial: &[Message],
+    steps: &[ServedStep],
+) -> Vec<(u32, Witness)> {
+    let mut fired = Vec::new();
+    let mut current: Vec<Message> = initial.to_vec();
+    for (step, (event, after, calls)) in steps.iter().enumerate() {
+        let next = after.clone().unwrap_or_else(|| current.clone());
+        let t = Transition {
+            step: step as u32,
+            event,
+            before: &current,
+            after: if after.is_some() { &next } else { &current },
+            served: calls,
+        };
+        if let Some(w) = inv.observe(&t) {
+            fired.push((step as u32, w));
+        }
+        current = next;
+    }
+    fired
+}
+
 /// Feeds `steps` (event, transcript after it; `None` = unchanged, passed as the same
 /// slice) to `inv` from `initial`, returning each firing as (step, witness).
 pub fn run_same(
@@ -271,6 +340,7 @@ pub fn run_same(
                 event,
                 before: &current,
                 after: &current,
+                served: &[],
             }),
             Some(after) => {
                 let w = inv.observe(&Transition {
@@ -278,6 +348,7 @@ pub fn run_same(
                     event,
                     before: &current,
                     after,
+                    served: &[],
                 });
                 current = after.clone();
                 w

@@ -1,4 +1,4 @@
-use crate::class::{classify, EventClass};
+use crate::class::{changed, classify, EventClass};
 use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
 use compactsim_model::{tokens_rough_total, Event, Message, MsgId, Transition, Witness};
 use std::collections::BTreeMap;
@@ -33,7 +33,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
 /// by `max_tokens` (hermes-domain §2.3 step 6), so Hermes lets a batch pass with a long
 /// or expanded summary grow the transcript (#104331, #109681 are open).
 fn is_pass(event: &Event) -> bool {
-    matches!(classify(event), EventClass::Micro(_))
+    matches!(classify(event), EventClass::Micro)
 }
 
 impl Invariant for TokensNonGrowing {
@@ -49,17 +49,15 @@ impl Invariant for TokensNonGrowing {
         match classify(t.event) {
             // A fresh session pays its first marker's scaffolding again.
             EventClass::SessionReset => self.committed_passes = 0,
-            EventClass::OtherCompaction { committed: true } => self.batch_since = true,
+            EventClass::OtherCompaction if changed(t) => self.batch_since = true,
             _ => {}
         }
         if !is_pass(t.event) {
             return None;
         }
         let exempt = self.committed_passes == 0 || self.batch_since;
-        if t.event.is_committed_compaction() {
+        if changed(t) {
             self.batch_since = false;
-        }
-        if t.event.is_committed_compaction() {
             self.committed_passes = self.committed_passes.saturating_add(1);
         }
         if exempt {

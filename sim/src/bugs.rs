@@ -64,6 +64,10 @@ pub struct BugInfo {
     /// fix they revert); the self-test and the seeds run it with them, the oracle
     /// narrowed to `expected`. Empty for a switch that shows alone.
     pub requires: &'static [Bug],
+    /// The self-test's root seed for this switch when it is not the suite's: the
+    /// oracle judges observations only, and the default seed's suite never shows this
+    /// switch's harm observably (its symptom there is a decision label alone).
+    pub selftest_seed: Option<u64>,
 }
 
 /// Every bug switch, in the order `compactsim list bugs` prints them.
@@ -75,6 +79,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "marker spliced as a user row; the pre-send repair merges it into the real user row and its metadata is lost",
         expected: &["api-valid", "marker-contained", "tokens-non-growing"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H75345B,
@@ -83,6 +88,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "older micro markers are never superseded; near-duplicate summaries stack up every pass",
         expected: &["one-marker-max", "tokens-non-growing"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::HMCursor,
@@ -91,6 +97,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "cursor set to the pre-splice exchange end; the next pass skips exchanges on tool-heavy shapes",
         expected: &["exchange-absorbed-once", "api-valid"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::HMResume,
@@ -99,6 +106,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "a restarted process starts with an empty rolling summary and supersedes the marker holding all history",
         expected: &["marker-contained"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::HMDefrag,
@@ -107,6 +115,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "defrag splices the whole compressible window into the marker, dropping every user turn in it",
         expected: &["user-turns-intact"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H11996,
@@ -115,6 +124,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "protect_first_n re-protects the first messages on every pass; they become immortal and the head never decays",
         expected: &["head-protected"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H10896,
@@ -123,6 +133,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "no last-user anchor: the newest real user message can fall into the summarized middle",
         expected: &["user-turns-intact"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H29559,
@@ -131,6 +142,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "a network error during summary generation drops the middle window with no summary instead of aborting",
         expected: &["summary-failure-safe", "marker-contained"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H52160,
@@ -139,6 +151,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "summary role ignores the first-visible-user rule; after a system-only or empty head it can be the first visible row as assistant",
         expected: &["api-valid"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H58753,
@@ -147,6 +160,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "summary role ignores user survival: with no user row left in head or tail the summary is an assistant note and the request has zero user rows",
         expected: &["api-valid"],
         requires: &[Bug::H10896],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H11762,
@@ -155,6 +169,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "long tool-call arguments are cut at a fixed offset instead of per string leaf, leaving invalid JSON",
         expected: &["api-valid"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H35054,
@@ -163,6 +178,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "preflight compares the rough (schema-inflated) estimate with the trigger directly, never deferring to real usage nor consulting anti-thrash; after a compaction the rough estimate stands in for real usage",
         expected: &["bounded-compaction"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H27404,
@@ -171,6 +187,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "preflight only runs when the list has more than protect_first_n + protect_last_n + 1 messages, so a few huge messages never compact at turn start",
         expected: &["preflight-evaluated"],
         requires: &[],
+        selftest_seed: Some(1),
     },
     BugInfo {
         bug: Bug::H40803,
@@ -179,6 +196,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "compress() returns unchanged without a strike when there is nothing to compress, so every turn re-fires a no-op compaction",
         expected: &["bounded-compaction"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H11529,
@@ -187,6 +205,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "no cooldown gate in should_compress: after a failed summary every turn re-fires compaction while the cooldown is active",
         expected: &["no-infinite-loop"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H2153,
@@ -195,6 +214,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "after a disconnect the usage is 0 and should_compress(0) never fires; disconnects on large sessions are retried as transient, a death spiral of failed turns",
         expected: &["no-infinite-loop"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H14694,
@@ -203,6 +223,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "the anti-thrash block is a permanent latch with no recovery probe, even after the recovery window",
         expected: &["no-infinite-loop"],
         requires: &[],
+        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H57771,
@@ -211,6 +232,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "legacy rotation (in_place: false) forks a new session id even when the compaction made no progress",
         expected: &["bounded-compaction"],
         requires: &[],
+        selftest_seed: None,
     },
 ];
 

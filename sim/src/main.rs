@@ -41,6 +41,10 @@ struct CaseFlags {
     /// Anti-thrash policy of the agent loop: v1, v2 or v2.2 (default: the era's).
     #[arg(long = "anti-thrash", value_name = "POLICY")]
     anti_thrash: Option<String>,
+    /// The compactor under test, an axis separate from --strategy (default: reference,
+    /// the Rust models with their bug switches).
+    #[arg(long, default_value = "reference")]
+    compactor: String,
 }
 
 #[derive(Subcommand)]
@@ -188,14 +192,17 @@ impl CaseFlags {
 }
 
 fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
-    CaseParams::parse_with(
+    let mut params = CaseParams::parse_with(
         f.seed.unwrap_or(args::SEED_DEFAULT),
         f.passes.unwrap_or(args::PASSES_DEFAULT),
         f.strategy.as_deref().unwrap_or(args::STRATEGY_DEFAULT),
         f.era.as_deref(),
         f.anti_thrash.as_deref(),
         &f.bugs,
-    )
+    )?;
+    params.compactor = compactsim::compactor::choice::CompactorChoice::parse(&f.compactor)
+        .map_err(Failure::bad_input)?;
+    Ok(params)
 }
 
 /// `FILE` with case flags is bad input: the file says every one of them.

@@ -3,7 +3,8 @@
 //! the same seed whatever the job count, and memory does not grow with the case count.
 
 use crate::bugs::BugSet;
-use crate::engine::{run_case, CaseResult, CaseSpec, Record};
+use crate::compactor::choice::CompactorChoice;
+use crate::engine::{run_case_with, CaseResult, CaseSpec, Record};
 use crate::strategy::Strategy;
 use rayon::prelude::*;
 
@@ -20,6 +21,7 @@ pub struct Suite {
     pub passes: u32,
     pub strategy: Strategy,
     pub bugs: BugSet,
+    pub compactor: CompactorChoice,
 }
 
 impl Suite {
@@ -44,11 +46,12 @@ pub fn run_suite(
     sink: impl FnMut(CaseResult) -> bool,
 ) -> Result<(), String> {
     let end = suite.case_first + suite.cases;
-    run_cases(
+    run_cases_with(
         suite.case_first..end,
         jobs,
         record,
         |case| suite.spec(case),
+        &suite.compactor,
         sink,
     )
 }
@@ -60,6 +63,19 @@ pub fn run_cases(
     jobs: usize,
     record: Record,
     spec_of: impl Fn(u32) -> CaseSpec + Sync,
+    sink: impl FnMut(CaseResult) -> bool,
+) -> Result<(), String> {
+    let reference = CompactorChoice::Reference;
+    run_cases_with(cases, jobs, record, spec_of, &reference, sink)
+}
+
+/// [`run_cases`] with the compactor under test chosen by `compactor`.
+pub fn run_cases_with(
+    cases: std::ops::Range<u32>,
+    jobs: usize,
+    record: Record,
+    spec_of: impl Fn(u32) -> CaseSpec + Sync,
+    compactor: &CompactorChoice,
     mut sink: impl FnMut(CaseResult) -> bool,
 ) -> Result<(), String> {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -73,7 +89,7 @@ pub fn run_cases(
         let results: Vec<CaseResult> = pool.install(|| {
             (first..last)
                 .into_par_iter()
-                .map(|case| run_case(&spec_of(case), record))
+                .map(|case| run_case_with(&spec_of(case), record, &|r| compactor.make(r)))
                 .collect()
         });
         for r in results {

@@ -71,7 +71,7 @@ pub fn spec(info: &BugInfo, suite: SelftestSuite, case: u32) -> Result<CaseSpec,
         ..CasePlan::default()
     };
     Ok(CaseSpec {
-        root_seed: suite.seed,
+        root_seed: info.selftest_seed.unwrap_or(suite.seed),
         case,
         passes: suite.passes,
         strategy: Strategy::parse(info.strategy)?,

@@ -6,9 +6,15 @@ use common::{arg, compactsim, scratch};
 
 /// FNV-1a 64 of `report.json` of `compactsim run --cases 64`, written at the commit before
 /// case plans, scenario files and shrinking were added (12,509 bytes). Update it only for
-/// an intended change of what the default suite does.
-const REPORT_64_FNV1A: u64 = 0x2cd8_9450_1a3b_2fbc;
-const REPORT_64_BYTES: usize = 12_509;
+/// an intended change of what the default suite does. Updated by the compactor seam: the
+/// one micro driver reports the repair only when it changed something, so the micro
+/// suite has fewer transitions (9,466 -> 6,324) and checks; every verdict is the same.
+/// exchange-absorbed-once now judges every micro pass, not only those labelled absorbed
+/// (1,350 -> 3,142 checks). A micro-only case now ends when its transcript exceeds the
+/// model window (cases 15 and 61 grew to 796,818 and 182,600 tokens before; 12,508
+/// bytes).
+const REPORT_64_FNV1A: u64 = 0x1faf_cd94_9af8_8cb7;
+const REPORT_64_BYTES: usize = 12_508;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {

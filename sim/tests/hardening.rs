@@ -329,11 +329,18 @@ fn row_15_a_shard_without_cases_is_bad_input() {
 
 #[test]
 fn row_16_a_case_that_grows_without_bound_ends_at_its_work_budget_as_liveness() {
-    let text = "format = 1\npasses = 10000\nturns_max = 100000\nexpect = { exit = \"liveness\" }\n[summarizer]\nexpansion_per_mille = 1000\n";
+    // The agent loop keeps its transcript under the window (compaction, resets), so a
+    // case of 100,000 turns runs until the work budget ends it.
+    let text = "format = 1\nstrategy = \"batch\"\npasses = 10000\nturns_max = 100000\nexpect = { exit = \"liveness\" }\n[summarizer]\nexpansion_per_mille = 1000\n";
     let e = scenario("r16", text).expect(0, "");
     assert!(
         e.stdout.contains("liveness no-infinite-loop"),
         "{}",
         e.stdout
     );
+    // A micro-only case whose summaries always expand grows until its transcript passes
+    // the model window, where a real agent could send nothing: it ends there, clean.
+    let text = "format = 1\npasses = 10000\nturns_max = 100000\nexpect = \"clean\"\n[summarizer]\nexpansion_per_mille = 1000\n";
+    let e = scenario("r16-micro", text).expect(0, "");
+    assert!(e.stdout.contains("1 hold"), "{}", e.stdout);
 }

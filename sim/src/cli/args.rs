@@ -3,6 +3,7 @@
 use super::exit::Failure;
 use crate::agent::{AntiThrashPolicy, Era, LoopOptions};
 use crate::bugs::{Bug, BugSet};
+use crate::compactor::choice::CompactorChoice;
 use crate::runner::Suite;
 use crate::scenario::switch_acts_under;
 use crate::strategy::Strategy;
@@ -25,6 +26,8 @@ pub struct CaseParams {
     pub passes: u32,
     pub strategy: Strategy,
     pub bugs: BugSet,
+    /// `--compactor`: the compactor under test (an axis separate from the strategy).
+    pub compactor: CompactorChoice,
 }
 
 impl CaseParams {
@@ -105,6 +108,7 @@ impl CaseParams {
             passes,
             strategy,
             bugs: BugSet::of(&bugs),
+            compactor: CompactorChoice::Reference,
         })
     }
 
@@ -119,6 +123,9 @@ impl CaseParams {
         }
         for b in self.bugs.iter() {
             s.push_str(&format!(" --bug {b}"));
+        }
+        if self.compactor != CompactorChoice::Reference {
+            s.push_str(&format!(" --compactor {}", self.compactor));
         }
         s
     }
@@ -136,6 +143,7 @@ impl CaseParams {
             passes: self.passes,
             strategy: self.strategy,
             bugs: self.bugs.clone(),
+            compactor: self.compactor.clone(),
         }
     }
 }

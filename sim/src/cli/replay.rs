@@ -2,14 +2,17 @@
 
 use super::args::CaseParams;
 use super::exit::Exit;
-use crate::engine::{describe, run_case, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record};
+use crate::engine::{
+    describe, run_case_with, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record,
+};
 use std::fmt::Write;
 
 /// The replay output and its exit code.
 pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
     let suite = params.suite(case, 1);
     let spec = suite.spec(case);
-    let r = run_case(&spec, Record { trace: true });
+    let make = |r| params.compactor.make(r);
+    let r = run_case_with(&spec, Record { trace: true }, &make);
     let mut out = String::new();
     let _ = writeln!(
         out,

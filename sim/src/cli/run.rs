@@ -2,7 +2,7 @@
 
 use super::args::{CaseParams, Shard};
 use super::exit::{Exit, Failure};
-use crate::engine::{counters, run_case, CaseOutcome, CaseResult, CaseSpec, Record};
+use crate::engine::{counters, CaseOutcome, CaseResult, CaseSpec, Record};
 use crate::runner::run_suite;
 use crate::shapes::Family;
 use crate::shrink;
@@ -254,7 +254,9 @@ pub fn agent_line(coverage: &std::collections::BTreeMap<String, u64>) -> String 
 
 /// The trace of the last turns of a case (rerun deterministically with the trace on).
 fn last_turns(params: &CaseParams, case: u32) -> Vec<String> {
-    let r = run_case(&params.suite(case, 1).spec(case), Record { trace: true });
+    let spec = params.suite(case, 1).spec(case);
+    let make = |r| params.compactor.make(r);
+    let r = crate::engine::run_case_with(&spec, Record { trace: true }, &make);
     let last = r.trace.last().map_or(0, |l| l.event.turn());
     let from = last.saturating_sub(LIVENESS_TRACE_TURNS - 1);
     r.trace

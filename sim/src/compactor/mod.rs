@@ -2,6 +2,9 @@
 
 pub mod batch;
 pub mod boundaries;
+pub mod choice;
 pub mod micro;
+pub mod reference;
 pub mod repair;
+pub mod seam;
 pub mod threshold;

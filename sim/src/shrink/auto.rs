@@ -21,6 +21,8 @@ fn replay_command(spec: &CaseSpec) -> Option<String> {
             passes: spec.passes,
             strategy: spec.strategy,
             bugs: spec.bugs.clone(),
+            // Shrinking drives the reference compactor (see `engine::run_case`).
+            compactor: Default::default(),
         }
         .repro(spec.case)
     })

@@ -5,8 +5,8 @@
 
 use super::{exchange, MicroCompactor, Window};
 use crate::bugs::Bug;
+use crate::compactor::seam::SummaryBackend;
 use crate::ids::IdAlloc;
-use crate::summarizer::Summarizer;
 use compactsim_model::{Message, MicroOutcome, MicroPass};
 
 /// Every complete exchange from `first` on, before the tail, in order.
@@ -33,7 +33,7 @@ impl MicroCompactor {
         w: &Window,
         first: (usize, usize),
         cumulative: bool,
-        summarizer: &mut Summarizer,
+        summarizer: &mut dyn SummaryBackend,
         ids: &mut IdAlloc,
         ev: &mut MicroPass,
     ) {

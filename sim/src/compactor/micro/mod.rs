@@ -17,8 +17,9 @@ pub use config::*;
 
 use crate::bugs::{Bug, BugSet};
 use crate::compactor::boundaries::{head_end, tail_start};
+use crate::compactor::seam::SummaryBackend;
 use crate::ids::IdAlloc;
-use crate::summarizer::{RollingSummary, Summarizer};
+use crate::summarizer::RollingSummary;
 use compactsim_model::{Message, MicroOutcome, MicroPass, MsgId};
 
 /// In-memory state of the micro compactor; all of it is lost on a process restart.
@@ -79,7 +80,7 @@ impl MicroCompactor {
         &mut self,
         msgs: &mut Vec<Message>,
         turn: u32,
-        summarizer: &mut Summarizer,
+        summarizer: &mut dyn SummaryBackend,
         ids: &mut IdAlloc,
     ) -> MicroPass {
         self.state.invocations += 1;
@@ -119,7 +120,7 @@ impl MicroCompactor {
         &mut self,
         msgs: &mut Vec<Message>,
         w: &Window,
-        summarizer: &mut Summarizer,
+        summarizer: &mut dyn SummaryBackend,
         ids: &mut IdAlloc,
         ev: &mut MicroPass,
     ) {
@@ -219,7 +220,7 @@ impl MicroCompactor {
         &mut self,
         msgs: &mut Vec<Message>,
         w: &Window,
-        summarizer: &mut Summarizer,
+        summarizer: &mut dyn SummaryBackend,
         ids: &mut IdAlloc,
         ev: &mut MicroPass,
     ) {
