@@ -20,6 +20,7 @@ mod oracle;
 mod preflight_evaluated;
 mod summary_failure_safe;
 mod testkit;
+pub mod threshold;
 mod tokens_non_growing;
 mod user_turns_batch;
 mod user_turns_intact;

@@ -122,4 +122,48 @@ mod tests {
             10_000
         );
     }
+
+    /// The model's derivation agrees with the oracle's own statement of the spec
+    /// (`compactsim_invariants::threshold`) on every window and configuration tried.
+    #[test]
+    fn agrees_with_the_oracles_derivation() {
+        use compactsim_invariants::threshold::{trigger_tokens, TriggerSpec};
+        let configs = [
+            ThresholdConfig::V0_19_0,
+            ThresholdConfig {
+                threshold_tokens_cap: Some(256_000),
+                ..ThresholdConfig::V0_19_0
+            },
+            ThresholdConfig {
+                threshold_per_mille: 900,
+                max_output_tokens: Some(8_000),
+                ..ThresholdConfig::V0_19_0
+            },
+            ThresholdConfig {
+                threshold_per_mille: 100,
+                threshold_tokens_cap: Some(50_000),
+                max_output_tokens: Some(120_000),
+                ..ThresholdConfig::V0_19_0
+            },
+        ];
+        let mut windows: Vec<u32> = (0..=2_100_000).step_by(7_919).collect();
+        windows.extend([
+            0, 1, 63_999, 64_000, 64_001, 511_999, 512_000, 75_294, 75_295,
+        ]);
+        for config in configs {
+            for &window in &windows {
+                let spec = TriggerSpec {
+                    context_length: window,
+                    threshold_per_mille: config.threshold_per_mille,
+                    threshold_tokens_cap: config.threshold_tokens_cap,
+                    max_output_tokens: config.max_output_tokens,
+                };
+                assert_eq!(
+                    derive(window, config).trigger_tokens,
+                    trigger_tokens(spec),
+                    "window {window}, {config:?}"
+                );
+            }
+        }
+    }
 }

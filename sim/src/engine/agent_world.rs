@@ -22,6 +22,7 @@ use crate::compactor::reference::Reference;
 use crate::provider::{Provider, ProviderOutcome};
 use crate::strategy::Strategy;
 use crate::summarizer::Summarizer;
+use compactsim_invariants::threshold::TriggerSpec;
 use compactsim_invariants::{Oracle, OracleConfig};
 use compactsim_model::{tokens_rough_total, Message};
 
@@ -29,7 +30,6 @@ use compactsim_model::{tokens_rough_total, Message};
 /// agent is bounded far below this; exceeding it is a liveness failure.
 pub const STEPS_PER_TURN_BUDGET: u32 = 512;
 
-/// The oracle's contract parameters for an agent case.
 /// Every invariant id of the catalogue.
 fn all_ids() -> Vec<&'static str> {
     compactsim_invariants::catalogue()
@@ -38,14 +38,28 @@ fn all_ids() -> Vec<&'static str> {
         .collect()
 }
 
+/// The oracle's contract parameters for an agent case, from its declared
+/// configuration: the trigger through the oracle's own derivation
+/// ([`compactsim_invariants::threshold`]), never the compactor's.
 pub fn oracle_config(config: &AgentConfig) -> OracleConfig {
     OracleConfig {
         protect_first_n: config.batch.protect_first_n,
-        trigger_tokens: config.trigger_tokens(),
+        trigger_tokens: compactsim_invariants::threshold::trigger_tokens(trigger_spec(config)),
         max_attempts: config.max_attempts,
         request_overhead_tokens: config.overhead_rough_tokens,
         recovery_window_ms: (config.policy() == AntiThrashPolicy::V2_2)
             .then_some(RECOVERY_WINDOW_MS),
+    }
+}
+
+/// The declared keys that decide the trigger of `config`'s case.
+pub fn trigger_spec(config: &AgentConfig) -> TriggerSpec {
+    let declared = config.options.era.threshold_config();
+    TriggerSpec {
+        context_length: config.thresholds.context_length,
+        threshold_per_mille: declared.threshold_per_mille,
+        threshold_tokens_cap: declared.threshold_tokens_cap,
+        max_output_tokens: declared.max_output_tokens,
     }
 }
 

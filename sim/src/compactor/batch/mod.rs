@@ -187,10 +187,21 @@ impl BatchOutcome {
         }
     }
 
-    fn noop(mut self, state: &mut BatchState, reason: NoOpReason) -> Self {
+    /// This pass as a no-op: `messages` (the list it was given) must be untouched.
+    fn noop(mut self, state: &mut BatchState, reason: NoOpReason, messages: &[Message]) -> Self {
+        self.debug_assert_untouched(messages);
         state.record_noop();
         self.result = PassResult::NoOp(reason);
         self
+    }
+
+    /// CONTRACT: an aborted or no-op pass leaves the list as it found it.
+    fn debug_assert_untouched(&self, messages: &[Message]) {
+        debug_assert_eq!(
+            (messages.len() as u32, tokens_rough_total(messages)),
+            (self.messages_before, self.tokens_before),
+            "an aborted or no-op pass changed the list"
+        );
     }
 
     fn finish(mut self, before: &[Message], after: &[Message], result: PassResult) -> Self {
@@ -254,7 +265,7 @@ pub fn compress(
     let head_end = boundaries::head_end(messages, config, state);
     out.head_end = head_end as u32;
     if messages.len() <= head_end + MIN_MIDDLE_MESSAGES + 1 {
-        return out.noop(state, NoOpReason::TooFewMessages);
+        return out.noop(state, NoOpReason::TooFewMessages, messages);
     }
     let mut work = messages.clone();
     let prune_tail = shared::tail_start(
@@ -267,15 +278,16 @@ pub fn compress(
     let window = boundaries::window(&work, head_end, config);
     (out.compress_start, out.compress_end) = (window.start as u32, window.end as u32);
     if window.is_empty() {
-        return out.noop(state, NoOpReason::NothingToCompress);
+        return out.noop(state, NoOpReason::NothingToCompress, messages);
     }
     let source = summary::rehydrate(&work, &window, state);
     if source.rows.is_empty() {
-        return out.noop(state, NoOpReason::NothingNew);
+        return out.noop(state, NoOpReason::NothingNew, messages);
     }
     let written = match summarize(&mut out, &work, &source, config, state, backend, now_ms) {
         Ok(written) => written,
         Err(reason) => {
+            out.debug_assert_untouched(messages);
             out.result = PassResult::Aborted(reason);
             return out;
         }

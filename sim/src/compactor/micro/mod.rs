@@ -187,12 +187,23 @@ impl MicroCompactor {
         let at = splice::replace_ranges(msgs, ranges, new_marker);
         if supersede && !self.bugs.has(Bug::H75345B) {
             splice::supersede_others(msgs, at);
+            debug_assert!(
+                !self.bugs.is_empty() || marker::count(msgs) == 1,
+                "supersede left {} micro markers",
+                marker::count(msgs)
+            );
         }
         self.state.cursor = if self.bugs.has(Bug::HMCursor) {
             ranges.last().map_or(at + 1, |r| r.1)
         } else {
             splice::one_past_last_marker(msgs)
         };
+        debug_assert!(
+            self.state.cursor <= msgs.len(),
+            "cursor {} past the list of {}",
+            self.state.cursor,
+            msgs.len()
+        );
         self.state.rolling = summary;
         self.state.failures = None;
     }
