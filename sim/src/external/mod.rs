@@ -12,3 +12,6 @@ pub mod wire;
 
 pub use error::{AdapterFailure, FailureKind};
 pub use session::{AdapterSpec, Reply, Session, SummarizeCall, SummaryService, DEFAULT_TIMEOUT_MS};
+
+#[cfg(test)]
+mod tests;
