@@ -278,6 +278,23 @@ impl Event {
     }
 }
 
+/// One summarizer call the harness served during a transition. The harness *is* the
+/// summarizer, so this is an observation, not a compactor's report.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct ServedCall {
+    /// A condense (defrag) call: the summary re-summarized alone.
+    pub condense: bool,
+    /// The call returned a summary (not an error, empty output or a cut-off one).
+    pub ok: bool,
+    /// The summary returned is larger than its input (the expansion fault).
+    pub expanded: bool,
+    pub latency_ms: u64,
+    /// Facts the call was given (input rows' facts plus the previous summary's).
+    pub facts_in: Vec<crate::ids::FactId>,
+    /// Facts of the summary returned (empty when the call failed).
+    pub facts_out: Vec<crate::ids::FactId>,
+}
+
 /// What an invariant observes: one event and the message list around it.
 #[derive(Clone, Copy, Debug)]
 pub struct Transition<'a> {

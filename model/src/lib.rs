@@ -12,7 +12,7 @@ pub mod verdict;
 pub use content::{Content, Segment, MERGE_SEPARATOR};
 pub use event::{
     BatchPass, BatchPassOutcome, BatchTrigger, CallErrorClass, Event, MicroOutcome, MicroPass,
-    Preflight, PreflightDecision, ProviderCall, Transition,
+    Preflight, PreflightDecision, ProviderCall, ServedCall, Transition,
 };
 pub use ids::{CallId, FactId, MsgId};
 pub use message::{tokens_real_total, tokens_rough_total, Flags, Message, Role, ToolCall};

@@ -6,8 +6,10 @@ use common::{arg, compactsim, scratch};
 
 /// FNV-1a 64 of `report.json` of `compactsim run --cases 64`, written at the commit before
 /// case plans, scenario files and shrinking were added (12,509 bytes). Update it only for
-/// an intended change of what the default suite does.
-const REPORT_64_FNV1A: u64 = 0x2cd8_9450_1a3b_2fbc;
+/// an intended change of what the default suite does. Updated by the compactor seam: the
+/// one micro driver reports the repair only when it changed something, so the micro
+/// suite has fewer transitions (9,466 -> 6,324) and checks; every verdict is the same.
+const REPORT_64_FNV1A: u64 = 0x5c32_67bb_6306_69d5;
 const REPORT_64_BYTES: usize = 12_509;
 
 fn fnv1a(bytes: &[u8]) -> u64 {

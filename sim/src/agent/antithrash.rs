@@ -15,7 +15,7 @@
 
 use super::era::AntiThrashPolicy;
 use crate::bugs::{Bug, BugSet};
-use crate::compactor::batch::{BatchOutcome, BatchState, PassResult};
+use compactsim_model::BatchPassOutcome;
 use serde::Serialize;
 
 /// `_ANTI_THRASH_RECOVERY_SECONDS`: a blocked session gets a probe after this long.
@@ -26,6 +26,15 @@ pub const STRIKES_TO_BLOCK: u32 = 2;
 pub const FALLBACK_STREAK_TO_BLOCK: u32 = 2;
 /// V1: a pass saving less than this share of the rough tokens (per mille) is ineffective.
 pub const V1_SAVINGS_MIN_PER_MILLE: u64 = 100;
+
+/// One pass as the guard sees it: the compactor's outcome and the rough tokens of the
+/// list before and after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PassSeen {
+    pub outcome: BatchPassOutcome,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
 
 /// What the guard says about automatic compaction now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -69,20 +78,19 @@ impl AntiThrash {
         self.strikes
     }
 
-    fn blocked_now(&self, batch: &BatchState) -> bool {
+    fn blocked_now(&self, fallback_streak: u32) -> bool {
         self.latched
             || match self.policy {
                 AntiThrashPolicy::V1 => false,
                 AntiThrashPolicy::V2 | AntiThrashPolicy::V2_2 => {
-                    self.strikes >= STRIKES_TO_BLOCK
-                        || batch.fallback_streak >= FALLBACK_STREAK_TO_BLOCK
+                    self.strikes >= STRIKES_TO_BLOCK || fallback_streak >= FALLBACK_STREAK_TO_BLOCK
                 }
             }
     }
 
     /// Re-reads the block after a change; true when a block just began.
-    fn refresh(&mut self, batch: &BatchState, now_ms: u64) -> bool {
-        let blocked = self.blocked_now(batch);
+    fn refresh(&mut self, fallback_streak: u32, now_ms: u64) -> bool {
+        let blocked = self.blocked_now(fallback_streak);
         if blocked && self.permanent_latch {
             self.latched = true;
         }
@@ -99,9 +107,9 @@ impl AntiThrash {
         }
     }
 
-    /// The gate at `now_ms`.
-    pub fn gate(&self, batch: &BatchState, now_ms: u64) -> Gate {
-        if !self.blocked_now(batch) {
+    /// The gate at `now_ms`, given the compactor's fallback-summary streak.
+    pub fn gate(&self, fallback_streak: u32, now_ms: u64) -> Gate {
+        if !self.blocked_now(fallback_streak) {
             return Gate::Open;
         }
         let recovers = self.policy == AntiThrashPolicy::V2_2 && !self.permanent_latch;
@@ -117,11 +125,11 @@ impl AntiThrash {
     }
 
     /// Feeds one pass (any trigger). True when a block just began.
-    pub fn on_pass(&mut self, out: &BatchOutcome, batch: &BatchState, now_ms: u64) -> bool {
-        match out.result {
-            PassResult::NoOp(_) if !self.no_strike_on_noop => self.strikes += 1,
-            PassResult::NoOp(_) | PassResult::Aborted(_) => {}
-            PassResult::Compacted { .. } => match self.policy {
+    pub fn on_pass(&mut self, out: PassSeen, fallback_streak: u32, now_ms: u64) -> bool {
+        match out.outcome {
+            BatchPassOutcome::NoOp if !self.no_strike_on_noop => self.strikes += 1,
+            BatchPassOutcome::NoOp | BatchPassOutcome::Aborted => {}
+            BatchPassOutcome::Compacted => match self.policy {
                 AntiThrashPolicy::V1 => {
                     let saved = out.tokens_before.saturating_sub(out.tokens_after);
                     let low = saved * 1000 < out.tokens_before * V1_SAVINGS_MIN_PER_MILLE;
@@ -133,7 +141,7 @@ impl AntiThrash {
         if self.policy == AntiThrashPolicy::V1 && self.strikes >= STRIKES_TO_BLOCK {
             self.latched = true;
         }
-        self.refresh(batch, now_ms)
+        self.refresh(fallback_streak, now_ms)
     }
 
     /// Feeds one real usage reading. True when a block just began.
@@ -141,7 +149,7 @@ impl AntiThrash {
         &mut self,
         usage_tokens: u64,
         trigger_tokens: u32,
-        batch: &BatchState,
+        fallback_streak: u32,
         now_ms: u64,
     ) -> bool {
         if self.policy != AntiThrashPolicy::V1 {
@@ -153,70 +161,65 @@ impl AntiThrash {
             }
             self.verdict_pending = false;
         }
-        self.refresh(batch, now_ms)
+        self.refresh(fallback_streak, now_ms)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compactor::batch::NoOpReason;
 
-    fn outcome(result: PassResult, before: u64, after: u64) -> BatchOutcome {
-        BatchOutcome {
-            result,
+    fn outcome(outcome: BatchPassOutcome, before: u64, after: u64) -> PassSeen {
+        PassSeen {
+            outcome,
+            tokens_before: before,
             tokens_after: after,
-            ..BatchOutcome::unchanged(10, before)
         }
     }
 
-    const COMPACTED: PassResult = PassResult::Compacted { fallback: false };
-    const NOOP: PassResult = PassResult::NoOp(NoOpReason::NothingToCompress);
+    const COMPACTED: BatchPassOutcome = BatchPassOutcome::Compacted;
+    const NOOP: BatchPassOutcome = BatchPassOutcome::NoOp;
     const TRIGGER: u32 = 1_000;
 
     #[test]
     fn v2_blocks_on_two_failed_verdicts_and_a_low_reading_unblocks() {
-        let s = BatchState::default();
+        let s = 0;
         let mut g = AntiThrash::new(AntiThrashPolicy::V2, &BugSet::none());
-        g.on_pass(&outcome(COMPACTED, 100, 50), &s, 0);
-        assert!(!g.on_reading(1_200, TRIGGER, &s, 1));
-        assert_eq!(g.gate(&s, 1), Gate::Open);
-        g.on_pass(&outcome(COMPACTED, 100, 50), &s, 2);
+        g.on_pass(outcome(COMPACTED, 100, 50), s, 0);
+        assert!(!g.on_reading(1_200, TRIGGER, s, 1));
+        assert_eq!(g.gate(s, 1), Gate::Open);
+        g.on_pass(outcome(COMPACTED, 100, 50), s, 2);
         assert!(
-            g.on_reading(1_100, TRIGGER, &s, 3),
+            g.on_reading(1_100, TRIGGER, s, 3),
             "second failed verdict blocks"
         );
         assert_eq!(
-            g.gate(&s, 3 + RECOVERY_WINDOW_MS),
+            g.gate(s, 3 + RECOVERY_WINDOW_MS),
             Gate::Blocked,
             "V2 never probes"
         );
-        g.on_reading(999, TRIGGER, &s, 4);
-        assert_eq!(g.gate(&s, 4), Gate::Open);
-        let streak = BatchState {
-            fallback_streak: 2,
-            ..BatchState::default()
-        };
-        assert_eq!(g.gate(&streak, 5), Gate::Blocked);
+        g.on_reading(999, TRIGGER, s, 4);
+        assert_eq!(g.gate(s, 4), Gate::Open);
+        assert_eq!(g.gate(FALLBACK_STREAK_TO_BLOCK, 5), Gate::Blocked);
     }
 
     #[test]
     fn v2_2_probes_after_the_window_and_h14694_latches() {
-        let s = BatchState::default();
+        let s = 0;
         for (bugs, probes) in [(BugSet::none(), true), (BugSet::of(&[Bug::H14694]), false)] {
             let mut g = AntiThrash::new(AntiThrashPolicy::V2_2, &bugs);
-            g.on_pass(&outcome(NOOP, 100, 100), &s, 0);
-            assert!(g.on_pass(&outcome(NOOP, 100, 100), &s, 10));
-            assert_eq!(g.gate(&s, 10 + RECOVERY_WINDOW_MS - 1), Gate::Blocked);
+            g.on_pass(outcome(NOOP, 100, 100), s, 0);
+            assert!(g.on_pass(outcome(NOOP, 100, 100), s, 10));
+            assert_eq!(g.gate(s, 10 + RECOVERY_WINDOW_MS - 1), Gate::Blocked);
             let late = 10 + RECOVERY_WINDOW_MS;
             let want = if probes { Gate::Probe } else { Gate::Blocked };
-            assert_eq!(g.gate(&s, late), want);
+            assert_eq!(g.gate(s, late), want);
             g.take_probe(late);
-            assert_eq!(g.gate(&s, late + 1), Gate::Blocked);
-            g.on_reading(10, TRIGGER, &s, late + 2);
+            assert_eq!(g.gate(s, late + 1), Gate::Blocked);
+            g.on_reading(10, TRIGGER, s, late + 2);
             let after = if probes { Gate::Open } else { Gate::Blocked };
             assert_eq!(
-                g.gate(&s, late + 2),
+                g.gate(s, late + 2),
                 after,
                 "low reading unblocks unless latched"
             );
@@ -225,24 +228,20 @@ mod tests {
 
     #[test]
     fn noop_strikes_unless_h40803_and_v1_latches_on_low_savings() {
-        let s = BatchState::default();
+        let s = 0;
         let mut g = AntiThrash::new(AntiThrashPolicy::V2, &BugSet::of(&[Bug::H40803]));
         for t in 0..5 {
-            g.on_pass(&outcome(NOOP, 100, 100), &s, t);
+            g.on_pass(outcome(NOOP, 100, 100), s, t);
         }
-        assert_eq!((g.strikes(), g.gate(&s, 9)), (0, Gate::Open));
+        assert_eq!((g.strikes(), g.gate(s, 9)), (0, Gate::Open));
         let mut v1 = AntiThrash::new(AntiThrashPolicy::V1, &BugSet::none());
-        v1.on_pass(&outcome(COMPACTED, 1_000, 950), &s, 0);
-        v1.on_pass(&outcome(COMPACTED, 1_000, 500), &s, 1);
-        assert_eq!(v1.gate(&s, 1), Gate::Open, "a good pass resets the streak");
-        v1.on_pass(&outcome(COMPACTED, 1_000, 950), &s, 2);
-        v1.on_pass(&outcome(NOOP, 1_000, 1_000), &s, 3);
-        assert_eq!(v1.gate(&s, 3), Gate::Blocked);
-        v1.on_reading(0, TRIGGER, &s, 4);
-        assert_eq!(
-            v1.gate(&s, 4 + RECOVERY_WINDOW_MS),
-            Gate::Blocked,
-            "latched"
-        );
+        v1.on_pass(outcome(COMPACTED, 1_000, 950), s, 0);
+        v1.on_pass(outcome(COMPACTED, 1_000, 500), s, 1);
+        assert_eq!(v1.gate(s, 1), Gate::Open, "a good pass resets the streak");
+        v1.on_pass(outcome(COMPACTED, 1_000, 950), s, 2);
+        v1.on_pass(outcome(NOOP, 1_000, 1_000), s, 3);
+        assert_eq!(v1.gate(s, 3), Gate::Blocked);
+        v1.on_reading(0, TRIGGER, s, 4);
+        assert_eq!(v1.gate(s, 4 + RECOVERY_WINDOW_MS), Gate::Blocked, "latched");
     }
 }

@@ -25,13 +25,14 @@
 mod antithrash;
 mod config;
 mod era;
+pub mod micro_step;
 mod preflight;
 #[cfg(test)]
 mod tests;
 mod turn;
 mod usage;
 
-pub use antithrash::{AntiThrash, Gate, RECOVERY_WINDOW_MS};
+pub use antithrash::{AntiThrash, Gate, PassSeen, RECOVERY_WINDOW_MS};
 pub use config::{AgentConfig, AgentParams, MAX_ATTEMPTS_DEFAULT};
 pub use era::{AntiThrashPolicy, Era, LoopOptions};
 pub use preflight::PREFLIGHT_PASSES_MAX;
@@ -39,13 +40,15 @@ pub use turn::{TurnEnd, CALLS_PER_TURN_MAX, RETRIES_PER_CALL_MAX, ROUNDS_PER_TUR
 pub use usage::UsageState;
 
 use crate::bugs::Bug;
-use crate::compactor::batch::{self, BatchOutcome, BatchState, PassResult};
-use crate::compactor::micro::MicroCompactor;
 use crate::compactor::repair;
+use crate::compactor::seam::{BatchReport, BatchRequest, Compactor, CompactorFailure, Harness};
 use crate::ids::IdAlloc;
 use crate::provider::Provider;
+use crate::summarizer::served::{self, Serving};
 use crate::summarizer::Summarizer;
-use compactsim_model::{tokens_real_total, tokens_rough_total, BatchTrigger, Event, Message, Role};
+use compactsim_model::{
+    tokens_real_total, tokens_rough_total, BatchPassOutcome, BatchTrigger, Event, Message, Role,
+};
 
 /// Where the agent loop reports.
 pub trait Sink {
@@ -54,6 +57,8 @@ pub trait Sink {
     fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool;
     /// A coverage counter was reached.
     fn bump(&mut self, counter: &'static str);
+    /// A coverage counter grew by `n`.
+    fn add(&mut self, counter: &'static str, n: u64);
 }
 
 /// The sink stopped the case.
@@ -65,7 +70,6 @@ pub(crate) type Flow<T> = Result<T, Stop>;
 /// State of one session; a reset after compression exhaustion starts a fresh one.
 #[derive(Clone, Debug)]
 struct Session {
-    batch: BatchState,
     guard: AntiThrash,
     usage: UsageState,
 }
@@ -101,14 +105,18 @@ pub(crate) struct PassEffect {
 }
 
 /// One simulated agent process with its environment: the live list, the summarizer,
-/// the provider and (strategy `both`) the micro compactor.
+/// the provider, and the compactor under test behind its seam.
 pub struct AgentLoop {
     pub config: AgentConfig,
     pub msgs: Vec<Message>,
     pub ids: IdAlloc,
     pub summarizer: Summarizer,
     pub provider: Provider,
-    micro: Option<MicroCompactor>,
+    compactor: Box<dyn Compactor>,
+    /// Strategy `both`: a micro pass after every finished turn.
+    micro: bool,
+    /// The compactor failed as a component; the case stopped.
+    pub failure: Option<CompactorFailure>,
     /// Virtual time, milliseconds since the case began.
     pub now_ms: u64,
     /// Batch passes (any outcome) plus micro passes that found work.
@@ -128,7 +136,8 @@ impl AgentLoop {
         config: AgentConfig,
         summarizer: Summarizer,
         provider: Provider,
-        micro: Option<MicroCompactor>,
+        compactor: Box<dyn Compactor>,
+        micro: bool,
     ) -> Self {
         let session = Session::fresh(&config);
         AgentLoop {
@@ -137,7 +146,9 @@ impl AgentLoop {
             ids: IdAlloc::default(),
             summarizer,
             provider,
+            compactor,
             micro,
+            failure: None,
             now_ms: 0,
             passes: 0,
             session_id: 0,
@@ -148,9 +159,9 @@ impl AgentLoop {
         }
     }
 
-    /// The batch compressor's state (for tests and replays).
-    pub fn batch_state(&self) -> &BatchState {
-        &self.session.batch
+    /// The compactor under test.
+    pub fn compactor(&self) -> &dyn Compactor {
+        self.compactor.as_ref()
     }
 
     pub fn usage(&self) -> &UsageState {
@@ -267,38 +278,50 @@ impl AgentLoop {
     fn pass(&mut self, sink: &mut dyn Sink, turn: u32, trigger: BatchTrigger) -> Flow<PassEffect> {
         let before = self.msgs.clone();
         let at = self.now_ms;
-        let out = batch::compress(
-            &mut self.msgs,
-            &self.config.batch,
-            &mut self.session.batch,
-            &mut self.summarizer,
-            &mut self.ids,
-            at,
-            false,
-        );
-        self.now_ms += out.summary_latency_ms;
+        let request = BatchRequest {
+            turn,
+            trigger,
+            force: false,
+        };
+        let (report, calls) = self.with_harness(|compactor, msgs, harness| {
+            compactor.batch_pass(msgs, request, harness)
+        })?;
+        self.now_ms += served::latency_ms(&calls);
         self.passes += 1;
-        if out.committed() {
+        let committed = report.outcome.committed();
+        if committed {
             self.changed();
-            // Strategy `both`: micro's cursor indexed the list this pass just rewrote.
-            if let Some(micro) = &mut self.micro {
-                micro.rewritten();
-            }
         }
-        count_pass(sink, &out, trigger);
-        self.see_change(sink, out.event(turn, trigger, at), &before)?;
-        if self
-            .session
-            .guard
-            .on_pass(&out, &self.session.batch, self.now_ms)
-        {
+        let (tokens_before, tokens_after) = (tokens_rough_total(&before), self.messages_rough());
+        count_pass(sink, &report, trigger);
+        let event = Event::BatchPass(compactsim_model::BatchPass {
+            turn,
+            trigger,
+            outcome: report.outcome,
+            messages_before: before.len() as u32,
+            messages_after: self.msgs.len() as u32,
+            tokens_before,
+            tokens_after,
+            head_end: report.head_end,
+            summary_tokens: report.summary_tokens,
+            fallback: report.fallback,
+            summary_failed: report.summary_failed,
+            summary_call_failed: report.summary_call_failed,
+            now_ms: at,
+        });
+        self.see_change(sink, event, &before)?;
+        let seen = PassSeen {
+            outcome: report.outcome,
+            tokens_before,
+            tokens_after,
+        };
+        let streak = self.compactor.fallback_streak();
+        if self.session.guard.on_pass(seen, streak, self.now_ms) {
             sink.bump("antithrash.blocked");
         }
         let effect = PassEffect {
-            committed: out.committed(),
-            shrank: out.committed()
-                && (out.messages_after < out.messages_before
-                    || out.tokens_after < out.tokens_before),
+            committed,
+            shrank: committed && (self.msgs.len() < before.len() || tokens_after < tokens_before),
         };
         if effect.committed {
             let rough = self.request_rough();
@@ -317,13 +340,41 @@ impl AgentLoop {
         Ok(effect)
     }
 
+    /// Runs `f` with the compactor, the live list and a harness serving the summarizer;
+    /// returns what it returned and the summarizer calls served. A compactor failure
+    /// stops the case.
+    pub(crate) fn with_harness<T>(
+        &mut self,
+        f: impl FnOnce(
+            &mut dyn Compactor,
+            &mut Vec<Message>,
+            &mut Harness<'_>,
+        ) -> Result<T, CompactorFailure>,
+    ) -> Flow<(T, Vec<compactsim_model::ServedCall>)> {
+        let mut serving = Serving::new(&mut self.summarizer);
+        let mut harness = Harness {
+            summarizer: &mut serving,
+            ids: &mut self.ids,
+            now_ms: self.now_ms,
+        };
+        let result = f(self.compactor.as_mut(), &mut self.msgs, &mut harness);
+        let calls = serving.into_calls();
+        match result {
+            Ok(value) => Ok((value, calls)),
+            Err(failure) => {
+                self.failure = Some(failure);
+                Err(Stop)
+            }
+        }
+    }
+
     /// `should_compress(tokens)`: at or over the trigger, the guard open (a due V2.2
     /// probe is taken), no summary-failure cooldown (unless H-11529).
     fn should_compress(&mut self, sink: &mut dyn Sink, tokens: u64) -> bool {
         if tokens < self.config.trigger_tokens() as u64 {
             return false;
         }
-        if !self.config.has(Bug::H11529) && self.session.batch.cooling_down(self.now_ms) {
+        if !self.config.has(Bug::H11529) && self.compactor.cooling_down(self.now_ms) {
             return false;
         }
         self.take_gate(sink)
@@ -331,7 +382,8 @@ impl AgentLoop {
 
     /// Asks the guard; takes a due probe. True when compaction may run.
     fn take_gate(&mut self, sink: &mut dyn Sink) -> bool {
-        match self.session.guard.gate(&self.session.batch, self.now_ms) {
+        let streak = self.compactor.fallback_streak();
+        match self.session.guard.gate(streak, self.now_ms) {
             Gate::Open => true,
             Gate::Blocked => false,
             Gate::Probe => {
@@ -350,9 +402,7 @@ impl AgentLoop {
         self.msgs.truncate(keep);
         self.changed();
         self.session = Session::fresh(&self.config);
-        if let Some(micro) = &mut self.micro {
-            micro.restart();
-        }
+        self.compactor.restart();
         self.session_id += 1;
         sink.bump("session.resets");
         let now_ms = self.now_ms;
@@ -363,19 +413,18 @@ impl AgentLoop {
 impl Session {
     fn fresh(config: &AgentConfig) -> Self {
         Session {
-            batch: BatchState::default(),
             guard: AntiThrash::new(config.policy(), &config.bugs),
             usage: UsageState::default(),
         }
     }
 }
 
-fn count_pass(sink: &mut dyn Sink, out: &BatchOutcome, trigger: BatchTrigger) {
-    sink.bump(match out.result {
-        PassResult::Compacted { fallback: false } => "batch.compacted",
-        PassResult::Compacted { fallback: true } => "batch.fallback",
-        PassResult::Aborted(_) => "batch.aborted",
-        PassResult::NoOp(_) => "batch.noop",
+fn count_pass(sink: &mut dyn Sink, out: &BatchReport, trigger: BatchTrigger) {
+    sink.bump(match (out.outcome, out.fallback) {
+        (BatchPassOutcome::Compacted, false) => "batch.compacted",
+        (BatchPassOutcome::Compacted, true) => "batch.fallback",
+        (BatchPassOutcome::Aborted, _) => "batch.aborted",
+        (BatchPassOutcome::NoOp, _) => "batch.noop",
     });
     if out.summary_expanded {
         sink.bump("batch.summary_expanded");

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::bugs::{Bug, BugSet, CATALOGUE};
+use crate::compactor::reference::Reference;
 use crate::engine::{oracle_config, run_case, CaseOutcome, CaseSpec, Record};
 use crate::provider::{OverflowShape, ProviderConfig};
 use crate::rng::{stream, Stream};
@@ -34,6 +35,8 @@ impl Sink for Recorder {
     }
 
     fn bump(&mut self, _counter: &'static str) {}
+
+    fn add(&mut self, _counter: &'static str, _n: u64) {}
 }
 
 fn params(overhead_per_mille: u32) -> AgentParams {
@@ -60,6 +63,7 @@ fn agent(
         window,
         params(overhead),
     );
+    let config_batch = config.batch.clone();
     let recorder = Recorder {
         oracle: Oracle::new(oracle_config(&config)),
         events: vec![],
@@ -69,7 +73,8 @@ fn agent(
         config,
         Summarizer::new(SummarizerConfig::reliable(), stream(1, Stream::Summarizer)),
         Provider::new(provider, stream(1, Stream::Provider)),
-        None,
+        Box::new(Reference::new(config_batch, None)),
+        false,
     );
     (agent, recorder)
 }

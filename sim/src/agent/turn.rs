@@ -7,13 +7,11 @@
 //! Bug switch H-2153: a dropped connection on a large session is retried as transient,
 //! and the zero usage it leaves disables the post-response check.
 
+use super::micro_step::{micro_step, MicroParts, MicroStop};
 use super::{AgentLoop, Flow, Sink};
 use crate::bugs::Bug;
-use crate::compactor::repair;
 use crate::provider::{classify, ErrorClass, OverflowSignal, ProviderError, ReplyCause};
-use compactsim_model::{
-    BatchTrigger, CallErrorClass, Event, Message, MicroOutcome, MsgId, ProviderCall, Role,
-};
+use compactsim_model::{BatchTrigger, CallErrorClass, Event, Message, MsgId, ProviderCall, Role};
 
 /// Responses (assistant rows) one turn may produce.
 pub const ROUNDS_PER_TURN_MAX: u32 = 64;
@@ -174,10 +172,12 @@ impl AgentLoop {
         self.session
             .usage
             .on_reading(usage_tokens, request_rough, trigger);
-        let blocked =
-            self.session
-                .guard
-                .on_reading(usage_tokens, trigger, &self.session.batch, self.now_ms);
+        self.compactor.on_usage(usage_tokens);
+        let streak = self.compactor.fallback_streak();
+        let blocked = self
+            .session
+            .guard
+            .on_reading(usage_tokens, trigger, streak, self.now_ms);
         if blocked {
             sink.bump("antithrash.blocked");
         }
@@ -256,37 +256,33 @@ impl AgentLoop {
 
     /// Strategy `both`: a micro pass and the repair after a finished turn.
     fn micro_pass(&mut self, sink: &mut dyn Sink, turn: u32) -> Flow<()> {
-        let Some(micro) = &mut self.micro else {
+        if !self.micro {
             return Ok(());
-        };
-        let before = self.msgs.clone();
-        let pass = micro.pass(&mut self.msgs, turn, &mut self.summarizer, &mut self.ids);
-        self.now_ms += pass.latency_ms;
-        if pass.outcome.committed() {
-            self.totals = None;
         }
-        if !matches!(
-            pass.outcome,
-            MicroOutcome::Cadence | MicroOutcome::NoExchange
-        ) {
+        let parts = MicroParts {
+            compactor: self.compactor.as_mut(),
+            msgs: &mut self.msgs,
+            summarizer: &mut self.summarizer,
+            ids: &mut self.ids,
+            now_ms: self.now_ms,
+        };
+        let end = match micro_step(parts, turn, sink) {
+            Ok(end) => end,
+            Err(MicroStop::Sink) => return Err(super::Stop),
+            Err(MicroStop::Failure(f)) => {
+                self.failure = Some(f);
+                return Err(super::Stop);
+            }
+        };
+        self.now_ms += end.latency_ms;
+        if end.found_work {
             self.passes += 1;
         }
-        sink.bump(micro_counter(pass.outcome));
-        self.see_change(sink, Event::MicroPass(pass), &before)?;
-        let before = self.msgs.clone();
-        let stats = repair::repair(&mut self.msgs);
         self.dirty = super::Dirty::Clean;
-        if stats == repair::RepairStats::default() {
-            return Ok(());
+        if end.changed {
+            self.totals = None;
         }
-        self.totals = None;
-        let event = Event::Repair {
-            turn,
-            merged_rows: stats.merged_rows,
-            dropped_rows: stats.dropped_rows,
-            pruned_calls: stats.pruned_calls,
-        };
-        self.see_change(sink, event, &before)
+        Ok(())
     }
 }
 
@@ -318,16 +314,4 @@ fn count_error(sink: &mut dyn Sink, cause: ReplyCause, class: CallErrorClass) {
         CallErrorClass::Transient => "provider.transient",
         CallErrorClass::ClientError => "provider.client_errors",
     });
-}
-
-fn micro_counter(outcome: MicroOutcome) -> &'static str {
-    match outcome {
-        MicroOutcome::Cadence => "micro.cadence",
-        MicroOutcome::NoExchange => "micro.no_exchange",
-        MicroOutcome::Absorbed => "micro.absorbed",
-        MicroOutcome::Defrag => "micro.defrag",
-        MicroOutcome::DefragFailed => "micro.defrag_failed",
-        MicroOutcome::SummarizeFailed => "micro.summarize_failed",
-        MicroOutcome::ExchangeSkipped => "micro.exchange_skipped",
-    }
 }

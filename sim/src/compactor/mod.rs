@@ -3,5 +3,7 @@
 pub mod batch;
 pub mod boundaries;
 pub mod micro;
+pub mod reference;
 pub mod repair;
+pub mod seam;
 pub mod threshold;

@@ -10,99 +10,23 @@
 //! provider's outcome schedule. Process restarts are not modelled here.
 
 use super::agent_setup::AgentSetup;
+use super::observer::Observer;
 use super::plan::{CasePlan, Source};
-use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record, TraceLine};
+use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, MakeCompactor, Record};
 use crate::agent::{AgentConfig, AgentLoop, Sink, RECOVERY_WINDOW_MS};
 use crate::agent::{AntiThrashPolicy, LoopOptions};
 use crate::compactor::micro::MicroCompactor;
 use crate::compactor::micro::MicroConfig;
+use crate::compactor::reference::Reference;
 use crate::provider::{Provider, ProviderOutcome};
 use crate::strategy::Strategy;
 use crate::summarizer::Summarizer;
-use compactsim_invariants::{Oracle, OracleConfig, NO_INFINITE_LOOP};
-use compactsim_model::{tokens_rough_total, Event, Message, Transition, Violation, Witness};
+use compactsim_invariants::{Oracle, OracleConfig};
+use compactsim_model::{tokens_rough_total, Message};
 
 /// Transitions one turn may take before the case counts as looping. Every loop of the
 /// agent is bounded far below this; exceeding it is a liveness failure.
 pub const STEPS_PER_TURN_BUDGET: u32 = 512;
-
-/// Reports transitions to the oracle and records the case's result.
-struct Observer {
-    oracle: Oracle,
-    step: u32,
-    step_budget: u32,
-    record: Record,
-    result: CaseResult,
-    /// Rough tokens of the list after the last transition.
-    tokens: u64,
-}
-
-impl Sink for Observer {
-    fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
-        let t = Transition {
-            step: self.step,
-            event: &event,
-            before,
-            after,
-        };
-        let violations = self.oracle.observe(&t);
-        if self.record.trace {
-            self.result
-                .trace
-                .push(TraceLine::new(self.step, &event, before, after));
-        }
-        self.step += 1;
-        self.result.transitions = self.step;
-        if !std::ptr::eq(before, after) {
-            let appended =
-                std::ptr::eq(before.as_ptr(), after.as_ptr()) && before.len() < after.len();
-            self.tokens = if appended {
-                self.tokens + tokens_rough_total(&after[before.len()..])
-            } else {
-                tokens_rough_total(after)
-            };
-            self.result.tokens_max = self.result.tokens_max.max(self.tokens);
-            self.result.messages_max = self.result.messages_max.max(after.len() as u32);
-        }
-        if !violations.is_empty() {
-            self.result.outcome = outcome_of(violations);
-            return false;
-        }
-        if self.step >= self.step_budget {
-            self.result.outcome =
-                CaseOutcome::Liveness(step_budget_violation(&t, self.step_budget));
-            return false;
-        }
-        true
-    }
-
-    fn bump(&mut self, counter: &'static str) {
-        self.result.coverage.bump(counter);
-    }
-}
-
-/// Violations of the liveness invariant alone are a liveness outcome (exit 3); any
-/// other violation on the same transition makes it a violation (exit 1).
-fn outcome_of(violations: Vec<Violation>) -> CaseOutcome {
-    if violations.iter().all(|v| v.invariant == NO_INFINITE_LOOP) {
-        CaseOutcome::Liveness(violations.into_iter().next().expect("non-empty"))
-    } else {
-        CaseOutcome::Violation(violations)
-    }
-}
-
-fn step_budget_violation(t: &Transition<'_>, budget: u32) -> Violation {
-    let message = format!("step budget of {budget} transitions exceeded");
-    Violation {
-        invariant: NO_INFINITE_LOOP.to_string(),
-        turn: t.event.turn(),
-        step: t.step,
-        message: message.clone(),
-        witness: Witness::default()
-            .fact(message)
-            .fact(format!("last event: {:?}", t.event)),
-    }
-}
 
 /// The oracle's contract parameters for an agent case.
 /// Every invariant id of the catalogue.
@@ -163,8 +87,8 @@ pub fn describe(spec: &CaseSpec) -> Option<String> {
 }
 
 /// Runs one agent-loop case.
-pub(super) fn run(spec: &CaseSpec, record: Record) -> CaseResult {
-    run_logged(spec, record).0
+pub(super) fn run(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>) -> CaseResult {
+    run_logged(spec, record, make).0
 }
 
 /// The turn budget that sets the step budget: the plan's or the suite's, whatever the
@@ -182,7 +106,11 @@ fn budget_turns(spec: &CaseSpec) -> u32 {
 }
 
 /// The agent loop of `spec`, with the plan's overrides and schedules applied.
-fn build_agent(spec: &CaseSpec, options: LoopOptions) -> (AgentLoop, CaseSetup) {
+fn build_agent(
+    spec: &CaseSpec,
+    options: LoopOptions,
+    make: MakeCompactor<'_>,
+) -> (AgentLoop, CaseSetup) {
     let (setup, streams) = CaseSetup::draw_with_streams(spec);
     let plan = spec.plan.as_deref();
     let (agent_setup, provider_rng) = AgentSetup::draw_for(spec);
@@ -198,7 +126,9 @@ fn build_agent(spec: &CaseSpec, options: LoopOptions) -> (AgentLoop, CaseSetup) 
         .with_schedule(plan.and_then(|p| p.summary_outcomes.clone()));
     let provider = Provider::new(agent_setup.provider, provider_rng)
         .with_schedule(plan.and_then(|p| p.provider_outcomes.clone()));
-    let agent = AgentLoop::new(config, summarizer, provider, micro);
+    let runs_micro = micro.is_some();
+    let compactor = make(Reference::new(config.batch.clone(), micro));
+    let agent = AgentLoop::new(config, summarizer, provider, compactor, runs_micro);
     (agent, setup)
 }
 
@@ -250,25 +180,29 @@ struct Opened {
 }
 
 /// Runs one agent-loop case; also returns what a recording needs (see [`AgentLog`]).
-pub(crate) fn run_logged(spec: &CaseSpec, record: Record) -> (CaseResult, AgentLog) {
+pub(crate) fn run_logged(
+    spec: &CaseSpec,
+    record: Record,
+    make: MakeCompactor<'_>,
+) -> (CaseResult, AgentLog) {
     let options: LoopOptions = spec
         .strategy
         .loop_options()
         .expect("an agent-loop strategy");
-    let (mut agent, setup) = build_agent(spec, options);
+    let (mut agent, setup) = build_agent(spec, options, make);
     let turns_max = spec.turns_max();
-    let mut observer = Observer {
-        oracle: Oracle::with_only(
-            oracle_config(&agent.config),
-            &CasePlan::narrow(spec.plan.as_deref(), all_ids()),
-        )
-        .expect("catalogue ids"),
-        step: 0,
-        step_budget: (budget_turns(spec) + 1).saturating_mul(STEPS_PER_TURN_BUDGET),
+    let oracle = Oracle::with_only(
+        oracle_config(&agent.config),
+        &CasePlan::narrow(spec.plan.as_deref(), all_ids()),
+    )
+    .expect("catalogue ids");
+    let step_budget = (budget_turns(spec) + 1).saturating_mul(STEPS_PER_TURN_BUDGET);
+    let mut observer = Observer::new(
+        oracle,
+        step_budget,
         record,
-        result: empty_result(spec, setup.family()),
-        tokens: 0,
-    };
+        empty_result(spec, setup.family()),
+    );
     let mut source = Source::new(spec, &setup.shape);
     let opened = open_session(&mut agent, &mut source, &mut observer, turns_max);
     let first = opened.history_turns + opened.resumed_turns;
@@ -291,6 +225,9 @@ pub(crate) fn run_logged(spec: &CaseSpec, record: Record) -> (CaseResult, AgentL
         }
     }
     let mut result = observer.result;
+    if let Some(failure) = agent.failure.take() {
+        result.outcome = CaseOutcome::Internal(failure.to_string());
+    }
     result.checked = observer.oracle.checked();
     result.summary_calls = agent.summarizer.log().to_vec();
     let log = AgentLog {
@@ -371,77 +308,4 @@ fn resume(
         let _ = load(agent, observer, before + turn, rows);
     }
     turn
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bugs::BugSet;
-    use crate::shapes::Family;
-    use compactsim_model::{MsgId, Role};
-
-    fn observer(step_budget: u32) -> Observer {
-        let spec = CaseSpec {
-            root_seed: 1,
-            case: 0,
-            passes: 1,
-            strategy: Strategy::parse("batch").unwrap(),
-            bugs: BugSet::none(),
-            plan: None,
-        };
-        Observer {
-            oracle: Oracle::new(OracleConfig::default()),
-            step: 0,
-            step_budget,
-            record: Record::default(),
-            result: empty_result(&spec, Family::Chatty),
-            tokens: 0,
-        }
-    }
-
-    #[test]
-    fn exceeding_the_step_budget_is_a_liveness_outcome_naming_no_infinite_loop() {
-        let rows = vec![Message::new(
-            MsgId(0),
-            Role::User,
-            compactsim_model::Content::empty(),
-        )];
-        let mut o = observer(3);
-        let ev = Event::Preflight(compactsim_model::Preflight {
-            turn: 0,
-            now_ms: 0,
-            messages: 1,
-            messages_rough_tokens: 0,
-            request_rough_tokens: 0,
-            trigger_tokens: 1_000,
-            decision: compactsim_model::PreflightDecision::BelowTrigger,
-        });
-        assert!(o.observe(ev.clone(), &rows, &rows));
-        assert!(o.observe(ev.clone(), &rows, &rows));
-        assert!(!o.observe(ev, &rows, &rows));
-        let CaseOutcome::Liveness(v) = &o.result.outcome else {
-            panic!("{:?}", o.result.outcome)
-        };
-        assert_eq!(v.invariant, NO_INFINITE_LOOP);
-        assert_eq!(o.result.transitions, 3);
-    }
-
-    #[test]
-    fn only_liveness_violations_alone_make_a_liveness_outcome() {
-        let v = |id: &str| Violation {
-            invariant: id.to_string(),
-            turn: 1,
-            step: 2,
-            message: String::new(),
-            witness: Witness::default(),
-        };
-        assert!(matches!(
-            outcome_of(vec![v(NO_INFINITE_LOOP)]),
-            CaseOutcome::Liveness(_)
-        ));
-        assert!(matches!(
-            outcome_of(vec![v("api-valid"), v(NO_INFINITE_LOOP)]),
-            CaseOutcome::Violation(_)
-        ));
-    }
 }

@@ -5,6 +5,7 @@
 mod agent_setup;
 mod agent_world;
 mod coverage;
+mod observer;
 pub mod plan;
 mod setup;
 mod trace;
@@ -15,14 +16,19 @@ pub use coverage::{counters, Coverage, AGENT_COUNTERS, COUNTERS};
 pub use setup::*;
 pub use trace::TraceLine;
 
+use crate::agent::micro_step::{micro_step, MicroParts, MicroStop};
+use crate::agent::Sink;
+use crate::compactor::batch::BatchConfig;
 use crate::compactor::micro::MicroCompactor;
-use crate::compactor::repair;
+use crate::compactor::reference::Reference;
+use crate::compactor::seam::Compactor;
 use crate::ids::IdAlloc;
 use crate::rng::{self, chance};
 use crate::shapes::Family;
 use crate::summarizer::{Summarizer, SummaryOutcome};
 use compactsim_invariants::{Oracle, OracleConfig};
-use compactsim_model::{Event, Message, MicroOutcome, Transition, Violation};
+use compactsim_model::{tokens_rough_total, Event, Message, Violation};
+use observer::Observer;
 use plan::{CasePlan, Source};
 
 /// How a case ended.
@@ -78,25 +84,38 @@ pub struct Record {
     pub trace: bool,
 }
 
-/// The simulated world of one case.
+/// Builds the compactor under test of a case from the reference compactor the case's
+/// configuration describes (`--compactor reference` returns it as is; tests wrap it).
+pub type MakeCompactor<'a> = &'a dyn Fn(Reference) -> Box<dyn Compactor>;
+
+/// The reference compactor, unwrapped.
+pub fn reference(r: Reference) -> Box<dyn Compactor> {
+    Box::new(r)
+}
+
+/// The simulated world of a micro-only case.
 struct World {
     spec: CaseSpec,
     msgs: Vec<Message>,
     ids: IdAlloc,
     conversation: Source,
     summarizer: Summarizer,
-    micro: MicroCompactor,
-    oracle: Oracle,
+    compactor: Box<dyn Compactor>,
     faults: rng::SimRng,
     restart_per_mille: u32,
-    step: u32,
-    result: CaseResult,
-    record: Record,
+    now_ms: u64,
+    observer: Observer,
 }
 
 /// Runs one case. Never panics: a panic inside the case becomes `CaseOutcome::Internal`.
 pub fn run_case(spec: &CaseSpec, record: Record) -> CaseResult {
-    match std::panic::catch_unwind(|| run_case_unguarded(spec, record)) {
+    run_case_with(spec, record, &reference)
+}
+
+/// [`run_case`] with the compactor under test built by `make`.
+pub fn run_case_with(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>) -> CaseResult {
+    let guarded = std::panic::AssertUnwindSafe(|| run_case_unguarded(spec, record, make));
+    match std::panic::catch_unwind(guarded) {
         Ok(result) => result,
         Err(panic) => {
             let what = panic
@@ -131,11 +150,23 @@ pub(crate) fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
     }
 }
 
-fn run_case_unguarded(spec: &CaseSpec, record: Record) -> CaseResult {
+fn run_case_unguarded(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>) -> CaseResult {
     if spec.strategy.loop_options().is_some() {
-        return agent_world::run(spec, record);
+        return agent_world::run(spec, record, make);
     }
     let (setup, streams) = CaseSetup::draw_with_streams(spec);
+    let micro = MicroCompactor::new(setup.micro, spec.bugs.clone());
+    let oracle = Oracle::with_only(
+        OracleConfig {
+            protect_first_n: setup.micro.protect_first_n,
+            ..OracleConfig::default()
+        },
+        &CasePlan::narrow(
+            spec.plan.as_deref(),
+            compactsim_invariants::micro_catalogue_ids(),
+        ),
+    )
+    .expect("catalogue ids");
     let mut world = World {
         spec: spec.clone(),
         msgs: Vec::new(),
@@ -143,28 +174,17 @@ fn run_case_unguarded(spec: &CaseSpec, record: Record) -> CaseResult {
         conversation: Source::new(spec, &setup.shape),
         summarizer: Summarizer::new(setup.summarizer.clone(), streams.summarizer)
             .with_schedule(spec.plan.as_ref().and_then(|p| p.summary_outcomes.clone())),
-        micro: MicroCompactor::new(setup.micro, spec.bugs.clone()),
-        oracle: Oracle::with_only(
-            OracleConfig {
-                protect_first_n: setup.micro.protect_first_n,
-                ..OracleConfig::default()
-            },
-            &CasePlan::narrow(
-                spec.plan.as_deref(),
-                compactsim_invariants::micro_catalogue_ids(),
-            ),
-        )
-        .expect("catalogue ids"),
+        compactor: make(Reference::new(BatchConfig::default(), Some(micro))),
         faults: streams.faults,
         restart_per_mille: setup.restart_per_mille,
-        step: 0,
-        result: empty_result(spec, setup.family()),
-        record,
+        now_ms: 0,
+        observer: Observer::new(oracle, u32::MAX, record, empty_result(spec, setup.family())),
     };
     world.run();
-    world.result.checked = world.oracle.checked();
-    world.result.summary_calls = world.summarizer.log().to_vec();
-    world.result
+    let mut result = world.observer.result;
+    result.checked = world.observer.oracle.checked();
+    result.summary_calls = world.summarizer.log().to_vec();
+    result
 }
 
 impl World {
@@ -172,71 +192,68 @@ impl World {
         if let Some(system) = self.conversation.system_prompt(&mut self.ids) {
             self.msgs.push(system);
         }
+        self.observer.tokens = tokens_rough_total(&self.msgs);
         let history = self.conversation.history(&mut self.ids);
-        if !history.is_empty() {
-            let (before, appended) = (self.msgs.clone(), history.len() as u32);
-            self.msgs.extend(history);
-            if !self.observe(Event::TurnAppended { turn: 0, appended }, &before) {
-                return;
-            }
+        if !history.is_empty() && !self.append(0, history) {
+            return;
         }
         for turn in 0..self.spec.turns_max() {
-            self.result.turns = turn + 1;
-            if !self.turn(turn) || self.result.passes >= self.spec.passes {
+            self.observer.result.turns = turn + 1;
+            if !self.turn(turn) || self.observer.result.passes >= self.spec.passes {
                 break;
             }
         }
     }
 
+    /// Appends rows and reports them as one transition. False when the case must stop.
+    fn append(&mut self, turn: u32, rows: Vec<Message>) -> bool {
+        let n = self.msgs.len();
+        let appended = rows.len() as u32;
+        self.msgs.extend(rows);
+        let event = Event::TurnAppended { turn, appended };
+        self.observer.observe(event, &self.msgs[..n], &self.msgs)
+    }
+
     /// One turn: maybe a restart, the appended rows, a micro pass, the repair. False
-    /// when the case must stop (a violation).
+    /// when the case must stop (a violation or a compactor failure).
     fn turn(&mut self, turn: u32) -> bool {
         if self.restart_due(turn) {
-            self.micro.restart();
-            self.result.coverage.bump("restart");
-            let before = self.msgs.clone();
-            if !self.observe(Event::Restart { turn }, &before) {
+            self.compactor.restart();
+            self.observer.bump("restart");
+            if !self
+                .observer
+                .observe(Event::Restart { turn }, &self.msgs, &self.msgs)
+            {
                 return false;
             }
         }
         let rows = self.conversation.next_turn(turn, &mut self.ids);
-        let appended = rows.len() as u32;
-        let before = self.msgs.clone();
-        self.msgs.extend(rows);
-        if !self.observe(Event::TurnAppended { turn, appended }, &before) {
+        if !self.append(turn, rows) {
             return false;
         }
-        let before = self.msgs.clone();
-        let pass = self
-            .micro
-            .pass(&mut self.msgs, turn, &mut self.summarizer, &mut self.ids);
-        if !matches!(
-            pass.outcome,
-            MicroOutcome::Cadence | MicroOutcome::NoExchange
-        ) {
-            self.result.passes += 1;
-        }
-        self.result.coverage.bump(outcome_counter(pass.outcome));
-        if !self.observe(Event::MicroPass(pass), &before) {
-            return false;
-        }
-        let before = self.msgs.clone();
-        let stats = repair::repair(&mut self.msgs);
-        self.result
-            .coverage
-            .add("repair.merged_rows", stats.merged_rows as u64);
-        let ok = self.observe(
-            Event::Repair {
-                turn,
-                merged_rows: stats.merged_rows,
-                dropped_rows: stats.dropped_rows,
-                pruned_calls: stats.pruned_calls,
-            },
-            &before,
-        );
-        self.result
-            .tokens_per_turn
-            .push(compactsim_model::tokens_rough_total(&self.msgs));
+        let parts = MicroParts {
+            compactor: self.compactor.as_mut(),
+            msgs: &mut self.msgs,
+            summarizer: &mut self.summarizer,
+            ids: &mut self.ids,
+            now_ms: self.now_ms,
+        };
+        let ok = match micro_step(parts, turn, &mut self.observer) {
+            Ok(end) => {
+                self.now_ms += end.latency_ms;
+                if end.found_work {
+                    self.observer.result.passes += 1;
+                }
+                true
+            }
+            Err(MicroStop::Sink) => false,
+            Err(MicroStop::Failure(f)) => {
+                self.observer.result.outcome = CaseOutcome::Internal(f.to_string());
+                false
+            }
+        };
+        let tokens = self.observer.tokens;
+        self.observer.result.tokens_per_turn.push(tokens);
         ok
     }
 
@@ -248,43 +265,5 @@ impl World {
             .plan
             .as_ref()
             .map_or(drawn, |p| p.restart(turn, drawn))
-    }
-
-    /// Lets the oracle see one transition; records it. False on a violation.
-    fn observe(&mut self, event: Event, before: &[Message]) -> bool {
-        let t = Transition {
-            step: self.step,
-            event: &event,
-            before,
-            after: &self.msgs,
-        };
-        let violations = self.oracle.observe(&t);
-        if self.record.trace {
-            self.result
-                .trace
-                .push(TraceLine::new(self.step, &event, before, &self.msgs));
-        }
-        self.step += 1;
-        self.result.transitions = self.step;
-        let tokens = compactsim_model::tokens_rough_total(&self.msgs);
-        self.result.tokens_max = self.result.tokens_max.max(tokens);
-        self.result.messages_max = self.result.messages_max.max(self.msgs.len() as u32);
-        if violations.is_empty() {
-            return true;
-        }
-        self.result.outcome = CaseOutcome::Violation(violations);
-        false
-    }
-}
-
-fn outcome_counter(outcome: MicroOutcome) -> &'static str {
-    match outcome {
-        MicroOutcome::Cadence => "micro.cadence",
-        MicroOutcome::NoExchange => "micro.no_exchange",
-        MicroOutcome::Absorbed => "micro.absorbed",
-        MicroOutcome::Defrag => "micro.defrag",
-        MicroOutcome::DefragFailed => "micro.defrag_failed",
-        MicroOutcome::SummarizeFailed => "micro.summarize_failed",
-        MicroOutcome::ExchangeSkipped => "micro.exchange_skipped",
     }
 }

@@ -22,6 +22,7 @@
 
 mod config;
 mod schedule;
+pub mod served;
 #[cfg(test)]
 mod tests;
 

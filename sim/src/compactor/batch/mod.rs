@@ -31,15 +31,15 @@ pub use sanitize::SanitizeStats;
 pub use state::{AbortFlag, BatchState};
 pub use summary::Miss;
 
+pub use crate::compactor::seam::SummaryBackend;
+
 use crate::bugs::{Bug, BugSet};
 use crate::compactor::boundaries as shared;
 use crate::compactor::threshold::{self, ThresholdConfig, Thresholds};
 use crate::ids::IdAlloc;
-use crate::summarizer::{
-    RollingSummary, Summarizer, SummaryCall, SummaryErrorClass, SummaryFailure,
-};
+use crate::summarizer::{RollingSummary, SummaryErrorClass, SummaryFailure};
 use compactsim_model::event::{BatchPass, BatchPassOutcome, BatchTrigger};
-use compactsim_model::{tokens_rough_total, Event, FactId, Message, MsgId};
+use compactsim_model::{tokens_rough_total, Event, Message, MsgId};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -84,29 +84,6 @@ impl Default for BatchConfig {
             &threshold::derive(128_000, ThresholdConfig::V0_19_0),
             BugSet::none(),
         )
-    }
-}
-
-/// The summarizer as the batch compressor sees it.
-pub trait SummaryBackend {
-    /// The new cumulative summary: `previous` updated with `input_facts` from
-    /// `input_tokens` tokens of serialized transcript.
-    fn summarize(
-        &mut self,
-        previous: &RollingSummary,
-        input_facts: &[FactId],
-        input_tokens: u32,
-    ) -> SummaryCall;
-}
-
-impl SummaryBackend for Summarizer {
-    fn summarize(
-        &mut self,
-        previous: &RollingSummary,
-        input_facts: &[FactId],
-        input_tokens: u32,
-    ) -> SummaryCall {
-        Summarizer::summarize(self, previous, input_facts, input_tokens)
     }
 }
 

@@ -188,4 +188,9 @@ impl SummaryBackend for Scripted {
             latency_ms: 1_000,
         }
     }
+
+    /// The batch compressor never condenses.
+    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
+        unreachable!("batch compressor condensed {summary:?}")
+    }
 }

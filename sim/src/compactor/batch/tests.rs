@@ -2,7 +2,7 @@
 
 use super::testkit::{index_of, invalid_json_calls, Builder, Scripted};
 use super::*;
-use compactsim_model::{Role, ToolCall};
+use compactsim_model::{FactId, Role, ToolCall};
 
 const NETWORK: SummaryFailure = SummaryFailure::Error(SummaryErrorClass::Network);
 const AUTH: SummaryFailure = SummaryFailure::Error(SummaryErrorClass::Auth);

@@ -16,8 +16,9 @@ pub use config::*;
 
 use crate::bugs::{Bug, BugSet};
 use crate::compactor::boundaries::{head_end, tail_start};
+use crate::compactor::seam::SummaryBackend;
 use crate::ids::IdAlloc;
-use crate::summarizer::{RollingSummary, Summarizer};
+use crate::summarizer::RollingSummary;
 use compactsim_model::{Message, MicroOutcome, MicroPass, MsgId};
 
 /// In-memory state of the micro compactor; all of it is lost on a process restart.
@@ -78,7 +79,7 @@ impl MicroCompactor {
         &mut self,
         msgs: &mut Vec<Message>,
         turn: u32,
-        summarizer: &mut Summarizer,
+        summarizer: &mut dyn SummaryBackend,
         ids: &mut IdAlloc,
     ) -> MicroPass {
         self.state.invocations += 1;
@@ -118,7 +119,7 @@ impl MicroCompactor {
         &mut self,
         msgs: &mut Vec<Message>,
         w: &Window,
-        summarizer: &mut Summarizer,
+        summarizer: &mut dyn SummaryBackend,
         ids: &mut IdAlloc,
         ev: &mut MicroPass,
     ) {
@@ -214,7 +215,7 @@ impl MicroCompactor {
         &mut self,
         msgs: &mut Vec<Message>,
         w: &Window,
-        summarizer: &mut Summarizer,
+        summarizer: &mut dyn SummaryBackend,
         ids: &mut IdAlloc,
         ev: &mut MicroPass,
     ) {

@@ -1,7 +1,7 @@
 use super::*;
 use crate::compactor::repair::repair;
 use crate::rng::{stream, Stream};
-use crate::summarizer::SummarizerConfig;
+use crate::summarizer::{Summarizer, SummarizerConfig};
 use compactsim_model::{tokens_rough_total, CallId, Content, ContentKind, Role, Segment, ToolCall};
 
 /// A scripted session: fixed-size turns with `calls` tool calls each.

@@ -42,7 +42,9 @@ pub fn run_logged(spec: &CaseSpec, record: Record) -> Logged {
     if spec.strategy.loop_options().is_none() {
         return plain(spec);
     }
-    match std::panic::catch_unwind(|| agent_world::run_logged(spec, record)) {
+    match std::panic::catch_unwind(|| {
+        agent_world::run_logged(spec, record, &super::super::reference)
+    }) {
         Ok((result, log)) => Logged {
             result,
             provider_calls: log.provider_calls,

@@ -1,0 +1,108 @@
+//! The micro driver — the one place a micro pass and the pre-send repair after it run,
+//! for every loop (`--strategy micro`, and `both` after each finished turn).
+
+use super::Sink;
+use crate::compactor::repair;
+use crate::compactor::seam::{Compactor, CompactorFailure, Harness};
+use crate::ids::IdAlloc;
+use crate::summarizer::served::{self, Serving};
+use crate::summarizer::Summarizer;
+use compactsim_model::{Event, Message, MicroOutcome};
+
+/// What the driver borrows from its loop.
+pub struct MicroParts<'a> {
+    pub compactor: &'a mut dyn Compactor,
+    pub msgs: &'a mut Vec<Message>,
+    pub summarizer: &'a mut Summarizer,
+    pub ids: &'a mut IdAlloc,
+    pub now_ms: u64,
+}
+
+/// What one micro step did, as its loop needs it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MicroStepEnd {
+    /// Virtual milliseconds the summarizer calls took.
+    pub latency_ms: u64,
+    /// The pass found work (any outcome but cadence and no-exchange): it counts as a
+    /// pass.
+    pub found_work: bool,
+    /// The list changed (the pass or the repair rewrote it).
+    pub changed: bool,
+}
+
+/// Why a micro step stopped the case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MicroStop {
+    /// The sink said stop (a violation).
+    Sink,
+    /// The compactor failed as a component.
+    Failure(CompactorFailure),
+}
+
+/// A micro pass after `turn`, reported, then the pre-send repair, reported when it
+/// changed something. Coverage counters: the pass's outcome, `repair.merged_rows`.
+pub fn micro_step(
+    parts: MicroParts<'_>,
+    turn: u32,
+    sink: &mut dyn Sink,
+) -> Result<MicroStepEnd, MicroStop> {
+    let MicroParts {
+        compactor,
+        msgs,
+        summarizer,
+        ids,
+        now_ms,
+    } = parts;
+    let before = msgs.clone();
+    let mut serving = Serving::new(summarizer);
+    let mut harness = Harness {
+        summarizer: &mut serving,
+        ids,
+        now_ms,
+    };
+    let pass = compactor
+        .micro_pass(msgs, turn, &mut harness)
+        .map_err(MicroStop::Failure)?;
+    let calls = serving.into_calls();
+    let mut end = MicroStepEnd {
+        latency_ms: served::latency_ms(&calls),
+        found_work: !matches!(
+            pass.outcome,
+            MicroOutcome::Cadence | MicroOutcome::NoExchange
+        ),
+        changed: *msgs != before,
+    };
+    sink.bump(outcome_counter(pass.outcome));
+    if !sink.observe(Event::MicroPass(pass), &before, msgs) {
+        return Err(MicroStop::Sink);
+    }
+    let before = msgs.clone();
+    let stats = repair::repair(msgs);
+    if stats == repair::RepairStats::default() {
+        return Ok(end);
+    }
+    end.changed = true;
+    sink.add("repair.merged_rows", stats.merged_rows as u64);
+    let event = Event::Repair {
+        turn,
+        merged_rows: stats.merged_rows,
+        dropped_rows: stats.dropped_rows,
+        pruned_calls: stats.pruned_calls,
+    };
+    if !sink.observe(event, &before, msgs) {
+        return Err(MicroStop::Sink);
+    }
+    Ok(end)
+}
+
+fn outcome_counter(outcome: MicroOutcome) -> &'static str {
+    match outcome {
+        MicroOutcome::Cadence => "micro.cadence",
+        MicroOutcome::NoExchange => "micro.no_exchange",
+        MicroOutcome::Absorbed => "micro.absorbed",
+        MicroOutcome::Defrag => "micro.defrag",
+        MicroOutcome::DefragFailed => "micro.defrag_failed",
+        MicroOutcome::SummarizeFailed => "micro.summarize_failed",
+        MicroOutcome::ExchangeSkipped => "micro.exchange_skipped",
+    }
+}

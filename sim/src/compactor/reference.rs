@@ -1,0 +1,115 @@
+//! The Rust reference compactors (micro and batch, with their bug switches) behind the
+//! [`Compactor`] seam: `--compactor reference`.
+
+use super::batch::{self, BatchConfig, BatchState, PassResult};
+use super::micro::MicroCompactor;
+use super::seam::{BatchReport, BatchRequest, Compactor, CompactorFailure, Harness};
+use crate::summarizer::RollingSummary;
+use compactsim_model::{BatchPassOutcome, Message, MicroPass};
+
+/// The reference compactor of one session: a batch compressor and, where the loop runs
+/// micro passes, a micro compactor.
+#[derive(Clone, Debug)]
+pub struct Reference {
+    batch_config: BatchConfig,
+    batch: BatchState,
+    micro: Option<MicroCompactor>,
+}
+
+impl Reference {
+    pub fn new(batch_config: BatchConfig, micro: Option<MicroCompactor>) -> Self {
+        Reference {
+            batch_config,
+            batch: BatchState::default(),
+            micro,
+        }
+    }
+
+    /// The batch compressor's state (for tests and replays).
+    pub fn batch_state(&self) -> &BatchState {
+        &self.batch
+    }
+
+    /// The micro compactor's rolling summary, if it has one.
+    pub fn micro_rolling(&self) -> Option<&RollingSummary> {
+        self.micro.as_ref().map(|m| m.rolling())
+    }
+}
+
+impl Compactor for Reference {
+    fn name(&self) -> String {
+        "reference".to_string()
+    }
+
+    fn micro_pass(
+        &mut self,
+        msgs: &mut Vec<Message>,
+        turn: u32,
+        harness: &mut Harness<'_>,
+    ) -> Result<MicroPass, CompactorFailure> {
+        match &mut self.micro {
+            Some(micro) => Ok(micro.pass(msgs, turn, harness.summarizer, harness.ids)),
+            None => Err(CompactorFailure {
+                what: "the reference compactor was built without micro-compaction".into(),
+            }),
+        }
+    }
+
+    fn batch_pass(
+        &mut self,
+        msgs: &mut Vec<Message>,
+        request: BatchRequest,
+        harness: &mut Harness<'_>,
+    ) -> Result<BatchReport, CompactorFailure> {
+        let out = batch::compress(
+            msgs,
+            &self.batch_config,
+            &mut self.batch,
+            harness.summarizer,
+            harness.ids,
+            harness.now_ms,
+            request.force,
+        );
+        let (outcome, fallback) = match out.result {
+            PassResult::Compacted { fallback } => (BatchPassOutcome::Compacted, fallback),
+            PassResult::Aborted(_) => (BatchPassOutcome::Aborted, false),
+            PassResult::NoOp(_) => (BatchPassOutcome::NoOp, false),
+        };
+        if outcome.committed() {
+            // Micro's cursor indexed the list this pass just rewrote.
+            if let Some(micro) = &mut self.micro {
+                micro.rewritten();
+            }
+        }
+        Ok(BatchReport {
+            outcome,
+            fallback,
+            summary_failed: out.summary_miss.is_some(),
+            summary_call_failed: matches!(out.summary_miss, Some(batch::Miss::Failed(_))),
+            summary_expanded: out.summary_expanded,
+            head_end: out.head_end,
+            summary_tokens: out.summary_tokens,
+        })
+    }
+
+    fn restart(&mut self) {
+        self.batch = BatchState::default();
+        if let Some(micro) = &mut self.micro {
+            micro.restart();
+        }
+    }
+
+    fn rewritten(&mut self) {
+        if let Some(micro) = &mut self.micro {
+            micro.rewritten();
+        }
+    }
+
+    fn cooling_down(&self, now_ms: u64) -> bool {
+        self.batch.cooling_down(now_ms)
+    }
+
+    fn fallback_streak(&self) -> u32 {
+        self.batch.fallback_streak
+    }
+}

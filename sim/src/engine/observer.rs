@@ -1,0 +1,177 @@
+//! The observer: the one place a transition is shown to the oracle, recorded in the
+//! trace and folded into the case's result — for every loop.
+
+use super::{CaseOutcome, CaseResult, Record, TraceLine};
+use crate::agent::Sink;
+use compactsim_invariants::{Oracle, NO_INFINITE_LOOP};
+use compactsim_model::{tokens_rough_total, Event, Message, Transition, Violation, Witness};
+
+/// Reports transitions to the oracle and records the case's result.
+pub(crate) struct Observer {
+    pub oracle: Oracle,
+    pub step: u32,
+    pub step_budget: u32,
+    pub record: Record,
+    pub result: CaseResult,
+    /// Rough tokens of the list after the last transition.
+    pub tokens: u64,
+}
+
+impl Observer {
+    /// An observer that ends the case as looping after `step_budget` transitions.
+    pub fn new(oracle: Oracle, step_budget: u32, record: Record, result: CaseResult) -> Self {
+        Observer {
+            oracle,
+            step: 0,
+            step_budget,
+            record,
+            result,
+            tokens: 0,
+        }
+    }
+}
+
+impl Sink for Observer {
+    fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
+        let t = Transition {
+            step: self.step,
+            event: &event,
+            before,
+            after,
+        };
+        let violations = self.oracle.observe(&t);
+        if self.record.trace {
+            self.result
+                .trace
+                .push(TraceLine::new(self.step, &event, before, after));
+        }
+        self.step += 1;
+        self.result.transitions = self.step;
+        if !std::ptr::eq(before, after) {
+            let appended =
+                std::ptr::eq(before.as_ptr(), after.as_ptr()) && before.len() < after.len();
+            self.tokens = if appended {
+                self.tokens + tokens_rough_total(&after[before.len()..])
+            } else {
+                tokens_rough_total(after)
+            };
+            self.result.tokens_max = self.result.tokens_max.max(self.tokens);
+            self.result.messages_max = self.result.messages_max.max(after.len() as u32);
+        }
+        if !violations.is_empty() {
+            self.result.outcome = outcome_of(violations);
+            return false;
+        }
+        if self.step >= self.step_budget {
+            self.result.outcome =
+                CaseOutcome::Liveness(step_budget_violation(&t, self.step_budget));
+            return false;
+        }
+        true
+    }
+
+    fn bump(&mut self, counter: &'static str) {
+        self.result.coverage.bump(counter);
+    }
+
+    fn add(&mut self, counter: &'static str, n: u64) {
+        self.result.coverage.add(counter, n);
+    }
+}
+
+/// Violations of the liveness invariant alone are a liveness outcome (exit 3); any
+/// other violation on the same transition makes it a violation (exit 1).
+fn outcome_of(violations: Vec<Violation>) -> CaseOutcome {
+    if violations.iter().all(|v| v.invariant == NO_INFINITE_LOOP) {
+        CaseOutcome::Liveness(violations.into_iter().next().expect("non-empty"))
+    } else {
+        CaseOutcome::Violation(violations)
+    }
+}
+
+fn step_budget_violation(t: &Transition<'_>, budget: u32) -> Violation {
+    let message = format!("step budget of {budget} transitions exceeded");
+    Violation {
+        invariant: NO_INFINITE_LOOP.to_string(),
+        turn: t.event.turn(),
+        step: t.step,
+        message: message.clone(),
+        witness: Witness::default()
+            .fact(message)
+            .fact(format!("last event: {:?}", t.event)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bugs::BugSet;
+    use crate::engine::{empty_result, CaseSpec};
+    use crate::shapes::Family;
+    use crate::strategy::Strategy;
+    use compactsim_invariants::OracleConfig;
+    use compactsim_model::{MsgId, Role};
+
+    fn observer(step_budget: u32) -> Observer {
+        let spec = CaseSpec {
+            root_seed: 1,
+            case: 0,
+            passes: 1,
+            strategy: Strategy::parse("batch").unwrap(),
+            bugs: BugSet::none(),
+            plan: None,
+        };
+        Observer::new(
+            Oracle::new(OracleConfig::default()),
+            step_budget,
+            Record::default(),
+            empty_result(&spec, Family::Chatty),
+        )
+    }
+
+    #[test]
+    fn exceeding_the_step_budget_is_a_liveness_outcome_naming_no_infinite_loop() {
+        let rows = vec![Message::new(
+            MsgId(0),
+            Role::User,
+            compactsim_model::Content::empty(),
+        )];
+        let mut o = observer(3);
+        let ev = Event::Preflight(compactsim_model::Preflight {
+            turn: 0,
+            now_ms: 0,
+            messages: 1,
+            messages_rough_tokens: 0,
+            request_rough_tokens: 0,
+            trigger_tokens: 1_000,
+            decision: compactsim_model::PreflightDecision::BelowTrigger,
+        });
+        assert!(o.observe(ev.clone(), &rows, &rows));
+        assert!(o.observe(ev.clone(), &rows, &rows));
+        assert!(!o.observe(ev, &rows, &rows));
+        let CaseOutcome::Liveness(v) = &o.result.outcome else {
+            panic!("{:?}", o.result.outcome)
+        };
+        assert_eq!(v.invariant, NO_INFINITE_LOOP);
+        assert_eq!(o.result.transitions, 3);
+    }
+
+    #[test]
+    fn only_liveness_violations_alone_make_a_liveness_outcome() {
+        let v = |id: &str| Violation {
+            invariant: id.to_string(),
+            turn: 1,
+            step: 2,
+            message: String::new(),
+            witness: Witness::default(),
+        };
+        assert!(matches!(
+            outcome_of(vec![v(NO_INFINITE_LOOP)]),
+            CaseOutcome::Liveness(_)
+        ));
+        assert!(matches!(
+            outcome_of(vec![v("api-valid"), v(NO_INFINITE_LOOP)]),
+            CaseOutcome::Violation(_)
+        ));
+    }
+}

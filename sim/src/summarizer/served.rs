@@ -1,0 +1,76 @@
+//! The harness's side of the summarizer seam: every call a compactor makes goes through
+//! [`Serving`], which answers from the case's fake summarizer and records what it served
+//! (the oracle's ground truth about summaries).
+
+use super::{RollingSummary, Summarizer, SummaryCall};
+use crate::compactor::seam::SummaryBackend;
+use compactsim_model::{FactId, ServedCall};
+
+/// A summarizer call log limit per pass: a compactor asking for more is looping.
+pub const SERVED_CALLS_PER_PASS_MAX: usize = 64;
+
+/// The case's summarizer, lent to one pass, recording every call it serves.
+pub struct Serving<'a> {
+    inner: &'a mut Summarizer,
+    calls: Vec<ServedCall>,
+}
+
+impl<'a> Serving<'a> {
+    pub fn new(inner: &'a mut Summarizer) -> Self {
+        Serving {
+            inner,
+            calls: Vec::new(),
+        }
+    }
+
+    /// The calls served, in order.
+    pub fn into_calls(self) -> Vec<ServedCall> {
+        self.calls
+    }
+
+    fn record(&mut self, condense: bool, facts_in: Vec<FactId>, call: &SummaryCall) {
+        if self.calls.len() >= SERVED_CALLS_PER_PASS_MAX {
+            return;
+        }
+        self.calls.push(ServedCall {
+            condense,
+            ok: call.result.is_ok(),
+            expanded: call.expanded,
+            latency_ms: call.latency_ms,
+            facts_in,
+            facts_out: call
+                .result
+                .as_ref()
+                .map(|s| s.facts.clone())
+                .unwrap_or_default(),
+        });
+    }
+}
+
+impl SummaryBackend for Serving<'_> {
+    fn summarize(
+        &mut self,
+        previous: &RollingSummary,
+        input_facts: &[FactId],
+        input_tokens: u32,
+    ) -> SummaryCall {
+        let call = self.inner.summarize(previous, input_facts, input_tokens);
+        let mut facts_in: Vec<FactId> = previous.facts.clone();
+        facts_in.extend_from_slice(input_facts);
+        facts_in.sort_unstable();
+        facts_in.dedup();
+        self.record(false, facts_in, &call);
+        call
+    }
+
+    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
+        let call = self.inner.condense(summary);
+        self.record(true, summary.facts.clone(), &call);
+        call
+    }
+}
+
+/// Virtual milliseconds the calls took, in total.
+pub fn latency_ms(calls: &[ServedCall]) -> u64 {
+    calls.iter().map(|c| c.latency_ms).sum()
+}
