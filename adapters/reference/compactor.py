@@ -121,7 +121,8 @@ class Micro:
         count = self.failures[1] + 1 if self.failures and self.failures[0] == first else 1
         if count >= 3:
             self.cursor, self.failures = end, None
-            return {"outcome": "exchange_skipped"}
+            skipped = [m["_compactsim_id"] for m in msgs[start:end] if "_compactsim_id" in m]
+            return {"outcome": "exchange_skipped", "skipped": skipped}
         self.failures = (first, count)
         return {"outcome": "summarize_failed"}
 

@@ -39,6 +39,57 @@ struct CaseFlags {
     /// Anti-thrash policy of the agent loop: v1, v2 or v2.2 (default: the era's).
     #[arg(long = "anti-thrash", value_name = "POLICY")]
     anti_thrash: Option<String>,
+    #[command(flatten)]
+    compactor: CompactorFlags,
+}
+
+/// Flags that choose the compactor under test (adapters/PROTOCOL.md).
+#[derive(clap::Args)]
+struct CompactorFlags {
+    /// The compactor under test: reference (the Rust models) or external (an adapter).
+    #[arg(long, default_value = "reference")]
+    compactor: String,
+    /// The external adapter's command line, split without a shell.
+    #[arg(long, value_name = "'CMD ARGS'")]
+    adapter: Option<String>,
+    /// Per-request timeout of the adapter in milliseconds.
+    #[arg(long, value_name = "MS")]
+    adapter_timeout_ms: Option<u64>,
+}
+
+/// Applies `--compactor` for the rest of the process. Bug switches belong to the
+/// reference models: combined with an external compactor they are bad input.
+fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<(), Failure> {
+    match (f.compactor.as_str(), &f.adapter) {
+        ("reference", None) if f.adapter_timeout_ms.is_none() => Ok(()),
+        ("reference", _) => Err(Failure::bad_input(
+            "--adapter and --adapter-timeout-ms need --compactor external",
+        )),
+        ("external", None) => Err(Failure::bad_input(
+            "--compactor external needs --adapter 'CMD ARGS'",
+        )),
+        ("external", Some(_)) if has_bugs => Err(Failure::bad_input(
+            "bug switches apply to the reference compactor, not to --compactor external",
+        )),
+        ("external", Some(cmd)) => {
+            let timeout_ms = f
+                .adapter_timeout_ms
+                .unwrap_or(compactsim::external::DEFAULT_TIMEOUT_MS);
+            if timeout_ms == 0 {
+                return Err(Failure::bad_input(
+                    "--adapter-timeout-ms must be at least 1",
+                ));
+            }
+            compactsim::external::select::select_external(compactsim::external::AdapterSpec::new(
+                cmd.clone(),
+                timeout_ms,
+            ))
+            .map_err(Failure::bad_input)
+        }
+        (other, _) => Err(Failure::bad_input(format!(
+            "--compactor must be reference or external, got {other}"
+        ))),
+    }
 }
 
 #[derive(Subcommand)]
@@ -90,6 +141,8 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(long)]
         jobs: Option<usize>,
+        #[command(flatten)]
+        compactor: CompactorFlags,
     },
     /// Shrink a failing case to a small scenario file under <out>/failures/.
     Shrink(ShrinkArgs),
@@ -139,6 +192,8 @@ struct SelftestArgs {
     /// Output directory (shrunk repros go to its failures/).
     #[arg(long, default_value = "target/compactsim/selftest")]
     out: PathBuf,
+    #[command(flatten)]
+    compactor: CompactorFlags,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -150,6 +205,7 @@ enum ListWhat {
 }
 
 fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
+    choose_compactor(&f.compactor, !f.bugs.is_empty())?;
     CaseParams::parse_with(
         f.seed,
         f.passes,
@@ -169,6 +225,7 @@ fn jobs(jobs: Option<usize>) -> Result<usize, Failure> {
 }
 
 fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
+    choose_compactor(&a.case_flags.compactor, !a.case_flags.bugs.is_empty())?;
     let target = match (a.file, a.case) {
         (Some(file), _) => shrink::Target::File(file),
         (None, Some(case)) => shrink::Target::Drawn {
@@ -187,6 +244,8 @@ fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
 }
 
 fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
+    // Every selftest run switches a bug on in the reference models.
+    choose_compactor(&a.compactor, a.compactor.compactor == "external")?;
     if a.passes == 0 || a.passes > args::PASSES_MAX {
         return Err(Failure::bad_input(format!(
             "--passes must be between 1 and {}, got {}",
@@ -233,6 +292,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             case_flags,
             case,
         } => {
+            choose_compactor(&case_flags.compactor, !case_flags.bugs.is_empty())?;
             let (text, exit) = match (file, case) {
                 (Some(file), _) => scenario::replay_file(&file)?,
                 (None, Some(case)) => replay::replay(&case_params(&case_flags)?, case),
@@ -246,12 +306,16 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             out,
             trace,
             jobs,
-        } => scenario::scenario(&scenario::ScenarioRequest {
-            paths,
-            out,
-            trace,
-            jobs: self::jobs(jobs)?,
-        }),
+            compactor,
+        } => {
+            choose_compactor(&compactor, false)?;
+            scenario::scenario(&scenario::ScenarioRequest {
+                paths,
+                out,
+                trace,
+                jobs: self::jobs(jobs)?,
+            })
+        }
         Command::Shrink(a) => shrink_command(a),
         Command::Selftest(a) => selftest_command(a),
         Command::List { what } => {

@@ -35,6 +35,7 @@ fn micro(id: u64) -> HarnessMsg {
             turn: 1,
             transcript: Vec::new(),
             context_window_tokens: 128_000,
+            now_ms: 0,
             config: BTreeMap::new(),
         },
     }

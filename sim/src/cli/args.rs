@@ -117,6 +117,7 @@ impl CaseParams {
         for b in self.bugs.iter() {
             s.push_str(&format!(" --bug {b}"));
         }
+        s.push_str(&crate::external::select::repro_flags());
         s
     }
 

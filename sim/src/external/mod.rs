@@ -5,7 +5,9 @@
 pub mod argv;
 pub mod chat;
 pub mod child;
+pub mod compactor;
 pub mod error;
+pub mod select;
 pub mod session;
 pub mod summaries;
 pub mod wire;

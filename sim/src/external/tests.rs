@@ -4,7 +4,7 @@ use super::chat::{spelled_facts, TextBook};
 use super::session::{SummarizeCall, SummaryService};
 use super::summaries::Served;
 use super::wire::{ChatMessage, SummaryAnswer};
-use crate::compactor::batch::SummaryBackend;
+use crate::compactor::seam::SummaryBackend;
 use crate::ids::IdAlloc;
 use crate::summarizer::{RollingSummary, SummaryCall, SummaryErrorClass, SummaryFailure};
 use compactsim_model::{
@@ -182,6 +182,10 @@ impl SummaryBackend for Scripted {
             expanded: false,
             latency_ms: 10,
         }
+    }
+
+    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
+        self.summarize(summary, &[], 0)
     }
 }
 

@@ -85,10 +85,14 @@ pub enum Trigger {
 /// The part of a request every pass and hook carries.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PassInput {
-    /// The agent turn this request belongs to (1-based; 0 before the first turn).
+    /// The agent turn this request belongs to (0-based, as in the event log).
     pub turn: u32,
     pub transcript: Vec<ChatMessage>,
     pub context_window_tokens: u64,
+    /// Virtual time of the case in milliseconds (use it instead of a wall clock, e.g.
+    /// for cooldowns, so a run stays deterministic).
+    #[serde(default)]
+    pub now_ms: u64,
     /// The case's declared compactor configuration (names with units last).
     pub config: BTreeMap<String, serde_json::Value>,
 }
