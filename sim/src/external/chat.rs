@@ -7,7 +7,9 @@
 //! (a transcript segment, a summary answer) is that segment again (origin and facts
 //! kept). Runs of other text become one *literal* segment whose facts are the fact
 //! names spelled in it (`FACT-000123`), so a fact counts as kept exactly when its name
-//! is in the text. The book remembers each literal's bytes, so the next request sends
+//! is in the text; a literal naming no fact is scaffold (prefixes, notes, end markers).
+//! New text gets the origin of the new row it is in, or a fresh origin when the row was
+//! carried over (the text is not its author's). The book remembers each literal's bytes, so the next request sends
 //! the adapter exactly the text it wrote.
 
 use super::wire::{ChatFunction, ChatMessage, ChatToolCall};
@@ -119,8 +121,9 @@ impl TextBook {
                 .map(MsgId)
                 .filter(|id| index.contains_key(id) && used.insert(*id, ()).is_none());
             let id = known.unwrap_or_else(|| ids.msg());
+            let original = known.and_then(|k| index.get(&k).copied());
             let msg = self
-                .row_to_message(row, id, known.and_then(|k| index.get(&k).copied()))
+                .row_to_message(row, id, original, ids)
                 .map_err(|e| format!("row {i}: {e}"))?;
             out.push(msg);
         }
@@ -132,6 +135,7 @@ impl TextBook {
         row: &ChatMessage,
         id: MsgId,
         original: Option<&Message>,
+        ids: &mut IdAlloc,
     ) -> Result<Message, String> {
         let role = parse_role(&row.role)?;
         let calls = row
@@ -149,7 +153,12 @@ impl TextBook {
         };
         let content = match original {
             Some(o) if self.content_text(&o.content) == text => o.content.clone(),
-            _ => self.read_text(text, id, flags.summary_marker || flags.micro_marker),
+            _ => {
+                // New text in a row the adapter carried over was not written by that
+                // row's author: it gets an origin of its own.
+                let origin = if original.is_some() { ids.msg() } else { id };
+                self.read_text(text, origin, flags.summary_marker || flags.micro_marker)
+            }
         };
         let mut m = Message::new(id, role, content)
             .with_tool_calls(calls)
@@ -191,16 +200,21 @@ impl TextBook {
         let seed = fnv1a(text.as_bytes()) | LITERAL_SEED_TAG;
         let text: Arc<str> = Arc::from(text);
         self.literals.insert(seed, text.clone());
+        let facts = spelled_facts(&text);
+        // Text that names no fact is wrapper text (prefixes, notes, end markers).
+        let kind = if facts.is_empty() {
+            ContentKind::Scaffold
+        } else if summary {
+            ContentKind::Summary
+        } else {
+            ContentKind::Prose
+        };
         let seg = Segment {
-            kind: if summary {
-                ContentKind::Summary
-            } else {
-                ContentKind::Prose
-            },
+            kind,
             chars: text.len() as u32,
             seed,
             origin,
-            facts: spelled_facts(&text),
+            facts,
         };
         self.by_text.entry(text).or_insert_with(|| seg.clone());
         seg

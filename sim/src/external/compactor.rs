@@ -68,6 +68,8 @@ impl Pool {
             served_calls: 0,
             restart_pending: true,
             micro_passes: 0,
+            cooldown_until_ms: 0,
+            fallback_streak: 0,
         })
     }
 }
@@ -86,6 +88,10 @@ pub struct External {
     /// process restart inside the case).
     restart_pending: bool,
     micro_passes: u32,
+    /// The adapter's own summary-failure cooldown, from its last batch labels (the
+    /// agent loop's `should_compress` gate acts on it, as the real agent does).
+    cooldown_until_ms: u64,
+    fallback_streak: u32,
 }
 
 impl Drop for External {
@@ -187,6 +193,10 @@ fn label_str<'a>(reply: &'a Reply, key: &str) -> Option<&'a str> {
     reply.labels.get(key).and_then(Value::as_str)
 }
 
+fn label_u64(reply: &Reply, key: &str) -> Option<u64> {
+    reply.labels.get(key).and_then(Value::as_u64)
+}
+
 fn label_ids(reply: &Reply, key: &str) -> Vec<MsgId> {
     reply
         .labels
@@ -282,6 +292,8 @@ impl Compactor for External {
             .map(|m| m.tokens().rough)
             .max()
             .unwrap_or(0);
+        self.cooldown_until_ms = label_u64(&reply, "cooldown_until_ms").unwrap_or(0);
+        self.fallback_streak = label_u64(&reply, "fallback_streak").unwrap_or(0) as u32;
         *msgs = after;
         Ok(BatchReport {
             outcome,
@@ -296,5 +308,15 @@ impl Compactor for External {
 
     fn restart(&mut self) {
         self.restart_pending = true;
+        self.cooldown_until_ms = 0;
+        self.fallback_streak = 0;
+    }
+
+    fn cooling_down(&self, now_ms: u64) -> bool {
+        now_ms < self.cooldown_until_ms
+    }
+
+    fn fallback_streak(&self) -> u32 {
+        self.fallback_streak
     }
 }
