@@ -110,9 +110,15 @@ struct World {
 /// Runs one case with the process's compactor under test (`external::select`). Never
 /// panics: a panic inside the case becomes `CaseOutcome::Internal`.
 pub fn run_case(spec: &CaseSpec, record: Record) -> CaseResult {
+    run_case_with(spec, record, &selected)
+}
+
+/// The process's compactor under test (`external::select`): the reference unless the
+/// CLI chose an external adapter.
+pub fn selected(r: Reference) -> Box<dyn Compactor> {
     match crate::external::select::selected() {
-        Some(pool) => run_case_with(spec, record, &|r| pool.compactor(r)),
-        None => run_case_with(spec, record, &reference),
+        Some(pool) => pool.compactor(r),
+        None => reference(r),
     }
 }
 
