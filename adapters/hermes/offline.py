@@ -90,6 +90,10 @@ def fake_call_llm(*_args, **kwargs):
         raise RuntimeError("No LLM provider configured (compactsim: no request in flight)")
     messages = [{"role": m.get("role", "user"), "content": m.get("content") or ""}
                 for m in kwargs.get("messages") or []]
+    log = os.environ.get("COMPACTSIM_PROMPT_LOG")
+    if log:  # debugging aid: every prompt the real code sends, appended to a file
+        with open(log, "a") as f:
+            f.write(repr(messages) + "\n")
     try:
         text, finish = summarize(messages=messages, max_tokens=kwargs.get("max_tokens"))
     except SummaryError as e:

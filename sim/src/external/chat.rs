@@ -70,12 +70,13 @@ impl TextBook {
         text
     }
 
-    /// The newest served summary whose text appears whole in `prompt`.
+    /// The newest served summary whose text appears whole in `prompt` (leading and
+    /// trailing whitespace aside: adapters strip model output).
     pub fn previous_summary(&self, prompt: &str) -> Option<RollingSummary> {
         self.served
             .iter()
             .rev()
-            .find(|(text, _)| !text.is_empty() && prompt.contains(&**text))
+            .find(|(text, _)| !text.trim().is_empty() && prompt.contains(text.trim()))
             .map(|(_, s)| s.clone())
     }
 

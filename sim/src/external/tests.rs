@@ -235,7 +235,11 @@ fn a_served_summary_is_the_previous_summary_of_the_next_prompt() {
     };
     assert_eq!((text.len(), finish_reason.as_str()), (200, "stop"));
     assert!(text.contains("FACT-000001") && text.contains("FACT-000002"));
-    let prompt = format!("{text}{MERGE_SEPARATOR}more FACT-000003");
+    // The adapter strips the model's output before quoting it back.
+    let prompt = format!(
+        "Running summary: {}{MERGE_SEPARATOR}more FACT-000003",
+        text.trim()
+    );
     ask(&mut book, &mut backend, &prompt, Some(10));
     let (previous, facts, tokens) = &backend.asked[1];
     assert_eq!(previous.facts, [FactId(1), FactId(2)]);
