@@ -101,6 +101,9 @@ def fake_call_llm(*_args, **kwargs):
             raise ConnectionError("peer closed connection without sending complete message body")
         message, status = _ERRORS.get(e.error, (str(e), 500))
         raise SummaryCallError(message, status)
+    if log:
+        with open(log, "a") as f:
+            f.write("ANSWER " + repr(text) + "\n")
     return _Response(text, finish)
 
 

@@ -143,6 +143,7 @@ impl External {
             backend: &mut *harness.summarizer,
             served_calls: &mut self.served_calls,
             latency_ms: 0,
+            summary_facts: summary_facts(msgs),
         };
         if self.restart_pending {
             session
@@ -187,6 +188,18 @@ impl External {
             stderr_tail: Vec::new(),
         })
     }
+}
+
+/// Facts of the summary rows of `msgs`, ascending, without duplicates.
+fn summary_facts(msgs: &[Message]) -> Vec<compactsim_model::FactId> {
+    let mut facts: Vec<_> = msgs
+        .iter()
+        .filter(|m| m.is_summary())
+        .flat_map(|m| m.content.facts())
+        .collect();
+    facts.sort_unstable();
+    facts.dedup();
+    facts
 }
 
 fn label_str<'a>(reply: &'a Reply, key: &str) -> Option<&'a str> {

@@ -1,7 +1,8 @@
 //! The harness side of `summarize`: the adapter's prompt is read as text (facts are the
 //! fact names spelled in it, size is its rough token count), a summary the harness served
-//! earlier that appears in the prompt is the *previous* summary (kept whole, as the
-//! cumulative contract says), and the answer comes from the case's summary backend —
+//! earlier that appears in the prompt is the *previous* summary, and so is every fact of
+//! a summary row of the transcript that the prompt names (kept, as the cumulative
+//! contract says, however the adapter rewrapped the summary), and the answer comes from the case's summary backend —
 //! the fake summarizer with its faults — so determinism and fault injection hold for
 //! foreign code. A served summary's text is registered in the book, so a row that carries
 //! it maps back to the summary's facts.
@@ -27,13 +28,24 @@ pub struct Served<'a> {
     pub served_calls: &'a mut u64,
     /// Virtual latency of the calls answered, for the transition's event.
     pub latency_ms: u64,
+    /// Facts of the summary rows of the request's transcript, ascending: a prompt that
+    /// names one of them is updating that summary, and a cumulative summarizer keeps it
+    /// (however the adapter rewrapped the summary text).
+    pub summary_facts: Vec<FactId>,
 }
 
 impl SummaryService for Served<'_> {
     fn answer(&mut self, call: &SummarizeCall) -> SummaryAnswer {
         let prompt = prompt_text(call);
-        let previous = self.book.previous_summary(&prompt).unwrap_or_default();
-        let input_facts: Vec<FactId> = spelled_facts(&prompt)
+        let mut previous = self.book.previous_summary(&prompt).unwrap_or_default();
+        let spelled = spelled_facts(&prompt);
+        let quoted = spelled
+            .iter()
+            .filter(|f| self.summary_facts.binary_search(f).is_ok());
+        previous.facts.extend(quoted);
+        previous.facts.sort_unstable();
+        previous.facts.dedup();
+        let input_facts: Vec<FactId> = spelled
             .into_iter()
             .filter(|f| previous.facts.binary_search(f).is_err())
             .collect();
