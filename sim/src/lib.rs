@@ -6,6 +6,7 @@ pub mod bugs;
 pub mod cli;
 pub mod compactor;
 pub mod engine;
+pub mod external;
 pub mod ids;
 pub mod provider;
 pub mod rng;

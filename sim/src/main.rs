@@ -41,10 +41,57 @@ struct CaseFlags {
     /// Anti-thrash policy of the agent loop: v1, v2 or v2.2 (default: the era's).
     #[arg(long = "anti-thrash", value_name = "POLICY")]
     anti_thrash: Option<String>,
-    /// The compactor under test, an axis separate from --strategy (default: reference,
-    /// the Rust models with their bug switches).
+    #[command(flatten)]
+    compactor: CompactorFlags,
+}
+
+/// Flags that choose the compactor under test (adapters/PROTOCOL.md).
+#[derive(clap::Args)]
+struct CompactorFlags {
+    /// The compactor under test: reference (the Rust models) or external (an adapter).
     #[arg(long, default_value = "reference")]
     compactor: String,
+    /// The external adapter's command line, split without a shell.
+    #[arg(long, value_name = "'CMD ARGS'")]
+    adapter: Option<String>,
+    /// Per-request timeout of the adapter in milliseconds.
+    #[arg(long, value_name = "MS")]
+    adapter_timeout_ms: Option<u64>,
+}
+
+/// Applies `--compactor` for the rest of the process. Bug switches belong to the
+/// reference models: combined with an external compactor they are bad input.
+fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<(), Failure> {
+    match (f.compactor.as_str(), &f.adapter) {
+        ("reference", None) if f.adapter_timeout_ms.is_none() => Ok(()),
+        ("reference", _) => Err(Failure::bad_input(
+            "--adapter and --adapter-timeout-ms need --compactor external",
+        )),
+        ("external", None) => Err(Failure::bad_input(
+            "--compactor external needs --adapter 'CMD ARGS'",
+        )),
+        ("external", Some(_)) if has_bugs => Err(Failure::bad_input(
+            "bug switches apply to the reference compactor, not to --compactor external",
+        )),
+        ("external", Some(cmd)) => {
+            let timeout_ms = f
+                .adapter_timeout_ms
+                .unwrap_or(compactsim::external::DEFAULT_TIMEOUT_MS);
+            if timeout_ms == 0 {
+                return Err(Failure::bad_input(
+                    "--adapter-timeout-ms must be at least 1",
+                ));
+            }
+            compactsim::external::select::select_external(compactsim::external::AdapterSpec::new(
+                cmd.clone(),
+                timeout_ms,
+            ))
+            .map_err(Failure::bad_input)
+        }
+        (other, _) => Err(Failure::bad_input(format!(
+            "--compactor must be reference or external, got {other}"
+        ))),
+    }
 }
 
 #[derive(Subcommand)]
@@ -102,6 +149,8 @@ enum Command {
         /// No progress bar (it is shown only when stderr is a terminal).
         #[arg(long)]
         quiet: bool,
+        #[command(flatten)]
+        compactor: CompactorFlags,
     },
     /// Shrink a failing case to a small scenario file under <out>/failures/.
     Shrink(ShrinkArgs),
@@ -169,6 +218,8 @@ struct SelftestArgs {
     /// Output directory (shrunk repros go to its failures/).
     #[arg(long, default_value = "target/compactsim/selftest")]
     out: PathBuf,
+    #[command(flatten)]
+    compactor: CompactorFlags,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -192,6 +243,7 @@ impl CaseFlags {
 }
 
 fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
+    choose_compactor(&f.compactor, !f.bugs.is_empty())?;
     let mut params = CaseParams::parse_with(
         f.seed.unwrap_or(args::SEED_DEFAULT),
         f.passes.unwrap_or(args::PASSES_DEFAULT),
@@ -200,7 +252,7 @@ fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
         f.anti_thrash.as_deref(),
         &f.bugs,
     )?;
-    params.compactor = compactsim::compactor::choice::CompactorChoice::parse(&f.compactor)
+    params.compactor = compactsim::compactor::choice::CompactorChoice::parse(&f.compactor.compactor)
         .map_err(Failure::bad_input)?;
     Ok(params)
 }
@@ -217,6 +269,7 @@ fn file_alone(command: &str, flags: &CaseFlags, case: Option<u32>) -> Result<(),
 }
 
 fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
+    choose_compactor(&a.case_flags.compactor, !a.case_flags.bugs.is_empty())?;
     let target = match (a.file, a.case) {
         (Some(file), case) => {
             file_alone("shrink", &a.case_flags, case)?;
@@ -238,6 +291,8 @@ fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
 }
 
 fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
+    // Every selftest run switches a bug on in the reference models.
+    choose_compactor(&a.compactor, a.compactor.compactor == "external")?;
     if a.passes == 0 || a.passes > args::PASSES_MAX {
         return Err(Failure::bad_input(format!(
             "--passes must be between 1 and {}, got {}",
@@ -286,6 +341,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             case_flags,
             case,
         } => {
+            choose_compactor(&case_flags.compactor, !case_flags.bugs.is_empty())?;
             let (text, exit) = match (file, case) {
                 (Some(file), case) => {
                     file_alone("replay", &case_flags, case)?;
@@ -303,13 +359,17 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             trace,
             jobs,
             quiet,
-        } => scenario::scenario(&scenario::ScenarioRequest {
-            paths,
-            out,
-            trace,
-            jobs: args::jobs(jobs)?,
-            quiet,
-        }),
+            compactor,
+        } => {
+            choose_compactor(&compactor, false)?;
+            scenario::scenario(&scenario::ScenarioRequest {
+                paths,
+                out,
+                trace,
+                jobs: args::jobs(jobs)?,
+                quiet,
+            })
+        }
         Command::Shrink(a) => shrink_command(a),
         Command::Study { file, out } => study::study(&file, out),
         Command::Merge { dirs, out } => merge::merge(&dirs, &out),

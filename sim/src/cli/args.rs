@@ -124,9 +124,7 @@ impl CaseParams {
         for b in self.bugs.iter() {
             s.push_str(&format!(" --bug {b}"));
         }
-        if self.compactor != CompactorChoice::Reference {
-            s.push_str(&format!(" --compactor {}", self.compactor));
-        }
+        s.push_str(&crate::external::select::repro_flags());
         s
     }
 

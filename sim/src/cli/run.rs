@@ -57,6 +57,10 @@ pub fn header(req: &RunRequest) -> Header {
         params.insert("era".to_string(), o.era.to_string());
         params.insert("anti_thrash".to_string(), o.anti_thrash.to_string());
     }
+    if let Some(pool) = crate::external::select::selected() {
+        params.insert("compactor".to_string(), "external".to_string());
+        params.insert("adapter".to_string(), pool.spec().command.clone());
+    }
     Header {
         tool: "compactsim".into(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -125,6 +129,12 @@ fn seed_line(req: &RunRequest) -> String {
     );
     if let Some(o) = req.params.strategy.loop_options() {
         line.push_str(&format!(" era={} anti_thrash={}", o.era, o.anti_thrash));
+    }
+    if let Some(pool) = crate::external::select::selected() {
+        line.push_str(&format!(
+            " compactor=external adapter={}",
+            crate::external::select::quote(&pool.spec().command)
+        ));
     }
     let bugs = if req.params.bugs.is_empty() {
         "none".to_string()

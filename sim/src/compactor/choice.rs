@@ -11,14 +11,18 @@ pub enum CompactorChoice {
     /// The Rust reference models with their bug switches.
     #[default]
     Reference,
+    /// The adapter the process chose with `--compactor external --adapter 'CMD'`
+    /// (`external::select`), speaking adapters/PROTOCOL.md.
+    External,
 }
 
 impl CompactorChoice {
-    pub const NAMES: &[&str] = &["reference"];
+    pub const NAMES: &[&str] = &["reference", "external"];
 
     pub fn name(&self) -> &'static str {
         match self {
             CompactorChoice::Reference => "reference",
+            CompactorChoice::External => "external",
         }
     }
 
@@ -26,6 +30,7 @@ impl CompactorChoice {
     pub fn parse(name: &str) -> Result<CompactorChoice, String> {
         match name {
             "reference" => Ok(CompactorChoice::Reference),
+            "external" => Ok(CompactorChoice::External),
             _ => Err(format!(
                 "unknown compactor `{name}` (known: {})",
                 Self::NAMES.join(", ")
@@ -34,10 +39,11 @@ impl CompactorChoice {
     }
 
     /// The compactor of one case, given the reference compactor its configuration
-    /// describes.
+    /// describes (an external adapter is told the same window and configuration).
     pub fn make(&self, reference: Reference) -> Box<dyn Compactor> {
         match self {
             CompactorChoice::Reference => Box::new(reference),
+            CompactorChoice::External => crate::engine::selected(reference),
         }
     }
 }
@@ -59,6 +65,6 @@ mod tests {
         }
         assert!(CompactorChoice::parse("python")
             .unwrap_err()
-            .contains("known: reference"));
+            .contains("known: reference, external"));
     }
 }

@@ -14,6 +14,9 @@ pub struct Reference {
     batch_config: BatchConfig,
     batch: BatchState,
     micro: Option<MicroCompactor>,
+    /// The case's context window (the Rust models do not need it; an external
+    /// compactor is told it).
+    context_window_tokens: Option<u32>,
 }
 
 impl Reference {
@@ -22,12 +25,34 @@ impl Reference {
             batch_config,
             batch: BatchState::default(),
             micro,
+            context_window_tokens: None,
         }
+    }
+
+    /// The same compactor, told the case's context window.
+    pub fn with_context_window(mut self, tokens: u32) -> Self {
+        self.context_window_tokens = Some(tokens);
+        self
+    }
+
+    /// The case's context window, when the engine declared it.
+    pub fn context_window_tokens(&self) -> Option<u32> {
+        self.context_window_tokens
     }
 
     /// The batch compressor's state (for tests and replays).
     pub fn batch_state(&self) -> &BatchState {
         &self.batch
+    }
+
+    /// The batch compressor's configuration (an external compactor sends it as config).
+    pub fn batch_config(&self) -> &BatchConfig {
+        &self.batch_config
+    }
+
+    /// The micro compactor's configuration, where the loop runs micro passes.
+    pub fn micro_config(&self) -> Option<super::micro::MicroConfig> {
+        self.micro.as_ref().map(|m| m.config)
     }
 
     /// The micro compactor's rolling summary, if it has one.

@@ -147,7 +147,9 @@ fn build_agent(
     let provider = Provider::new(agent_setup.provider, provider_rng)
         .with_schedule(plan.and_then(|p| p.provider_outcomes.clone()));
     let runs_micro = micro.is_some();
-    let compactor = make(Reference::new(config.batch.clone(), micro));
+    let compactor = make(
+        Reference::new(config.batch.clone(), micro).with_context_window(setup.shape.context_length),
+    );
     let agent = AgentLoop::new(config, summarizer, provider, compactor, runs_micro);
     (agent, setup)
 }

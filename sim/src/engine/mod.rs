@@ -117,9 +117,19 @@ struct World {
     observer: Observer,
 }
 
-/// Runs one case. Never panics: a panic inside the case becomes `CaseOutcome::Internal`.
+/// Runs one case with the process's compactor under test (`external::select`). Never
+/// panics: a panic inside the case becomes `CaseOutcome::Internal`.
 pub fn run_case(spec: &CaseSpec, record: Record) -> CaseResult {
-    run_case_with(spec, record, &reference)
+    run_case_with(spec, record, &selected)
+}
+
+/// The process's compactor under test (`external::select`): the reference unless the
+/// CLI chose an external adapter.
+pub fn selected(r: Reference) -> Box<dyn Compactor> {
+    match crate::external::select::selected() {
+        Some(pool) => pool.compactor(r),
+        None => reference(r),
+    }
 }
 
 /// [`run_case`] with the compactor under test built by `make`.
@@ -199,7 +209,10 @@ fn run_case_unguarded(
         conversation: Source::new(spec, &setup.shape),
         summarizer: Summarizer::new(setup.summarizer.clone(), streams.summarizer)
             .with_schedule(spec.plan.as_ref().and_then(|p| p.summary_outcomes.clone())),
-        compactor: make(Reference::new(BatchConfig::default(), Some(micro))),
+        compactor: make(
+            Reference::new(BatchConfig::default(), Some(micro))
+                .with_context_window(setup.shape.context_length),
+        ),
         faults: streams.faults,
         restart_per_mille: setup.restart_per_mille,
         now_ms: 0,

@@ -43,7 +43,7 @@ pub fn run_logged(spec: &CaseSpec, record: Record) -> Logged {
         return plain(spec);
     }
     match std::panic::catch_unwind(|| {
-        agent_world::run_logged(spec, record, &super::super::reference, Default::default())
+        agent_world::run_logged(spec, record, &super::super::selected, Default::default())
     }) {
         Ok((result, log)) => Logged {
             result,

@@ -1,0 +1,72 @@
+"""The adapter side of the compactsim stdio protocol, version 1 (adapters/PROTOCOL.md).
+
+Standard library only. An adapter calls `serve(name, version, capabilities, handlers)`;
+each handler gets the request dict and a `summarize(prompt=..., messages=..., max_tokens=...)`
+function that asks the harness and returns `(text, finish_reason)` or raises
+`SummaryError`.
+"""
+
+import json
+import sys
+
+PROTOCOL_VERSION = 1
+
+
+class SummaryError(Exception):
+    """The harness answered a summarize call with an error (a failed LLM call)."""
+
+    def __init__(self, error, message):
+        super().__init__(message)
+        self.error = error
+
+
+def _send(obj):
+    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def _read():
+    line = sys.stdin.readline()
+    if not line:
+        return None
+    return json.loads(line)
+
+
+def serve(name, version, capabilities, handlers):
+    """Answers requests until stdin closes. `handlers` maps a request type to a function
+    (request, summarize) -> reply fields (a dict merged into the `result`)."""
+    while True:
+        req = _read()
+        if req is None:
+            return
+        kind, rid = req["type"], req["id"]
+        if kind == "hello":
+            _send({"type": "hello", "id": rid, "protocol": PROTOCOL_VERSION, "name": name,
+                   "version": version, "capabilities": capabilities})
+            continue
+        handler = handlers.get(kind)
+        if handler is None:
+            _send({"type": "error", "id": rid, "message": "unsupported request " + kind})
+            continue
+        calls = [0]
+
+        def summarize(prompt=None, messages=None, max_tokens=None, _rid=rid, _calls=calls):
+            msg = {"type": "summarize", "id": _rid, "call": _calls[0]}
+            if prompt is not None:
+                msg["prompt"] = prompt
+            if messages is not None:
+                msg["messages"] = messages
+            if max_tokens is not None:
+                msg["max_tokens"] = max_tokens
+            _send(msg)
+            _calls[0] += 1
+            ans = _read()
+            if ans is None:
+                sys.exit(0)
+            if "error" in ans:
+                raise SummaryError(ans["error"], ans["message"])
+            return ans["text"], ans["finish_reason"]
+
+        reply = {"type": "result", "id": rid}
+        reply.update(handler(req, summarize))
+        _send(reply)

@@ -1,0 +1,237 @@
+//! One adapter child process: started without a shell, fed by a writer thread, read by
+//! a stdout thread (JSON lines, bounded length) and a stderr thread (a bounded ring of
+//! the last lines). Every read has a deadline: the caller waits on a channel with
+//! `recv_timeout`, never on the pipe. Dropping the child kills and reaps it; the reader
+//! threads end when the pipes close and are never joined (a grandchild could keep a
+//! pipe open).
+
+use super::error::FailureKind;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Longest stdout line accepted from an adapter (a transcript of a huge case fits).
+pub const LINE_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+/// Stderr lines kept for the report.
+pub const STDERR_KEPT_LINES: usize = 20;
+/// Longest stderr line kept (longer lines are cut).
+pub const STDERR_LINE_LIMIT_CHARS: usize = 400;
+/// After the stdout pipe closes, how long to wait for the exit status.
+const EXIT_STATUS_WAIT_MS: u64 = 200;
+
+/// What the stdout thread saw.
+enum Line {
+    Text(String),
+    TooLong,
+    NotUtf8,
+    Eof,
+}
+
+/// After a failure, how long to wait for the stderr thread to read the last lines.
+const STDERR_DRAIN_MS: u64 = 300;
+
+/// The last lines of stderr, shared with the stderr thread, and whether it reached EOF.
+#[derive(Clone, Default)]
+pub struct StderrRing(Arc<Mutex<(VecDeque<String>, bool)>>);
+
+impl StderrRing {
+    fn push(&self, line: &str) {
+        let mut kept: String = line.chars().take(STDERR_LINE_LIMIT_CHARS).collect();
+        if kept.len() < line.len() {
+            kept.push('…');
+        }
+        let mut ring = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if ring.0.len() == STDERR_KEPT_LINES {
+            ring.0.pop_front();
+        }
+        ring.0.push_back(kept);
+    }
+
+    fn close(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+    }
+
+    /// The kept lines, oldest first.
+    pub fn tail(&self) -> Vec<String> {
+        let ring = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        ring.0.iter().cloned().collect()
+    }
+
+    /// The kept lines once the child is dead: waits (bounded) for stderr to close.
+    pub fn drained_tail(&self) -> Vec<String> {
+        let until = Instant::now() + Duration::from_millis(STDERR_DRAIN_MS);
+        while !self.0.lock().unwrap_or_else(|e| e.into_inner()).1 && Instant::now() < until {
+            thread::sleep(Duration::from_millis(5));
+        }
+        self.tail()
+    }
+}
+
+/// A running adapter.
+pub struct AdapterChild {
+    child: Child,
+    to_writer: Option<Sender<Vec<u8>>>,
+    lines: Receiver<Line>,
+    pub stderr: StderrRing,
+}
+
+impl AdapterChild {
+    /// Starts `argv[0]` with the rest as arguments and `env` added to the environment.
+    pub fn spawn(argv: &[String], env: &[(String, String)]) -> Result<Self, FailureKind> {
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| FailureKind::Spawn("empty command".into()))?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| FailureKind::Spawn(format!("{program}: {e}")))?;
+        let (stdin, stdout, stderr) =
+            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+                (Some(i), Some(o), Some(e)) => (i, o, e),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(FailureKind::Spawn("pipes not available".into()));
+                }
+            };
+        let ring = StderrRing::default();
+        let (line_tx, lines) = mpsc::channel();
+        let (to_writer, writer_rx) = mpsc::channel();
+        let spawned = spawn_thread("adapter-stdout", move || read_lines(stdout, line_tx))
+            .and_then(|_| {
+                let r = ring.clone();
+                spawn_thread("adapter-stderr", move || read_stderr(stderr, r))
+            })
+            .and_then(|_| spawn_thread("adapter-stdin", move || write_lines(stdin, writer_rx)));
+        let mut me = AdapterChild {
+            child,
+            to_writer: Some(to_writer),
+            lines,
+            stderr: ring,
+        };
+        spawned.map_err(|e| {
+            me.kill();
+            FailureKind::Spawn(format!("thread: {e}"))
+        })?;
+        Ok(me)
+    }
+
+    /// Queues one JSON line for the child's stdin. A closed stdin shows up as an exit
+    /// on the next read, so this never blocks and never fails on its own.
+    pub fn send(&mut self, line: String) {
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
+        if let Some(tx) = &self.to_writer {
+            let _ = tx.send(bytes);
+        }
+    }
+
+    /// The next stdout line, or why there is none before `deadline`.
+    pub fn recv(&mut self, deadline: Instant, timeout_ms: u64) -> Result<String, FailureKind> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(wait) {
+            Ok(Line::Text(s)) => Ok(s),
+            Ok(Line::TooLong) => Err(FailureKind::InvalidJson(format!(
+                "line longer than {LINE_LIMIT_BYTES} bytes"
+            ))),
+            Ok(Line::NotUtf8) => Err(FailureKind::InvalidJson("line is not UTF-8".into())),
+            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => Err(FailureKind::Exited {
+                status: self.exit_status(),
+            }),
+            Err(RecvTimeoutError::Timeout) => {
+                self.kill();
+                Err(FailureKind::Timeout { timeout_ms })
+            }
+        }
+    }
+
+    /// The exit status after stdout closed, waiting briefly for the process to end.
+    fn exit_status(&mut self) -> String {
+        let until = Instant::now() + Duration::from_millis(EXIT_STATUS_WAIT_MS);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return status.to_string(),
+                Ok(None) if Instant::now() < until => thread::sleep(Duration::from_millis(5)),
+                Ok(None) => return "stdout closed, still running".into(),
+                Err(e) => return format!("status unknown: {e}"),
+            }
+        }
+    }
+
+    /// Kills and reaps the child (idempotent).
+    pub fn kill(&mut self) {
+        self.to_writer = None;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for AdapterChild {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .map(|_| ())
+}
+
+fn read_lines(stdout: impl Read, tx: Sender<Line>) {
+    let mut reader = BufReader::new(stdout);
+    loop {
+        let mut buf = Vec::new();
+        let limit = LINE_LIMIT_BYTES as u64 + 1;
+        let line = match (&mut reader).take(limit).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => Line::Eof,
+            Ok(_) if buf.last() != Some(&b'\n') && buf.len() as u64 == limit => Line::TooLong,
+            Ok(_) => {
+                while matches!(buf.last(), Some(b'\n' | b'\r')) {
+                    buf.pop();
+                }
+                String::from_utf8(buf).map_or(Line::NotUtf8, Line::Text)
+            }
+        };
+        let stop = matches!(line, Line::Eof | Line::TooLong);
+        if tx.send(line).is_err() || stop {
+            return;
+        }
+    }
+}
+
+fn read_stderr(stderr: impl Read, ring: StderrRing) {
+    let mut reader = BufReader::new(stderr);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let limit = STDERR_LINE_LIMIT_CHARS as u64 * 4;
+        match (&mut reader).take(limit).read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return ring.close(),
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&buf);
+                ring.push(text.trim_end_matches(['\n', '\r']));
+            }
+        }
+    }
+}
+
+fn write_lines(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
+    while let Ok(bytes) = rx.recv() {
+        if stdin.write_all(&bytes).and_then(|_| stdin.flush()).is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Adapter failures. Every message names the adapter command, the request and the last
+//! lines the adapter wrote to stderr, so a CI log alone says what went wrong.
+
+use std::fmt;
+
+/// What went wrong with the adapter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The command could not be split or the program could not be started.
+    Spawn(String),
+    /// No reply within the timeout.
+    Timeout { timeout_ms: u64 },
+    /// The child exited (or closed stdout) before replying; `status` as the OS reports it.
+    Exited { status: String },
+    /// A line that is not JSON, or longer than the line limit.
+    InvalidJson(String),
+    /// Valid JSON that is not a protocol message, or a message out of place.
+    Protocol(String),
+    /// A reply to another request than the one in flight.
+    WrongId { expected: u64, got: u64 },
+    /// The adapter answered `error`.
+    AdapterError(String),
+    /// The reply transcript cannot be a transcript (unknown role, bad tool call id).
+    BadTranscript(String),
+}
+
+/// One adapter failure: what, for which command and request, with its stderr tail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdapterFailure {
+    pub command: String,
+    pub request: String,
+    pub kind: FailureKind,
+    pub stderr_tail: Vec<String>,
+}
+
+impl FailureKind {
+    /// A short stable name for reports and tests.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FailureKind::Spawn(_) => "spawn",
+            FailureKind::Timeout { .. } => "timeout",
+            FailureKind::Exited { .. } => "exited",
+            FailureKind::InvalidJson(_) => "invalid-json",
+            FailureKind::Protocol(_) => "protocol",
+            FailureKind::WrongId { .. } => "wrong-id",
+            FailureKind::AdapterError(_) => "adapter-error",
+            FailureKind::BadTranscript(_) => "bad-transcript",
+        }
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FailureKind::Spawn(e) => write!(f, "could not start: {e}"),
+            FailureKind::Timeout { timeout_ms } => {
+                write!(f, "no reply within {timeout_ms} ms (killed)")
+            }
+            FailureKind::Exited { status } => write!(f, "exited before replying ({status})"),
+            FailureKind::InvalidJson(e) => write!(f, "wrote a line that is not JSON: {e}"),
+            FailureKind::Protocol(e) => write!(f, "protocol violation: {e}"),
+            FailureKind::WrongId { expected, got } => {
+                write!(
+                    f,
+                    "answered request {got} while request {expected} was in flight"
+                )
+            }
+            FailureKind::AdapterError(e) => write!(f, "reported an error: {e}"),
+            FailureKind::BadTranscript(e) => write!(f, "returned a bad transcript: {e}"),
+        }
+    }
+}
+
+impl fmt::Display for AdapterFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "adapter failure [{}]: `{}` at {}: {}",
+            self.kind.name(),
+            self.command,
+            self.request,
+            self.kind
+        )?;
+        if self.stderr_tail.is_empty() {
+            write!(f, "; stderr: (empty)")
+        } else {
+            write!(f, "; last stderr lines:")?;
+            for line in &self.stderr_tail {
+                write!(f, "\n  | {line}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+impl std::error::Error for AdapterFailure {}

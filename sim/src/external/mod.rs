@@ -1,0 +1,19 @@
+//! External compactors over stdio (adapters/PROTOCOL.md): a child process speaking JSON
+//! lines, driven with a deadline on every read, its failures typed and reported with
+//! the adapter command, the request and the adapter's last stderr lines.
+
+pub mod argv;
+pub mod chat;
+pub mod child;
+pub mod compactor;
+pub mod error;
+pub mod select;
+pub mod session;
+pub mod summaries;
+pub mod wire;
+
+pub use error::{AdapterFailure, FailureKind};
+pub use session::{AdapterSpec, Reply, Session, SummarizeCall, SummaryService, DEFAULT_TIMEOUT_MS};
+
+#[cfg(test)]
+mod tests;

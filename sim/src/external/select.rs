@@ -1,0 +1,48 @@
+//! The compactor under test of this process: `--compactor reference` (the default) or
+//! `--compactor external --adapter 'CMD ARGS'`. The CLI chooses once, before any case
+//! runs; `engine::run_case` builds every case's compactor from that choice, so every
+//! command (run, replay, shrink, scenario) runs the same compactor without a second
+//! copy of its driver. A choice is configuration, not state: it never changes while
+//! cases run, so results stay deterministic.
+
+use super::compactor::Pool;
+use super::error::AdapterFailure;
+use super::session::AdapterSpec;
+use std::sync::{Arc, OnceLock};
+
+static EXTERNAL: OnceLock<Arc<Pool>> = OnceLock::new();
+
+/// Chooses the external compactor for the rest of the process. Choosing twice keeps
+/// the first choice and says so.
+pub fn select_external(spec: AdapterSpec) -> Result<(), String> {
+    let pool = Pool::new(spec.clone()).map_err(|e: AdapterFailure| e.to_string())?;
+    if EXTERNAL.set(pool).is_err() && selected().map(|p| p.spec()) != Some(&spec) {
+        return Err("the external compactor was already chosen".into());
+    }
+    Ok(())
+}
+
+/// The external compactor's pool, if one was chosen.
+pub fn selected() -> Option<&'static Arc<Pool>> {
+    EXTERNAL.get()
+}
+
+/// The flags that choose the compactor, for repro lines (empty for the reference).
+pub fn repro_flags() -> String {
+    match selected() {
+        None => String::new(),
+        Some(pool) => {
+            let spec = pool.spec();
+            let mut s = format!(" --compactor external --adapter {}", quote(&spec.command));
+            if spec.timeout_ms != super::DEFAULT_TIMEOUT_MS {
+                s.push_str(&format!(" --adapter-timeout-ms {}", spec.timeout_ms));
+            }
+            s
+        }
+    }
+}
+
+/// Single-quotes a word for a POSIX shell (and for the adapter command splitter).
+pub fn quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}

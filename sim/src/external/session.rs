@@ -1,0 +1,323 @@
+//! A conversation with one adapter: the hello handshake, one request at a time with the
+//! adapter's `summarize` callbacks answered by the harness in between, and the failure
+//! policy: any failure kills the child and the next request starts a fresh one.
+
+use super::argv;
+use super::child::AdapterChild;
+use super::error::{AdapterFailure, FailureKind};
+use super::wire::{
+    AdapterMsg, Capabilities, ChatMessage, HarnessMsg, SummaryAnswer, PROTOCOL_VERSION,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Default per-request timeout (a Python adapter importing a large package on a busy
+/// machine needs seconds for its hello).
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// Most `summarize` calls one request may make (a loop in the adapter is a failure).
+pub const SUMMARIZE_CALLS_MAX: u32 = 64;
+
+/// How to run an adapter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterSpec {
+    /// The command line as given to `--adapter` (split without a shell).
+    pub command: String,
+    pub timeout_ms: u64,
+    /// Extra environment for the child (e.g. a temporary HERMES_HOME).
+    pub env: Vec<(String, String)>,
+}
+
+impl AdapterSpec {
+    pub fn new(command: impl Into<String>, timeout_ms: u64) -> Self {
+        AdapterSpec {
+            command: command.into(),
+            timeout_ms,
+            env: Vec::new(),
+        }
+    }
+}
+
+/// A `summarize` call from the adapter, for the harness to answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SummarizeCall {
+    pub prompt: Option<String>,
+    pub messages: Option<Vec<ChatMessage>>,
+    pub max_tokens: Option<u32>,
+}
+
+/// The harness side of `summarize`: answers from the fake summarizer, faults included.
+pub trait SummaryService {
+    fn answer(&mut self, call: &SummarizeCall) -> SummaryAnswer;
+}
+
+/// What the adapter replied to a request.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Reply {
+    pub transcript: Option<Vec<ChatMessage>>,
+    pub value: Option<Value>,
+    pub labels: BTreeMap<String, Value>,
+    /// How many `summarize` calls the harness answered during the request.
+    pub summarize_calls: u32,
+}
+
+/// What the adapter said in its hello.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterInfo {
+    pub name: String,
+    pub version: String,
+    pub capabilities: Capabilities,
+}
+
+/// One adapter, restarted after each failure.
+pub struct Session {
+    spec: AdapterSpec,
+    argv: Vec<String>,
+    child: Option<AdapterChild>,
+    info: Option<AdapterInfo>,
+    next_id: u64,
+}
+
+impl Session {
+    /// Checks the command line; the child starts on the first request.
+    pub fn new(spec: AdapterSpec) -> Result<Self, AdapterFailure> {
+        let argv = argv::split(&spec.command).map_err(|e| AdapterFailure {
+            command: spec.command.clone(),
+            request: "start".into(),
+            kind: FailureKind::Spawn(e.to_string()),
+            stderr_tail: Vec::new(),
+        })?;
+        Ok(Session {
+            spec,
+            argv,
+            child: None,
+            info: None,
+            next_id: 1,
+        })
+    }
+
+    pub fn spec(&self) -> &AdapterSpec {
+        &self.spec
+    }
+
+    /// Starts the child if needed and returns what it said in its hello.
+    pub fn info(&mut self) -> Result<&AdapterInfo, AdapterFailure> {
+        self.ensure_started()?;
+        self.info
+            .as_ref()
+            .ok_or_else(|| unreachable_failure(&self.spec))
+    }
+
+    /// Request ids count from 1 again (a new case: its messages do not depend on what
+    /// the worker ran before).
+    pub fn reset_ids(&mut self) {
+        self.next_id = 1;
+    }
+
+    /// Sends the request built from the next id and waits for its result.
+    pub fn request(
+        &mut self,
+        build: impl FnOnce(u64) -> HarnessMsg,
+        summaries: &mut dyn SummaryService,
+    ) -> Result<Reply, AdapterFailure> {
+        self.ensure_started()?;
+        let msg = build(self.next_id);
+        self.next_id += 1;
+        let outcome = self.exchange(&msg, summaries);
+        outcome.map_err(|kind| self.fail(&msg, kind))
+    }
+
+    fn ensure_started(&mut self) -> Result<(), AdapterFailure> {
+        if self.child.is_some() {
+            return Ok(());
+        }
+        let hello = HarnessMsg::Hello {
+            id: 0,
+            protocol: PROTOCOL_VERSION,
+        };
+        let child = AdapterChild::spawn(&self.argv, &self.spec.env)
+            .map_err(|kind| self.fail(&hello, kind))?;
+        self.child = Some(child);
+        match self.handshake(&hello) {
+            Ok(info) => {
+                self.info = Some(info);
+                Ok(())
+            }
+            Err(kind) => Err(self.fail(&hello, kind)),
+        }
+    }
+
+    fn handshake(&mut self, hello: &HarnessMsg) -> Result<AdapterInfo, FailureKind> {
+        let deadline = self.deadline();
+        self.send(hello)?;
+        match self.read(deadline, 0)? {
+            AdapterMsg::Hello {
+                protocol,
+                name,
+                version,
+                capabilities,
+                ..
+            } => {
+                if protocol != PROTOCOL_VERSION {
+                    return Err(FailureKind::Protocol(format!(
+                        "adapter speaks protocol {protocol}, the harness {PROTOCOL_VERSION}"
+                    )));
+                }
+                Ok(AdapterInfo {
+                    name,
+                    version,
+                    capabilities,
+                })
+            }
+            other => Err(FailureKind::Protocol(format!(
+                "expected hello, got {}",
+                kind_name(&other)
+            ))),
+        }
+    }
+
+    fn exchange(
+        &mut self,
+        msg: &HarnessMsg,
+        summaries: &mut dyn SummaryService,
+    ) -> Result<Reply, FailureKind> {
+        let deadline = self.deadline();
+        let id = msg.id();
+        self.send(msg)?;
+        let mut calls = 0u32;
+        loop {
+            match self.read(deadline, id)? {
+                AdapterMsg::Summarize {
+                    call,
+                    prompt,
+                    messages,
+                    max_tokens,
+                    ..
+                } => {
+                    if call != calls {
+                        return Err(FailureKind::Protocol(format!(
+                            "summarize call {call}, expected call {calls}"
+                        )));
+                    }
+                    if calls >= SUMMARIZE_CALLS_MAX {
+                        return Err(FailureKind::Protocol(format!(
+                            "more than {SUMMARIZE_CALLS_MAX} summarize calls in one request"
+                        )));
+                    }
+                    let answer = summaries.answer(&SummarizeCall {
+                        prompt,
+                        messages,
+                        max_tokens,
+                    });
+                    self.send(&HarnessMsg::Summary { id, call, answer })?;
+                    calls += 1;
+                }
+                AdapterMsg::Result {
+                    transcript,
+                    value,
+                    labels,
+                    ..
+                } => {
+                    return Ok(Reply {
+                        transcript,
+                        value,
+                        labels,
+                        summarize_calls: calls,
+                    })
+                }
+                AdapterMsg::Error { message, .. } => {
+                    return Err(FailureKind::AdapterError(message))
+                }
+                AdapterMsg::Hello { .. } => {
+                    return Err(FailureKind::Protocol("hello in reply to a request".into()))
+                }
+            }
+        }
+    }
+
+    fn deadline(&self) -> Instant {
+        Instant::now() + Duration::from_millis(self.spec.timeout_ms)
+    }
+
+    fn send(&mut self, msg: &HarnessMsg) -> Result<(), FailureKind> {
+        let line = serde_json::to_string(msg)
+            .map_err(|e| FailureKind::Protocol(format!("cannot encode request: {e}")))?;
+        match self.child.as_mut() {
+            Some(child) => {
+                child.send(line);
+                Ok(())
+            }
+            None => Err(FailureKind::Exited {
+                status: "not running".into(),
+            }),
+        }
+    }
+
+    /// The next adapter message of request `id`, checked for JSON, protocol and id.
+    fn read(&mut self, deadline: Instant, id: u64) -> Result<AdapterMsg, FailureKind> {
+        let timeout_ms = self.spec.timeout_ms;
+        let child = self.child.as_mut().ok_or(FailureKind::Exited {
+            status: "not running".into(),
+        })?;
+        let line = child.recv(deadline, timeout_ms)?;
+        let value: Value = serde_json::from_str(&line)
+            .map_err(|e| FailureKind::InvalidJson(format!("{e}: {}", excerpt(&line))))?;
+        let msg: AdapterMsg = serde_json::from_value(value)
+            .map_err(|e| FailureKind::Protocol(format!("{e}: {}", excerpt(&line))))?;
+        if msg.id() != id {
+            return Err(FailureKind::WrongId {
+                expected: id,
+                got: msg.id(),
+            });
+        }
+        Ok(msg)
+    }
+
+    /// Kills the child and describes the failure with its stderr tail.
+    fn fail(&mut self, msg: &HarnessMsg, kind: FailureKind) -> AdapterFailure {
+        let stderr_tail = match self.child.take() {
+            Some(mut child) => {
+                child.kill();
+                child.stderr.drained_tail()
+            }
+            None => Vec::new(),
+        };
+        self.info = None;
+        AdapterFailure {
+            command: self.spec.command.clone(),
+            request: msg.describe(),
+            kind,
+            stderr_tail,
+        }
+    }
+}
+
+/// Longest excerpt of a bad line quoted in a message.
+const EXCERPT_CHARS: usize = 120;
+
+fn excerpt(line: &str) -> String {
+    let cut: String = line.chars().take(EXCERPT_CHARS).collect();
+    if cut.len() < line.len() {
+        format!("{cut:?}…")
+    } else {
+        format!("{cut:?}")
+    }
+}
+
+fn kind_name(msg: &AdapterMsg) -> &'static str {
+    match msg {
+        AdapterMsg::Hello { .. } => "hello",
+        AdapterMsg::Summarize { .. } => "summarize",
+        AdapterMsg::Result { .. } => "result",
+        AdapterMsg::Error { .. } => "error",
+    }
+}
+
+fn unreachable_failure(spec: &AdapterSpec) -> AdapterFailure {
+    AdapterFailure {
+        command: spec.command.clone(),
+        request: "hello".into(),
+        kind: FailureKind::Protocol("no hello recorded".into()),
+        stderr_tail: Vec::new(),
+    }
+}

@@ -1,0 +1,124 @@
+//! The harness side of `summarize`: the adapter's prompt is read as text (facts are the
+//! fact names spelled in it, size is its rough token count), a summary the harness served
+//! earlier that appears in the prompt is the *previous* summary, and so is every fact of
+//! a summary row of the transcript that the prompt names (kept, as the cumulative
+//! contract says, however the adapter rewrapped the summary), and the answer comes from the case's summary backend —
+//! the fake summarizer with its faults — so determinism and fault injection hold for
+//! foreign code. A served summary's text is registered in the book, so a row that carries
+//! it maps back to the summary's facts.
+
+use super::chat::{spelled_facts, TextBook};
+use super::session::{SummarizeCall, SummaryService};
+use super::wire::SummaryAnswer;
+use crate::compactor::seam::SummaryBackend;
+use crate::summarizer::{RollingSummary, SummaryFailure};
+use compactsim_model::tokens::chars_for_rough_tokens;
+use compactsim_model::{ContentKind, FactId, MsgId, Segment, MERGE_SEPARATOR};
+
+/// Served summary segments carry this origin until a row adopts them.
+pub const SERVED_ORIGIN: MsgId = MsgId(u32::MAX);
+/// Seeds of served summaries: this tag plus the call number in the case.
+const SERVED_SEED_TAG: u64 = 0x5EED_0000_0000_0000;
+
+/// Answers `summarize` calls of one request from `backend`, recording served texts.
+pub struct Served<'a> {
+    pub book: &'a mut TextBook,
+    pub backend: &'a mut dyn SummaryBackend,
+    /// How many summaries this case has served (seeds the generated text).
+    pub served_calls: &'a mut u64,
+    /// Virtual latency of the calls answered, for the transition's event.
+    pub latency_ms: u64,
+    /// Facts of the summary rows of the request's transcript, ascending: a prompt that
+    /// names one of them is updating that summary, and a cumulative summarizer keeps it
+    /// (however the adapter rewrapped the summary text).
+    pub summary_facts: Vec<FactId>,
+}
+
+impl SummaryService for Served<'_> {
+    fn answer(&mut self, call: &SummarizeCall) -> SummaryAnswer {
+        let prompt = prompt_text(call);
+        let mut previous = self.book.previous_summary(&prompt).unwrap_or_default();
+        let spelled = spelled_facts(&prompt);
+        let quoted = spelled
+            .iter()
+            .filter(|f| self.summary_facts.binary_search(f).is_ok());
+        previous.facts.extend(quoted);
+        previous.facts.sort_unstable();
+        previous.facts.dedup();
+        let input_facts: Vec<FactId> = spelled
+            .into_iter()
+            .filter(|f| previous.facts.binary_search(f).is_err())
+            .collect();
+        let prompt_tokens = compactsim_model::tokens::rough_tokens(prompt.len() as u32);
+        let input_tokens = prompt_tokens.saturating_sub(previous.tokens);
+        let result = self
+            .backend
+            .summarize(&previous, &input_facts, input_tokens);
+        self.latency_ms += result.latency_ms;
+        match result.result {
+            Ok(summary) => {
+                let seg = self.serve(&summary);
+                let text = self.book.register_served(&seg, &summary);
+                match call.max_tokens {
+                    Some(max) if summary.tokens > max => SummaryAnswer::Ok {
+                        text: text[..chars_for_rough_tokens(max) as usize].to_string(),
+                        finish_reason: "length".into(),
+                    },
+                    _ => SummaryAnswer::Ok {
+                        text: text.to_string(),
+                        finish_reason: "stop".into(),
+                    },
+                }
+            }
+            Err(SummaryFailure::Empty) => SummaryAnswer::Ok {
+                text: String::new(),
+                finish_reason: "stop".into(),
+            },
+            Err(SummaryFailure::Length) => SummaryAnswer::Ok {
+                text: String::new(),
+                finish_reason: "length".into(),
+            },
+            Err(SummaryFailure::Error(class)) => {
+                let error = serde_json::to_value(class)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "error".into());
+                SummaryAnswer::Err {
+                    message: format!("summarizer call failed: {error}"),
+                    error,
+                }
+            }
+        }
+    }
+}
+
+impl Served<'_> {
+    fn serve(&mut self, summary: &RollingSummary) -> Segment {
+        *self.served_calls += 1;
+        // The text is what the oracle judges: it always has room to name every fact.
+        let spelled: u32 = summary
+            .facts
+            .iter()
+            .map(|f| f.to_string().len() as u32 + 1)
+            .sum();
+        Segment {
+            kind: ContentKind::Summary,
+            chars: chars_for_rough_tokens(summary.tokens).max(spelled),
+            seed: SERVED_SEED_TAG | *self.served_calls,
+            origin: SERVED_ORIGIN,
+            facts: summary.facts.clone(),
+        }
+    }
+}
+
+/// The prompt as one text: `prompt`, or the contents of `messages` joined.
+fn prompt_text(call: &SummarizeCall) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if let Some(p) = &call.prompt {
+        parts.push(p);
+    }
+    for m in call.messages.iter().flatten() {
+        parts.push(m.content.as_deref().unwrap_or(""));
+    }
+    parts.join(MERGE_SEPARATOR)
+}

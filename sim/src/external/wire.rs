@@ -1,0 +1,244 @@
+//! The messages of the stdio protocol (adapters/PROTOCOL.md), one JSON object per line.
+//! `HarnessMsg` is what the harness writes to the adapter's stdin, `AdapterMsg` what it
+//! reads from its stdout. Unknown keys in adapter messages are a protocol violation,
+//! except inside chat messages (an adapter may carry its own row keys).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The protocol version this harness speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// One row of a transcript in OpenAI chat format, with the Hermes metadata keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    /// Text content. `null` is read as empty.
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ChatToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(
+        rename = "_compressed_summary",
+        default,
+        skip_serializing_if = "is_false"
+    )]
+    pub compressed_summary: bool,
+    #[serde(
+        rename = "_micro_compact_marker",
+        default,
+        skip_serializing_if = "is_false"
+    )]
+    pub micro_compact_marker: bool,
+    #[serde(
+        rename = "_compressed_summary_has_user_turn",
+        default,
+        skip_serializing_if = "is_false"
+    )]
+    pub has_user_turn: bool,
+    #[serde(rename = "_db_persisted", default, skip_serializing_if = "is_false")]
+    pub db_persisted: bool,
+    /// The harness's row id. Kept on rows the adapter carries over; absent on new rows.
+    #[serde(
+        rename = "_compactsim_id",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub compactsim_id: Option<u32>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One `tool_calls[]` entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatToolCall {
+    pub id: String,
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    pub function: ChatFunction,
+}
+
+fn function_type() -> String {
+    "function".into()
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatFunction {
+    pub name: String,
+    pub arguments: String,
+}
+
+/// What triggered a batch pass (hermes-domain §2.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    Preflight,
+    PostResponse,
+    Overflow,
+    Manual,
+}
+
+/// The part of a request every pass and hook carries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PassInput {
+    /// The agent turn this request belongs to (0-based, as in the event log).
+    pub turn: u32,
+    pub transcript: Vec<ChatMessage>,
+    pub context_window_tokens: u64,
+    /// Virtual time of the case in milliseconds (use it instead of a wall clock, e.g.
+    /// for cooldowns, so a run stays deterministic).
+    #[serde(default)]
+    pub now_ms: u64,
+    /// The case's declared compactor configuration (names with units last).
+    pub config: BTreeMap<String, serde_json::Value>,
+}
+
+/// Harness -> adapter. (No `deny_unknown_fields`: serde does not support it with
+/// `flatten`; the schema test checks the harness's own lines instead.)
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HarnessMsg {
+    Hello {
+        id: u64,
+        protocol: u32,
+    },
+    MicroPass {
+        id: u64,
+        #[serde(flatten)]
+        input: PassInput,
+    },
+    BatchPass {
+        id: u64,
+        trigger: Trigger,
+        force: bool,
+        #[serde(flatten)]
+        input: PassInput,
+    },
+    Hook {
+        id: u64,
+        hook: String,
+        #[serde(default)]
+        args: BTreeMap<String, serde_json::Value>,
+        #[serde(flatten)]
+        input: PassInput,
+    },
+    Restart {
+        id: u64,
+    },
+    /// The answer to a `summarize` the adapter sent during request `id`.
+    Summary {
+        id: u64,
+        call: u32,
+        #[serde(flatten)]
+        answer: SummaryAnswer,
+    },
+}
+
+/// The harness's answer to one `summarize`: text, or an error the adapter must treat as
+/// a failed LLM call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SummaryAnswer {
+    Ok {
+        text: String,
+        /// `stop`, or `length` when the output was cut at `max_tokens`.
+        finish_reason: String,
+    },
+    Err {
+        error: String,
+        message: String,
+    },
+}
+
+/// Adapter -> harness.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AdapterMsg {
+    Hello {
+        id: u64,
+        protocol: u32,
+        name: String,
+        version: String,
+        capabilities: Capabilities,
+    },
+    /// A summarizer call made while handling request `id`; `call` counts from 0 per request.
+    Summarize {
+        id: u64,
+        call: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        messages: Option<Vec<ChatMessage>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_tokens: Option<u32>,
+    },
+    /// The reply to request `id`: a new transcript (passes), a value (hooks), or neither
+    /// (restart). Labels are printed, never trusted.
+    Result {
+        id: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        transcript: Option<Vec<ChatMessage>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<serde_json::Value>,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        labels: BTreeMap<String, serde_json::Value>,
+    },
+    /// The adapter could not handle request `id` (an adapter failure, exit 4).
+    Error { id: u64, message: String },
+}
+
+/// What an adapter implements.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capabilities {
+    #[serde(default)]
+    pub micro_pass: bool,
+    #[serde(default)]
+    pub batch_pass: bool,
+    /// Names of the optional hooks the adapter answers.
+    #[serde(default)]
+    pub hooks: Vec<String>,
+}
+
+impl HarnessMsg {
+    pub fn id(&self) -> u64 {
+        match self {
+            HarnessMsg::Hello { id, .. }
+            | HarnessMsg::MicroPass { id, .. }
+            | HarnessMsg::BatchPass { id, .. }
+            | HarnessMsg::Hook { id, .. }
+            | HarnessMsg::Restart { id }
+            | HarnessMsg::Summary { id, .. } => *id,
+        }
+    }
+
+    /// The request's name for messages: `micro_pass #3`.
+    pub fn describe(&self) -> String {
+        let kind = match self {
+            HarnessMsg::Hello { .. } => "hello".to_string(),
+            HarnessMsg::MicroPass { input, .. } => format!("micro_pass turn {}", input.turn),
+            HarnessMsg::BatchPass { trigger, input, .. } => {
+                format!("batch_pass {trigger:?} turn {}", input.turn)
+            }
+            HarnessMsg::Hook { hook, .. } => format!("hook {hook}"),
+            HarnessMsg::Restart { .. } => "restart".to_string(),
+            HarnessMsg::Summary { call, .. } => format!("summary {call}"),
+        };
+        format!("request {} ({kind})", self.id())
+    }
+}
+
+impl AdapterMsg {
+    pub fn id(&self) -> u64 {
+        match self {
+            AdapterMsg::Hello { id, .. }
+            | AdapterMsg::Summarize { id, .. }
+            | AdapterMsg::Result { id, .. }
+            | AdapterMsg::Error { id, .. } => *id,
+        }
+    }
+}

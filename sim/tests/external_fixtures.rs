@@ -1,0 +1,124 @@
+//! The misbehaving adapter fixtures (adapters/reference/fixtures/) driven through the
+//! external module: each ends in its typed failure, within its timeout, with a message
+//! naming the command, the request and the adapter's last stderr line; the session
+//! restarts the child afterwards. And the reference adapter answers a pass.
+
+use compactsim::external::wire::{HarnessMsg, PassInput, SummaryAnswer};
+use compactsim::external::{AdapterSpec, Session, SummarizeCall, SummaryService};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+const FIXTURE_TIMEOUT_MS: u64 = 2_000;
+/// Slack on top of the timeout for process start, kill and stderr drain.
+const SLACK_MS: u64 = 3_000;
+
+fn adapter(rel: &str) -> String {
+    format!("python3 {}/../adapters/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Canned;
+
+impl SummaryService for Canned {
+    fn answer(&mut self, call: &SummarizeCall) -> SummaryAnswer {
+        let n = call.prompt.as_deref().map_or(0, str::len);
+        SummaryAnswer::Ok {
+            text: "x".repeat(n / 4),
+            finish_reason: "stop".into(),
+        }
+    }
+}
+
+fn micro(id: u64) -> HarnessMsg {
+    HarnessMsg::MicroPass {
+        id,
+        input: PassInput {
+            turn: 1,
+            transcript: Vec::new(),
+            context_window_tokens: 128_000,
+            now_ms: 0,
+            config: BTreeMap::new(),
+        },
+    }
+}
+
+fn expect_failure(fixture: &str, kind: &str, stderr_needle: &str) {
+    let command = adapter(&format!("reference/fixtures/{fixture}.py"));
+    let mut s = Session::new(AdapterSpec::new(command.clone(), FIXTURE_TIMEOUT_MS)).unwrap();
+    let started = Instant::now();
+    let err = s.request(micro, &mut Canned).unwrap_err();
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(FIXTURE_TIMEOUT_MS + SLACK_MS),
+        "{fixture}: {took:?}"
+    );
+    assert_eq!(err.kind.name(), kind, "{fixture}: {err}");
+    let msg = err.to_string();
+    assert!(msg.contains(&command), "{msg}");
+    assert!(msg.contains("request 1 (micro_pass turn 1)"), "{msg}");
+    assert!(msg.contains(stderr_needle), "{fixture}: {msg}");
+    // The session starts a fresh child for the next request (which fails the same way).
+    let again = s.request(micro, &mut Canned).unwrap_err();
+    assert_eq!(again.kind.name(), kind);
+    assert!(again.request.contains("request 2"), "{again}");
+}
+
+#[test]
+fn crash_is_an_exit_with_the_traceback() {
+    expect_failure("crash", "exited", "RuntimeError: fixture crash");
+}
+
+#[test]
+fn hang_is_a_timeout() {
+    expect_failure("hang", "timeout", "fixture hang: sleeping forever");
+}
+
+#[test]
+fn garbage_is_invalid_json() {
+    expect_failure("garbage", "invalid-json", "fixture garbage");
+}
+
+#[test]
+fn exit_early_is_an_exit() {
+    expect_failure("exit_early", "exited", "fixture exit_early: leaving");
+}
+
+#[test]
+fn unknown_message_is_a_protocol_violation() {
+    expect_failure("violation", "protocol", "fixture violation");
+}
+
+#[test]
+fn wrong_id_is_named() {
+    expect_failure("wrong_id", "wrong-id", "answering id 1 + 7");
+}
+
+#[test]
+fn a_program_that_does_not_exist_is_a_spawn_failure() {
+    let mut s = Session::new(AdapterSpec::new("/nonexistent/adapter --x", 1_000)).unwrap();
+    let err = s.request(micro, &mut Canned).unwrap_err();
+    assert_eq!(err.kind.name(), "spawn");
+    assert!(
+        err.to_string().contains("/nonexistent/adapter --x"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_program_that_is_not_an_adapter_fails_its_hello() {
+    // `cat` echoes the hello back: a harness message, not an adapter message.
+    let mut s = Session::new(AdapterSpec::new("cat", 2_000)).unwrap();
+    let err = s.request(micro, &mut Canned).unwrap_err();
+    assert_eq!(err.kind.name(), "protocol", "{err}");
+    assert!(err.request.contains("hello"), "{err}");
+}
+
+#[test]
+fn the_reference_adapter_says_hello_and_answers_a_pass() {
+    let mut s = Session::new(AdapterSpec::new(adapter("reference/compactor.py"), 10_000)).unwrap();
+    let info = s.info().unwrap().clone();
+    assert_eq!(info.name, "compactsim-reference-py");
+    assert!(info.capabilities.micro_pass && info.capabilities.batch_pass);
+    let reply = s.request(micro, &mut Canned).unwrap();
+    assert_eq!(reply.transcript, Some(Vec::new()));
+    assert_eq!(reply.labels["outcome"], "no_exchange");
+}
