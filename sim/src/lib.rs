@@ -17,3 +17,4 @@ pub mod shrink;
 pub mod stories;
 pub mod strategy;
 pub mod summarizer;
+pub mod sweep;

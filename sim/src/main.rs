@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use compactsim::cli::args::{self, CaseParams, Shard};
 use compactsim::cli::exit::{Exit, Failure};
-use compactsim::cli::{list, replay, run, scenario, selftest, shrink};
+use compactsim::cli::{list, replay, run, scenario, selftest, shrink, sweep};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,6 +24,13 @@ struct CaseFlags {
     /// Root seed (printed first; the default is fixed).
     #[arg(long, default_value_t = args::SEED_DEFAULT)]
     seed: u64,
+    #[command(flatten)]
+    knobs: CaseKnobs,
+}
+
+/// Everything but the seed that decides what a case does (`sweep` varies the seed).
+#[derive(clap::Args)]
+struct CaseKnobs {
     /// Passes with work per case.
     #[arg(long, default_value_t = args::PASSES_DEFAULT)]
     passes: u32,
@@ -66,6 +73,8 @@ enum Command {
         #[arg(long, default_value_t = run::SHRINK_TIME_DEFAULT_S)]
         shrink_time: f64,
     },
+    /// The suite under many root seeds: one line per seed, a total; exit = worst outcome.
+    Sweep(SweepArgs),
     /// Rerun one case (or a scenario file) and print its event log and the witness.
     Replay {
         /// A scenario file to replay instead of --seed/--case.
@@ -120,6 +129,21 @@ struct ShrinkArgs {
 }
 
 #[derive(clap::Args)]
+struct SweepArgs {
+    /// Root seeds, inclusive: `1..64` runs 64 seeds.
+    #[arg(long)]
+    seeds: String,
+    #[command(flatten)]
+    knobs: CaseKnobs,
+    /// Number of cases per seed.
+    #[arg(long, default_value_t = args::CASES_DEFAULT)]
+    cases: u32,
+    /// Worker threads (default: all cores). The output does not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+#[derive(clap::Args)]
 struct SelftestArgs {
     /// Root seed of the suite each switch runs.
     #[arg(long, default_value_t = args::SEED_DEFAULT)]
@@ -150,13 +174,17 @@ enum ListWhat {
 }
 
 fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
+    knob_params(f.seed, &f.knobs)
+}
+
+fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
     CaseParams::parse_with(
-        f.seed,
-        f.passes,
-        &f.strategy,
-        f.era.as_deref(),
-        f.anti_thrash.as_deref(),
-        &f.bugs,
+        seed,
+        k.passes,
+        &k.strategy,
+        k.era.as_deref(),
+        k.anti_thrash.as_deref(),
+        &k.bugs,
     )
 }
 
@@ -251,6 +279,12 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             out,
             trace,
             jobs: self::jobs(jobs)?,
+        }),
+        Command::Sweep(a) => sweep::sweep(&sweep::SweepRequest {
+            params: knob_params(0, &a.knobs)?,
+            seeds: compactsim::sweep::SeedRange::parse(&a.seeds).map_err(Failure::bad_input)?,
+            cases: args::check_cases(a.cases)?,
+            jobs: self::jobs(a.jobs)?,
         }),
         Command::Shrink(a) => shrink_command(a),
         Command::Selftest(a) => selftest_command(a),

@@ -8,3 +8,4 @@ pub mod run;
 pub mod scenario;
 pub mod selftest;
 pub mod shrink;
+pub mod sweep;
