@@ -61,8 +61,9 @@ pub struct BugInfo {
     /// Invariants expected to catch it (any one suffices).
     pub expected: &'static [&'static str],
     /// Switches that must be on too for this one to show (its symptom is masked by the
-    /// fix they revert); the self-test and the seeds run it with them, the oracle
-    /// narrowed to `expected`. Empty for a switch that shows alone.
+    /// fix they revert); the self-test runs it with them under the full oracle and
+    /// credits it when one of `expected` is among the invariants broken at the failing
+    /// transition. Empty for a switch that shows alone.
     pub requires: &'static [Bug],
 }
 

@@ -145,10 +145,10 @@ struct SweepArgs {
 
 #[derive(clap::Args)]
 struct SelftestArgs {
-    /// Root seed of the suite each switch runs.
-    #[arg(long, default_value_t = args::SEED_DEFAULT)]
-    seed: u64,
-    /// Cases of the suite (each switch stops at its first failing case).
+    /// Root seeds each switch runs, inclusive (default: 8 seeds from 1).
+    #[arg(long, default_value = "1..8")]
+    seeds: String,
+    /// Cases of the suite per seed.
     #[arg(long, default_value_t = args::CASES_DEFAULT)]
     cases: u32,
     /// Passes with work per case.
@@ -157,8 +157,11 @@ struct SelftestArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
-    /// Wall-time cap in seconds of each switch's shrink.
-    #[arg(long, default_value_t = selftest::SELFTEST_SHRINK_TIME_DEFAULT_S)]
+    /// Candidate runs each switch's shrink may make (the deterministic bound).
+    #[arg(long, default_value_t = compactsim::shrink::SHRINK_ATTEMPTS_MAX)]
+    shrink_attempts: u32,
+    /// Outer wall-time cap in seconds of each switch's shrink (reported when hit).
+    #[arg(long, default_value_t = selftest::SELFTEST_SHRINK_TIME_CAP_S)]
     shrink_time: f64,
     /// Output directory (shrunk repros go to its failures/).
     #[arg(long, default_value = "target/compactsim/selftest")]
@@ -222,14 +225,20 @@ fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
             a.passes
         )));
     }
+    if a.shrink_attempts == 0 {
+        return Err(Failure::bad_input("--shrink-attempts must be at least 1"));
+    }
     selftest::selftest(&selftest::SelftestRequest {
         suite: compactsim::selftest::SelftestSuite {
-            seed: a.seed,
+            seeds: compactsim::sweep::SeedRange::parse(&a.seeds).map_err(Failure::bad_input)?,
             cases: args::check_cases(a.cases)?,
             passes: a.passes,
         },
         jobs: jobs(a.jobs)?,
-        shrink_time: shrink::shrink_time(a.shrink_time)?,
+        shrink: compactsim::shrink::Budget {
+            attempts_max: a.shrink_attempts,
+            time_max: Some(shrink::shrink_time(a.shrink_time)?),
+        },
         out: a.out,
     })
 }

@@ -86,6 +86,8 @@ pub struct Tally {
     /// Failing cases the credit rule accepts (the self-test: an expected invariant is
     /// among those broken at the failing transition).
     pub credited: u32,
+    /// The first case the credit rule accepted.
+    pub first_credited: Option<u32>,
     pub first_failure: Option<FirstFailure>,
 }
 
@@ -103,6 +105,7 @@ impl Tally {
         self.liveness += other.liveness;
         self.internal += other.internal;
         self.credited += other.credited;
+        self.first_credited = self.first_credited.or(other.first_credited);
         if self.first_failure.is_none() {
             self.first_failure = other.first_failure.clone();
         }
@@ -118,6 +121,9 @@ impl Tally {
             CaseOutcome::Internal(_) => self.internal += 1,
         }
         self.credited += credit as u32;
+        if credit && self.first_credited.is_none() {
+            self.first_credited = Some(case);
+        }
         if self.first_failure.is_none() {
             let vs = outcome.violations();
             self.first_failure = Some(FirstFailure {
