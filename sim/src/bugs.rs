@@ -303,6 +303,21 @@ mod tests {
     }
 
     #[test]
+    fn the_invariant_catalogue_claims_only_switches_that_exist_and_expect_it() {
+        for inv in compactsim_invariants::catalogue() {
+            for id in inv.catches {
+                let bug = Bug::parse(id).unwrap_or_else(|e| panic!("{}: {e}", inv.id));
+                assert!(
+                    bug.info().expected.contains(&inv.id),
+                    "{} claims {id}, whose expected invariants are {:?}",
+                    inv.id,
+                    bug.info().expected
+                );
+            }
+        }
+    }
+
+    #[test]
     fn required_switches_are_other_self_standing_switches_of_the_same_strategy() {
         for b in CATALOGUE {
             for r in b.requires {
