@@ -45,9 +45,10 @@ pub fn line(r: &CatchRates) -> String {
         .map(|t| format!("{:>w$}", t.credited, w = SEED_CELL_WIDTH))
         .collect();
     let min = r.min_per_mille();
-    let verdict = match (r.deep_enough(), r.blind) {
-        (true, _) => "ok".to_string(),
-        (false, Some(why)) => format!("blind spot: {why}"),
+    let verdict = match (r.deep_enough(), r.exempt) {
+        (true, None) => "ok".to_string(),
+        (true, Some(_)) => "ok (exempt, the exemption is no longer needed)".to_string(),
+        (false, Some(why)) => format!("exempt, {why}"),
         (false, None) => "TOO LOW".to_string(),
     };
     let other: u32 = r.per_seed.iter().map(|t| t.failing() - t.credited).sum();
@@ -142,15 +143,19 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     let failed: Vec<&CatchRates> = all.iter().filter(|r| !r.passed()).collect();
     let lowest = all
         .iter()
-        .filter(|r| r.blind.is_none())
+        .filter(|r| r.exempt.is_none())
         .flat_map(|r| r.per_seed.iter().map(per_mille))
         .min()
         .unwrap_or(0);
     println!(
-        "\nselftest: {} of {} switch x strategy rows deep enough (lowest rate {}.{}%), \
-         catch rates {:.1} s, total {:.1} s",
-        all.len() - failed.len(),
+        "\nselftest: {} of {} switch x strategy rows deep enough, {} exempt, {} too low \
+         (lowest rate of a row not exempt {}.{}%), catch rates {:.1} s, total {:.1} s",
+        all.iter().filter(|r| r.deep_enough()).count(),
         all.len(),
+        all.iter()
+            .filter(|r| !r.deep_enough() && r.exempt.is_some())
+            .count(),
+        failed.len(),
         lowest / 10,
         lowest % 10,
         rates_s,

@@ -14,7 +14,7 @@ use super::{Family, ShapeParams};
 use crate::rng::{chance, SimRng};
 
 /// Share of huge-prompts cases whose pastes may be giant.
-pub const GIANT_PASTE_ON_PER_MILLE: u32 = 600;
+pub const GIANT_PASTE_ON_PER_MILLE: u32 = 900;
 /// The largest giant paste, per mille of the tail budget: the drawn range.
 pub const GIANT_PASTE_HI_PER_MILLE: SizeRange = SizeRange::new(1_500, 5_500);
 
