@@ -47,7 +47,7 @@ pub fn line(r: &CatchRates) -> String {
     let min = r.min_per_mille();
     let verdict = match (r.deep_enough(), r.exempt) {
         (true, None) => "ok".to_string(),
-        (true, Some(_)) => "ok (exempt, the exemption is no longer needed)".to_string(),
+        (true, Some(_)) => "ok (no longer needs its exemption)".to_string(),
         (false, Some(why)) => format!("exempt, {why}"),
         (false, None) => "TOO LOW".to_string(),
     };
