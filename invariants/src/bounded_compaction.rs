@@ -69,7 +69,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
                 compaction episode between two real usage readings unless the provider \
                 proves overflow; no rotation without progress; <= 2 no-op passes in a row; \
                 preflight compacts only past the deferral tolerance of real usage",
-    catches: &["H-35054", "H-31509", "H-57771", "H-40803"],
+    catches: &["H-35054", "H-57771", "H-40803"],
 };
 
 /// Preflight passes per turn (`range(3)`, 0.19.0 turn_context).

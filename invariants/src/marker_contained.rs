@@ -29,7 +29,7 @@ pub struct MarkerContained {
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "marker-contained",
     statement: "information in a superseded marker is contained in the summaries that replace it",
-    catches: &["H-M-resume", "H-M-foreign", "H-75345-A"],
+    catches: &["H-M-resume", "H-75345-A"],
 };
 
 /// Facts listed in a witness line at most.

@@ -12,7 +12,7 @@ pub struct OneMarkerMax;
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "one-marker-max",
     statement: "at most one live micro marker and at most one live batch summary",
-    catches: &["H-75345-B", "H-97321"],
+    catches: &["H-75345-B"],
 };
 
 impl Invariant for OneMarkerMax {

@@ -43,7 +43,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "user-turns-intact",
     statement: "every real user message stays byte-identical and in order (batch: the \
                 newest real user message and newest visible reply stay verbatim in the tail)",
-    catches: &["H-M-defrag", "H-M-hidden", "H-10896", "H-29824"],
+    catches: &["H-M-defrag", "H-10896"],
 };
 
 /// Position of one tracked segment: (row index, segment index).

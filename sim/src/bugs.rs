@@ -61,13 +61,10 @@ pub struct BugInfo {
     /// Invariants expected to catch it (any one suffices).
     pub expected: &'static [&'static str],
     /// Switches that must be on too for this one to show (its symptom is masked by the
-    /// fix they revert); the self-test and the seeds run it with them, the oracle
-    /// narrowed to `expected`. Empty for a switch that shows alone.
+    /// fix they revert); the self-test runs it with them under the full oracle and
+    /// credits it when one of `expected` is among the invariants broken at the failing
+    /// transition. Empty for a switch that shows alone.
     pub requires: &'static [Bug],
-    /// The self-test's root seed for this switch when it is not the suite's: the
-    /// oracle judges observations only, and the default seed's suite never shows this
-    /// switch's harm observably (its symptom there is a decision label alone).
-    pub selftest_seed: Option<u64>,
 }
 
 /// Every bug switch, in the order `compactsim list bugs` prints them.
@@ -79,7 +76,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "marker spliced as a user row; the pre-send repair merges it into the real user row and its metadata is lost",
         expected: &["api-valid", "marker-contained", "tokens-non-growing"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H75345B,
@@ -88,7 +84,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "older micro markers are never superseded; near-duplicate summaries stack up every pass",
         expected: &["one-marker-max", "tokens-non-growing"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::HMCursor,
@@ -97,7 +92,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "cursor set to the pre-splice exchange end; the next pass skips exchanges on tool-heavy shapes",
         expected: &["exchange-absorbed-once", "api-valid"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::HMResume,
@@ -106,7 +100,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "a restarted process starts with an empty rolling summary and supersedes the marker holding all history",
         expected: &["marker-contained"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::HMDefrag,
@@ -115,7 +108,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "defrag splices the whole compressible window into the marker, dropping every user turn in it",
         expected: &["user-turns-intact"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H11996,
@@ -124,7 +116,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "protect_first_n re-protects the first messages on every pass; they become immortal and the head never decays",
         expected: &["head-protected"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H10896,
@@ -133,7 +124,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "no last-user anchor: the newest real user message can fall into the summarized middle",
         expected: &["user-turns-intact"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H29559,
@@ -142,7 +132,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "a network error during summary generation drops the middle window with no summary instead of aborting",
         expected: &["summary-failure-safe", "marker-contained"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H52160,
@@ -151,7 +140,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "summary role ignores the first-visible-user rule; after a system-only or empty head it can be the first visible row as assistant",
         expected: &["api-valid"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H58753,
@@ -160,7 +148,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "summary role ignores user survival: with no user row left in head or tail the summary is an assistant note and the request has zero user rows",
         expected: &["api-valid"],
         requires: &[Bug::H10896],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H11762,
@@ -169,7 +156,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "long tool-call arguments are cut at a fixed offset instead of per string leaf, leaving invalid JSON",
         expected: &["api-valid"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H35054,
@@ -178,7 +164,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "preflight compares the rough (schema-inflated) estimate with the trigger directly, never deferring to real usage nor consulting anti-thrash; after a compaction the rough estimate stands in for real usage",
         expected: &["bounded-compaction"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H27404,
@@ -187,7 +172,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "preflight only runs when the list has more than protect_first_n + protect_last_n + 1 messages, so a few huge messages never compact at turn start",
         expected: &["preflight-evaluated"],
         requires: &[],
-        selftest_seed: Some(1),
     },
     BugInfo {
         bug: Bug::H40803,
@@ -196,7 +180,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "compress() returns unchanged without a strike when there is nothing to compress, so every turn re-fires a no-op compaction",
         expected: &["bounded-compaction"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H11529,
@@ -205,7 +188,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "no cooldown gate in should_compress: after a failed summary every turn re-fires compaction while the cooldown is active",
         expected: &["no-infinite-loop"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H2153,
@@ -214,7 +196,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "after a disconnect the usage is 0 and should_compress(0) never fires; disconnects on large sessions are retried as transient, a death spiral of failed turns",
         expected: &["no-infinite-loop"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H14694,
@@ -223,7 +204,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "the anti-thrash block is a permanent latch with no recovery probe, even after the recovery window",
         expected: &["no-infinite-loop"],
         requires: &[],
-        selftest_seed: None,
     },
     BugInfo {
         bug: Bug::H57771,
@@ -232,7 +212,6 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "legacy rotation (in_place: false) forks a new session id even when the compaction made no progress",
         expected: &["bounded-compaction"],
         requires: &[],
-        selftest_seed: None,
     },
 ];
 
@@ -321,6 +300,21 @@ mod tests {
         }
         let err = Bug::parse("H-0").unwrap_err();
         assert!(err.contains("H-0") && err.contains("H-75345-B"), "{err}");
+    }
+
+    #[test]
+    fn the_invariant_catalogue_claims_only_switches_that_exist_and_expect_it() {
+        for inv in compactsim_invariants::catalogue() {
+            for id in inv.catches {
+                let bug = Bug::parse(id).unwrap_or_else(|e| panic!("{}: {e}", inv.id));
+                assert!(
+                    bug.info().expected.contains(&inv.id),
+                    "{} claims {id}, whose expected invariants are {:?}",
+                    inv.id,
+                    bug.info().expected
+                );
+            }
+        }
     }
 
     #[test]

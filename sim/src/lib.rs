@@ -19,3 +19,4 @@ pub mod stories;
 pub mod strategy;
 pub mod study;
 pub mod summarizer;
+pub mod sweep;

@@ -3,7 +3,9 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use compactsim::cli::args::{self, CaseParams, Shard};
 use compactsim::cli::exit::{Exit, Failure};
-use compactsim::cli::{console, list, merge, replay, run, scenario, selftest, shrink, study};
+use compactsim::cli::{
+    console, list, merge, replay, run, scenario, selftest, shrink, study, sweep,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,6 +28,15 @@ struct CaseFlags {
     /// Root seed (printed first) [default: 20260731].
     #[arg(long)]
     seed: Option<u64>,
+    #[command(flatten)]
+    knobs: CaseKnobs,
+}
+
+/// Everything but the seed that decides what a case does (`sweep` varies the seed).
+/// Optional here so that `replay FILE` and `shrink FILE` can refuse them; the defaults
+/// are applied in [`knob_params`].
+#[derive(clap::Args)]
+struct CaseKnobs {
     /// Passes with work per case, 1 to 10000 [default: 25].
     #[arg(long)]
     passes: Option<u32>,
@@ -122,6 +133,8 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// The suite under many root seeds: one line per seed, a total; exit = worst outcome.
+    Sweep(SweepArgs),
     /// Rerun one case (or a scenario file) and print its event log and the witness.
     Replay {
         /// A scenario file to replay instead of --seed/--case.
@@ -199,11 +212,26 @@ struct ShrinkArgs {
 }
 
 #[derive(clap::Args)]
+struct SweepArgs {
+    /// Root seeds, inclusive: `1..64` runs 64 seeds.
+    #[arg(long)]
+    seeds: String,
+    #[command(flatten)]
+    knobs: CaseKnobs,
+    /// Number of cases per seed.
+    #[arg(long, default_value_t = args::CASES_DEFAULT)]
+    cases: u32,
+    /// Worker threads (default: all cores). The output does not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+#[derive(clap::Args)]
 struct SelftestArgs {
-    /// Root seed of the suite each switch runs.
-    #[arg(long, default_value_t = args::SEED_DEFAULT)]
-    seed: u64,
-    /// Cases of the suite (each switch stops at its first failing case).
+    /// Root seeds each switch runs, inclusive (default: 8 seeds from 1).
+    #[arg(long, default_value = "1..8")]
+    seeds: String,
+    /// Cases of the suite per seed.
     #[arg(long, default_value_t = args::CASES_DEFAULT)]
     cases: u32,
     /// Passes with work per case.
@@ -212,8 +240,11 @@ struct SelftestArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
-    /// Wall-time cap in seconds of each switch's shrink.
-    #[arg(long, default_value_t = selftest::SELFTEST_SHRINK_TIME_DEFAULT_S)]
+    /// Candidate runs each switch's shrink may make (the deterministic bound).
+    #[arg(long, default_value_t = compactsim::shrink::SHRINK_ATTEMPTS_MAX)]
+    shrink_attempts: u32,
+    /// Outer wall-time cap in seconds of each switch's shrink (reported when hit).
+    #[arg(long, default_value_t = selftest::SELFTEST_SHRINK_TIME_CAP_S)]
     shrink_time: f64,
     /// Output directory (shrunk repros go to its failures/).
     #[arg(long, default_value = "target/compactsim/selftest")]
@@ -233,27 +264,33 @@ enum ListWhat {
 impl CaseFlags {
     /// Whether any flag was given (a scenario file takes none: it says them itself).
     fn any(&self) -> bool {
+        let k = &self.knobs;
         self.seed.is_some()
-            || self.passes.is_some()
-            || self.strategy.is_some()
-            || !self.bugs.is_empty()
-            || self.era.is_some()
-            || self.anti_thrash.is_some()
+            || k.passes.is_some()
+            || k.strategy.is_some()
+            || !k.bugs.is_empty()
+            || k.era.is_some()
+            || k.anti_thrash.is_some()
     }
 }
 
 fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
-    choose_compactor(&f.compactor, !f.bugs.is_empty())?;
+    knob_params(f.seed.unwrap_or(args::SEED_DEFAULT), &f.knobs)
+}
+
+fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
+    choose_compactor(&k.compactor, !k.bugs.is_empty())?;
     let mut params = CaseParams::parse_with(
-        f.seed.unwrap_or(args::SEED_DEFAULT),
-        f.passes.unwrap_or(args::PASSES_DEFAULT),
-        f.strategy.as_deref().unwrap_or(args::STRATEGY_DEFAULT),
-        f.era.as_deref(),
-        f.anti_thrash.as_deref(),
-        &f.bugs,
+        seed,
+        k.passes.unwrap_or(args::PASSES_DEFAULT),
+        k.strategy.as_deref().unwrap_or(args::STRATEGY_DEFAULT),
+        k.era.as_deref(),
+        k.anti_thrash.as_deref(),
+        &k.bugs,
     )?;
-    params.compactor = compactsim::compactor::choice::CompactorChoice::parse(&f.compactor.compactor)
-        .map_err(Failure::bad_input)?;
+    params.compactor =
+        compactsim::compactor::choice::CompactorChoice::parse(&k.compactor.compactor)
+            .map_err(Failure::bad_input)?;
     Ok(params)
 }
 
@@ -269,7 +306,10 @@ fn file_alone(command: &str, flags: &CaseFlags, case: Option<u32>) -> Result<(),
 }
 
 fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
-    choose_compactor(&a.case_flags.compactor, !a.case_flags.bugs.is_empty())?;
+    choose_compactor(
+        &a.case_flags.knobs.compactor,
+        !a.case_flags.knobs.bugs.is_empty(),
+    )?;
     let target = match (a.file, a.case) {
         (Some(file), case) => {
             file_alone("shrink", &a.case_flags, case)?;
@@ -300,14 +340,20 @@ fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
             a.passes
         )));
     }
+    if a.shrink_attempts == 0 {
+        return Err(Failure::bad_input("--shrink-attempts must be at least 1"));
+    }
     selftest::selftest(&selftest::SelftestRequest {
         suite: compactsim::selftest::SelftestSuite {
-            seed: a.seed,
+            seeds: compactsim::sweep::SeedRange::parse(&a.seeds).map_err(Failure::bad_input)?,
             cases: args::check_cases(a.cases)?,
             passes: a.passes,
         },
         jobs: args::jobs(a.jobs)?,
-        shrink_time: shrink::shrink_time(a.shrink_time)?,
+        shrink: compactsim::shrink::Budget {
+            attempts_max: a.shrink_attempts,
+            time_max: Some(shrink::shrink_time(a.shrink_time)?),
+        },
         out: a.out,
     })
 }
@@ -341,7 +387,10 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             case_flags,
             case,
         } => {
-            choose_compactor(&case_flags.compactor, !case_flags.bugs.is_empty())?;
+            choose_compactor(
+                &case_flags.knobs.compactor,
+                !case_flags.knobs.bugs.is_empty(),
+            )?;
             let (text, exit) = match (file, case) {
                 (Some(file), case) => {
                     file_alone("replay", &case_flags, case)?;
@@ -370,6 +419,12 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
                 quiet,
             })
         }
+        Command::Sweep(a) => sweep::sweep(&sweep::SweepRequest {
+            params: knob_params(0, &a.knobs)?,
+            seeds: compactsim::sweep::SeedRange::parse(&a.seeds).map_err(Failure::bad_input)?,
+            cases: args::check_cases(a.cases)?,
+            jobs: args::jobs(a.jobs)?,
+        }),
         Command::Shrink(a) => shrink_command(a),
         Command::Study { file, out } => study::study(&file, out),
         Command::Merge { dirs, out } => merge::merge(&dirs, &out),

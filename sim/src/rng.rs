@@ -28,6 +28,9 @@ pub enum Stream {
     Gateway,
     /// The fault plan: restarts, crashes.
     Faults,
+    /// Swarm knobs added after the other streams were fixed (extremes of a family's
+    /// shape that reach rare paths); its own stream, so it reshuffles no other.
+    Swarm,
 }
 
 impl Stream {
@@ -39,6 +42,7 @@ impl Stream {
             Stream::Provider => 0x7072_6f76,    // "prov"
             Stream::Gateway => 0x6761_7465,     // "gate"
             Stream::Faults => 0x0066_6175_6c74, // "fault"
+            Stream::Swarm => 0x0073_7761_726d,  // "swarm"
         }
     }
 }

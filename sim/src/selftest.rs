@@ -1,164 +1,203 @@
-//! The catalogue self-test: for every bug switch, run the default suite of the switch's
-//! own strategy with that switch (and the switches it requires) until the first failing
-//! case, check that an invariant the catalogue expects caught it, and shrink that case.
-//! The measure of the harness's power.
+//! The catalogue self-test: the measure of the harness's power. Every bug switch (with
+//! the switches it requires) runs the whole default suite under several root seeds,
+//! under its own strategy and under `both`, with the full oracle. Its catch rate on a
+//! seed is the share of cases that failed with one of the switch's expected invariants
+//! among those broken at the failing transition; a switch passes when its lowest rate
+//! over the seeds is at least [`CATCH_RATE_MIN_PER_MILLE`]. One credited case per switch
+//! is then shrunk to a small repro.
 
-use crate::bugs::{BugInfo, CATALOGUE};
-use crate::engine::plan::CasePlan;
-use crate::engine::{CaseOutcome, CaseResult, CaseSpec, Record};
-use crate::runner::run_cases;
+use crate::bugs::{Bug, BugInfo, CATALOGUE};
+use crate::engine::CaseSpec;
 use crate::shrink::{self, Budget, Shrunk};
 use crate::strategy::Strategy;
+use crate::sweep::{tally_seed, SeedRange, Tally};
+use compactsim_model::Violation;
 
-/// The suite each switch runs (the default suite's parameters).
+/// The lowest catch rate a switch may show on any seed: 1 % (5 cases of 480).
+pub const CATCH_RATE_MIN_PER_MILLE: u64 = 10;
+/// Root seeds each switch runs by default.
+pub const SELFTEST_SEEDS_DEFAULT: u64 = 8;
+/// The first of them.
+pub const SELFTEST_SEED_FIRST_DEFAULT: u64 = 1;
+
+/// Switch x strategy rows known to fall below the minimum catch rate, with the reason:
+/// measured and printed every run, not a failure. A blind spot cannot show for a reason
+/// outside this harness's generators; a shallow row reaches its path too rarely and
+/// waits for a generator that reaches it (issue 8). An entry whose row is deep enough
+/// says so in the table and should be removed.
+pub const EXEMPT: &[(Bug, &str, &str)] = &[
+    (
+        Bug::HMResume,
+        "both",
+        "blind spot: needs process restarts in the agent loop (gateway issue)",
+    ),
+    (Bug::H10896, "batch", SHALLOW_MID_TURN),
+    (Bug::H10896, "both", SHALLOW_MID_TURN),
+    (Bug::H58753, "batch", SHALLOW_MID_TURN),
+    (Bug::H58753, "both", SHALLOW_MID_TURN),
+    (Bug::H2153, "batch", SHALLOW_DISCONNECT),
+    (Bug::H2153, "both", SHALLOW_DISCONNECT),
+    (Bug::H29559, "both", SHALLOW_BOTH),
+    (Bug::H40803, "both", SHALLOW_BOTH),
+    (Bug::H11529, "both", SHALLOW_BOTH),
+    (Bug::H14694, "both", SHALLOW_BOTH),
+    (Bug::H40803, "batch", SHALLOW_NO_OP),
+];
+/// Why H-40803 is shallow under its own strategy.
+const SHALLOW_NO_OP: &str = "shallow: a no-op compaction needs a session whose few rows \
+     are over the trigger; giant pastes reach it in 4..14 of 480 cases per seed";
+/// Why H-10896 (and H-58753 behind it) is shallow.
+const SHALLOW_MID_TURN: &str = "shallow: needs a compaction inside a turn whose tool rows \
+     outgrow the tail budget (a marathon-turn knob reaches it, but the clean model then \
+     fails user-turns-intact: reported to the oracle branch)";
+/// Why H-2153 is shallow.
+const SHALLOW_DISCONNECT: &str =
+    "shallow: needs provider disconnects on sessions near the window (a fault-mix knob)";
+/// Why batch-loop switches are shallow under `both`.
+const SHALLOW_BOTH: &str = "shallow under both: the micro pass after every turn keeps \
+     the transcript below the batch paths (needs a knob for large single turns)";
+
+/// The suite each switch runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SelftestSuite {
-    pub seed: u64,
+    pub seeds: SeedRange,
     pub cases: u32,
     pub passes: u32,
 }
 
-/// The first case that failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Caught {
-    pub case: u32,
-    pub invariant: String,
-    pub turn: u32,
-    /// The invariant is one the catalogue lists for the bug.
-    pub expected: bool,
-}
-
-/// What became of the first failing case's shrink.
+/// One switch under one strategy over every seed.
 #[derive(Clone, Debug)]
-pub enum Repro {
-    /// Nothing failed, so nothing was shrunk.
-    NotCaught,
-    Shrunk(Box<Shrunk>),
-    /// The shrink failed; the switch still counts as caught.
-    Failed(String),
-}
-
-/// What the self-test found for one bug switch.
-#[derive(Clone, Debug)]
-pub struct BugReport {
+pub struct CatchRates {
     pub info: &'static BugInfo,
     pub strategy: Strategy,
-    /// The oracle checked only the bug's expected invariants (a switch that shows only
-    /// with others, whose own symptoms would stop the case first).
-    pub narrowed: bool,
-    /// Cases run up to and including the first failing one (all of them if none failed).
-    pub cases: u32,
-    /// Passes with work over those cases.
-    pub passes: u64,
-    /// Cases that ended in a harness failure before the first violation.
-    pub internal: u32,
-    pub caught: Option<Caught>,
-    pub repro: Repro,
+    /// One tally per seed, in seed order (`credited`: caught by an expected invariant).
+    pub per_seed: Vec<Tally>,
+    /// Why the row is exempt from the minimum rate (see [`EXEMPT`]).
+    pub exempt: Option<&'static str>,
 }
 
-impl BugReport {
-    /// Caught by an invariant the catalogue expects.
+impl CatchRates {
+    /// The lowest catch rate over the seeds, per mille of the cases.
+    pub fn min_per_mille(&self) -> u64 {
+        self.per_seed.iter().map(per_mille).min().unwrap_or(0)
+    }
+
+    /// Every seed at or above the minimum rate.
+    pub fn deep_enough(&self) -> bool {
+        self.per_seed
+            .iter()
+            .all(|t| t.credited as u64 * 1000 >= CATCH_RATE_MIN_PER_MILLE * t.cases as u64)
+    }
+
+    /// Deep enough, or exempt.
     pub fn passed(&self) -> bool {
-        self.caught.as_ref().is_some_and(|c| c.expected)
+        self.exempt.is_some() || self.deep_enough()
+    }
+
+    /// The first credited case of the first seed that has one: (seed, case).
+    pub fn first_credited(&self, seeds: SeedRange) -> Option<(u64, u32)> {
+        seeds
+            .iter()
+            .zip(&self.per_seed)
+            .find_map(|(seed, t)| t.first_credited.map(|case| (seed, case)))
     }
 }
 
-/// The case `case` as the self-test runs it for `info`.
-pub fn spec(info: &BugInfo, suite: SelftestSuite, case: u32) -> Result<CaseSpec, String> {
-    let plan = CasePlan {
-        invariants: (!info.requires.is_empty())
-            .then(|| info.expected.iter().map(|i| i.to_string()).collect()),
-        ..CasePlan::default()
-    };
-    Ok(CaseSpec {
-        root_seed: info.selftest_seed.unwrap_or(suite.seed),
+/// A tally's catch rate, per mille of its cases.
+pub fn per_mille(t: &Tally) -> u64 {
+    t.credited as u64 * 1000 / (t.cases as u64).max(1)
+}
+
+/// The strategies a switch is measured under: its own and `both` (once if the same).
+pub fn strategies(info: &BugInfo) -> Result<Vec<Strategy>, String> {
+    let own = Strategy::parse(info.strategy)?;
+    let both = Strategy::parse("both")?;
+    Ok(if own == both {
+        vec![own]
+    } else {
+        vec![own, both]
+    })
+}
+
+/// The case `case` of seed `seed` as the self-test runs it: the drawn case with the
+/// switch and the switches it requires, the full oracle.
+pub fn spec(info: &BugInfo, strategy: Strategy, seed: u64, passes: u32, case: u32) -> CaseSpec {
+    CaseSpec {
+        root_seed: seed,
         case,
-        passes: suite.passes,
-        strategy: Strategy::parse(info.strategy)?,
+        passes,
+        strategy,
         bugs: info.switches(),
         plan: None,
     }
-    .with_plan(plan))
 }
 
-/// Runs cases `0..cases` of `spec_of` on `jobs` threads, in chunks, handing results to
-/// `sink` in case order until it returns false.
-fn scan(
-    cases: u32,
-    jobs: usize,
-    spec_of: impl Fn(u32) -> CaseSpec + Sync,
-    sink: impl FnMut(CaseResult) -> bool,
-) -> Result<(), String> {
-    run_cases(0..cases, jobs, Record::default(), spec_of, sink)
+/// A failing case counts for `info` when one of its expected invariants is among those
+/// broken at the failing transition (a switch that needs another is credited even if
+/// the other's invariant broke too, never when only the other's did).
+pub fn credits(info: &BugInfo, violations: &[Violation]) -> bool {
+    violations
+        .iter()
+        .any(|v| info.expected.contains(&v.invariant.as_str()))
 }
 
-/// Runs the suite with `info`'s switches until the first violation; shrinks it within
-/// `shrink_budget`.
-pub fn check_bug(
+/// Measures `info` under `strategy` over every seed of `suite`.
+pub fn catch_rates(
     info: &'static BugInfo,
+    strategy: Strategy,
     suite: SelftestSuite,
     jobs: usize,
-    shrink_budget: Budget,
-) -> Result<BugReport, String> {
-    let first = spec(info, suite, 0)?;
-    let mut report = BugReport {
-        info,
-        strategy: first.strategy,
-        narrowed: first.plan.is_some(),
-        cases: 0,
-        passes: 0,
-        internal: 0,
-        caught: None,
-        repro: Repro::NotCaught,
-    };
-    let spec_of = |case| CaseSpec {
-        case,
-        ..first.clone()
-    };
-    scan(suite.cases, jobs, spec_of, |r| {
-        report.cases += 1;
-        report.passes += r.passes as u64;
-        match &r.outcome {
-            CaseOutcome::Clean => true,
-            CaseOutcome::Internal(_) => {
-                report.internal += 1;
-                true
-            }
-            CaseOutcome::Violation(_) | CaseOutcome::Liveness(_) => {
-                let vs = r.outcome.violations();
-                report.caught = Some(Caught {
-                    case: r.case,
-                    invariant: vs[0].invariant.clone(),
-                    turn: vs[0].turn,
-                    expected: vs
-                        .iter()
-                        .any(|v| info.expected.contains(&v.invariant.as_str())),
-                });
-                false
-            }
-        }
-    })?;
-    if let Some(c) = &report.caught {
-        report.repro = match shrink::shrink(&spec_of(c.case), shrink_budget, &mut |_| {}) {
-            Ok(s) => Repro::Shrunk(Box::new(s)),
-            Err(e) => Repro::Failed(e.to_string()),
-        };
+) -> Result<CatchRates, String> {
+    let mut per_seed = Vec::new();
+    for seed in suite.seeds.iter() {
+        let t = tally_seed(
+            suite.cases,
+            jobs,
+            |case| spec(info, strategy, seed, suite.passes, case),
+            |vs| credits(info, vs),
+        )?;
+        per_seed.push(t);
     }
-    Ok(report)
+    let exempt = EXEMPT
+        .iter()
+        .find(|(bug, s, _)| *bug == info.bug && *s == strategy.name())
+        .map(|(_, _, why)| *why);
+    Ok(CatchRates {
+        info,
+        strategy,
+        per_seed,
+        exempt,
+    })
 }
 
-/// [`check_bug`] for every switch in the catalogue, in catalogue order.
+/// Shrinks the first credited case of `rates` to the expected invariant it broke.
+pub fn shrink_first(
+    rates: &CatchRates,
+    suite: SelftestSuite,
+    budget: Budget,
+) -> Option<Result<Shrunk, String>> {
+    let (seed, case) = rates.first_credited(suite.seeds)?;
+    let spec = spec(rates.info, rates.strategy, seed, suite.passes, case);
+    Some(
+        shrink::shrink_to(&spec, rates.info.expected, budget, &mut |_| {})
+            .map_err(|e| e.to_string()),
+    )
+}
+
+/// [`catch_rates`] for every switch of the catalogue under each of its strategies, in
+/// catalogue order; `each` sees every result as it is ready.
 pub fn selftest(
     suite: SelftestSuite,
     jobs: usize,
-    shrink_budget: Budget,
-    mut each: impl FnMut(&BugReport),
-) -> Result<Vec<BugReport>, String> {
+    mut each: impl FnMut(&CatchRates),
+) -> Result<Vec<CatchRates>, String> {
     let mut out = Vec::new();
     for info in CATALOGUE {
-        let report = check_bug(info, suite, jobs, shrink_budget)?;
-        each(&report);
-        out.push(report);
+        for strategy in strategies(info)? {
+            let rates = catch_rates(info, strategy, suite, jobs)?;
+            each(&rates);
+            out.push(rates);
+        }
     }
     Ok(out)
 }
@@ -166,45 +205,72 @@ pub fn selftest(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bugs::Bug;
-    use crate::cli::args::{CASES_DEFAULT, PASSES_DEFAULT, SEED_DEFAULT};
-    use std::time::Duration;
+    use compactsim_model::Witness;
 
-    const SUITE: SelftestSuite = SelftestSuite {
-        seed: SEED_DEFAULT,
-        cases: CASES_DEFAULT,
-        passes: PASSES_DEFAULT,
-    };
-
-    #[test]
-    fn each_switch_runs_under_its_own_strategy_with_what_it_requires() {
-        for info in CATALOGUE {
-            let s = spec(info, SUITE, 3).unwrap();
-            assert_eq!(s.strategy.name(), info.strategy, "{}", info.id);
-            assert_eq!(s.bugs, info.switches(), "{}", info.id);
-            let only = s.plan.as_ref().and_then(|p| p.invariants.clone());
-            if info.requires.is_empty() {
-                assert_eq!(s.plan, None, "{}: the drawn case, every invariant", info.id);
-            } else {
-                assert_eq!(only.unwrap(), info.expected, "{}", info.id);
-            }
+    fn violation(invariant: &str) -> Violation {
+        Violation {
+            invariant: invariant.into(),
+            turn: 1,
+            step: 0,
+            message: String::new(),
+            witness: Witness::default(),
         }
     }
 
     #[test]
-    fn a_required_switch_is_caught_with_its_partner_and_its_agent_case_shrunk() {
-        let r = check_bug(
-            Bug::H58753.info(),
-            SUITE,
-            2,
-            Budget::timed(Duration::from_secs(1)),
-        )
-        .unwrap();
-        assert!(r.passed() && r.narrowed, "{r:?}");
-        assert_eq!(r.caught.as_ref().unwrap().invariant, "api-valid");
-        let Repro::Shrunk(shrunk) = &r.repro else {
-            panic!("{:?}", r.repro);
+    fn a_required_switch_is_credited_only_for_its_own_invariant() {
+        let info = Bug::H58753.info();
+        assert!(!credits(info, &[violation("user-turns-intact")]));
+        assert!(credits(
+            info,
+            &[violation("user-turns-intact"), violation("api-valid")]
+        ));
+        assert!(!credits(info, &[]));
+    }
+
+    #[test]
+    fn every_switch_runs_its_own_strategy_and_both_with_what_it_requires_and_the_full_oracle() {
+        for info in CATALOGUE {
+            let s = strategies(info).unwrap();
+            assert_eq!(s[0].name(), info.strategy, "{}", info.id);
+            assert_eq!(s.last().unwrap().name(), "both", "{}", info.id);
+            let c = spec(info, s[0], 5, 25, 3);
+            assert_eq!((c.bugs, c.plan), (info.switches(), None), "{}", info.id);
+        }
+    }
+
+    #[test]
+    fn a_seed_below_one_percent_fails_the_switch_unless_exempt() {
+        let seeds = SeedRange::of_count(1, 2);
+        let suite = SelftestSuite {
+            seeds,
+            cases: 40,
+            passes: 10,
         };
-        assert!(shrunk.after.turns <= shrunk.before.turns, "{shrunk:?}");
+        let info = Bug::H75345B.info();
+        let rates = catch_rates(info, strategies(info).unwrap()[0], suite, 2).unwrap();
+        assert!(rates.deep_enough() && rates.passed(), "{rates:?}");
+        assert_eq!(rates.first_credited(seeds).map(|(s, _)| s), Some(1));
+        let mut low = rates.clone();
+        low.per_seed[1].credited = 0;
+        assert!(!low.passed() && low.min_per_mille() == 0);
+        low.exempt = Some("why");
+        assert!(low.passed() && !low.deep_enough());
+    }
+
+    #[test]
+    fn exemptions_name_catalogued_rows_once() {
+        for (i, (bug, strategy, why)) in EXEMPT.iter().enumerate() {
+            let names: Vec<&str> = strategies(bug.info())
+                .unwrap()
+                .iter()
+                .map(|s| s.name())
+                .collect();
+            assert!(names.contains(strategy), "{bug} under {strategy}");
+            assert!(!why.is_empty());
+            assert!(!EXEMPT[..i]
+                .iter()
+                .any(|(b, s, _)| b == bug && s == strategy));
+        }
     }
 }

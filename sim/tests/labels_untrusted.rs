@@ -14,7 +14,8 @@ use compactsim::compactor::seam::{
 };
 use compactsim::engine::scramble::Labels;
 use compactsim::engine::{reference, run_case_labels, CaseOutcome, CaseResult, CaseSpec, Record};
-use compactsim::selftest::{self, SelftestSuite};
+use compactsim::selftest;
+use compactsim::strategy::Strategy;
 use compactsim_model::{BatchPassOutcome, Message, MicroOutcome, MicroPass, MsgId, Role};
 
 /// Cases per default suite the scramble test compares (of 480; the whole suites run in
@@ -68,15 +69,11 @@ fn scrambled_labels_give_the_same_verdicts_on_the_default_suites() {
 
 #[test]
 fn scrambled_labels_give_the_same_verdicts_with_every_bug_switch() {
-    let suite = SelftestSuite {
-        seed: SEED_DEFAULT,
-        cases: 480,
-        passes: 25,
-    };
     let mut caught = 0;
     for info in CATALOGUE {
+        let strategy = Strategy::parse(info.strategy).unwrap();
         for case in 0..24 {
-            let spec = selftest::spec(info, suite, case).unwrap();
+            let spec = selftest::spec(info, strategy, SEED_DEFAULT, 25, case);
             let (plain, scrambled) = both_views(&spec);
             assert_eq!(
                 verdict(&plain),

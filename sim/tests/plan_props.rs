@@ -43,7 +43,6 @@ fn spec(root_seed: u64, case: u32, bug: Option<usize>, strategy: usize) -> CaseS
 
 #[test]
 fn every_catalogued_switch_is_recordable_on_its_own_strategy() {
-    assert_eq!(recordable_bugs().len(), CATALOGUE.len());
     let strategies: Vec<Strategy> = recordable_bugs()
         .into_iter()
         .map(|i| spec(1, 0, Some(i), 0).strategy)

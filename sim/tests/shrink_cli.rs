@@ -122,39 +122,70 @@ fn run_shrinks_its_first_failures_into_scenario_files_the_gate_reproduces() {
     assert!(!r.stdout.contains("shrunk case") && !off.join("failures").exists());
 }
 
+/// The files under `dir`, name -> bytes.
+fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (p.display().to_string(), std::fs::read(&p).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 #[test]
-fn selftest_lists_every_bug_switch_as_caught_with_figures() {
-    let out = scratch("selftest");
-    let r = compactsim(&["selftest", "--out", arg(&out)]).expect_code(0);
+fn selftest_prints_a_catch_rate_per_switch_strategy_and_seed_and_shrinks_reproducibly() {
+    let run = |name: &str| {
+        let out = scratch(name);
+        let args = [
+            "selftest",
+            "--seeds",
+            "4..5",
+            "--cases",
+            "30",
+            "--passes",
+            "8",
+            "--shrink-attempts",
+            "40",
+            "--out",
+            arg(&out),
+        ];
+        let o = compactsim(&args);
+        (o, out)
+    };
+    let ((a, a_dir), (b, b_dir)) = (run("selftest-a"), run("selftest-b"));
+    let too_low = a.stdout.lines().any(|l| l.starts_with("TOO LOW"));
+    assert_eq!(a.code, if too_low { 1 } else { 0 }, "{}", a.stdout);
     for info in compactsim::bugs::CATALOGUE {
-        let line = r
-            .stdout
-            .lines()
-            .find(|l| l.starts_with(&format!("{} ", info.id)))
-            .unwrap_or_else(|| panic!("{} missing:\n{}", info.id, r.stdout));
-        let cells: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(cells[2], "yes", "{line}");
-        assert!(info.expected.contains(&cells[3]), "{line}");
-        assert_eq!(cells[4], "yes", "{line}");
-        assert!(
-            cells[5].parse::<u32>().unwrap() >= 1 && cells[6].parse::<u64>().is_ok(),
-            "{line}"
-        );
-        assert!(line.contains(" turns, "), "{line}");
-        for required in info.requires {
-            assert!(
-                line.contains(&format!("[caught with {}", required.id())),
+        for strategy in [info.strategy, "both"] {
+            let line = a
+                .stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("{:<12} {:<6}", info.id, strategy)))
+                .unwrap_or_else(|| panic!("{} {strategy} missing:\n{}", info.id, a.stdout));
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            let caught: Vec<u32> = cells[2..4].iter().map(|c| c.parse().unwrap()).collect();
+            assert!(caught.iter().all(|&c| c <= 30), "{line}");
+            assert!(cells[4].ends_with('%'), "{line}");
+            let low = caught.iter().any(|&c| c * 1000 < 10 * 30);
+            assert_eq!(
+                line.contains("TOO LOW") || line.contains("exempt, "),
+                low,
                 "{line}"
             );
         }
     }
-    let n = compactsim::bugs::CATALOGUE.len();
-    assert!(
-        r.stdout
-            .contains(&format!("selftest: {n} of {n} bug switches caught")),
-        "{}",
-        r.stdout
-    );
+    let files_a = files(&a_dir.join("failures"));
+    assert!(!files_a.is_empty(), "{}", a.stdout);
+    let names = |f: &[(String, Vec<u8>)]| -> Vec<(String, Vec<u8>)> {
+        f.iter()
+            .map(|(n, c)| (n.rsplit('/').next().unwrap().to_string(), c.clone()))
+            .collect()
+    };
+    assert_eq!(names(&files_a), names(&files(&b_dir.join("failures"))));
+    assert!(b.stdout.contains("selftest: "), "{}", b.stdout);
 }
 
 #[test]

@@ -114,10 +114,12 @@ impl CaseParams {
 
     /// The flags that reproduce these parameters, as `replay` accepts them.
     pub fn flags(&self) -> String {
-        let mut s = format!(
-            "--seed {} --passes {} --strategy {}",
-            self.seed, self.passes, self.strategy
-        );
+        format!("--seed {} {}", self.seed, self.flags_but_seed())
+    }
+
+    /// [`Self::flags`] without `--seed` (a sweep runs them under many seeds).
+    pub fn flags_but_seed(&self) -> String {
+        let mut s = format!("--passes {} --strategy {}", self.passes, self.strategy);
         if let Some(o) = self.strategy.loop_options() {
             s.push_str(&format!(" --era {} --anti-thrash {}", o.era, o.anti_thrash));
         }

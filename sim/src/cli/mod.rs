@@ -13,3 +13,4 @@ pub mod scenario;
 pub mod selftest;
 pub mod shrink;
 pub mod study;
+pub mod sweep;

@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 pub const FAILURES_PRINTED_MAX: usize = 10;
 /// Repro lines kept for repro.txt (memory stays bounded on huge runs).
 pub const REPRO_LINES_MAX: usize = 1_000;
-/// Default `--shrink-time`: seconds spent shrinking the first failures after a run.
-pub const SHRINK_TIME_DEFAULT_S: f64 = 2.0;
+/// Default `--shrink-time`: the outer wall-time cap, in seconds, on shrinking the first
+/// failures after a run (each is bounded by an attempts budget; the cap is reported when
+/// it ends a shrink).
+pub const SHRINK_TIME_DEFAULT_S: f64 = 30.0;
 /// Turns of trace printed for a liveness failure.
 pub const LIVENESS_TRACE_TURNS: u32 = 3;
 /// The agent-loop counters the summary line shows (all are in the report too).

@@ -1,135 +1,179 @@
-//! `compactsim selftest`: every bug switch of the catalogue against the default suite.
+//! `compactsim selftest`: every bug switch of the catalogue under several root seeds,
+//! under its own strategy and under `both`: catch rates per seed, their minimum, and one
+//! shrunk repro per switch.
 
 use super::exit::{Exit, Failure};
-use crate::selftest::{self, BugReport, Repro, SelftestSuite};
-use crate::shrink::{self, Budget};
+use crate::selftest::{self, per_mille, CatchRates, SelftestSuite, CATCH_RATE_MIN_PER_MILLE};
+use crate::shrink::{self, Budget, Shrunk, Stop};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
-/// Default wall-time cap of each switch's shrink.
-pub const SELFTEST_SHRINK_TIME_DEFAULT_S: f64 = 5.0;
+use std::time::Instant;
 
 /// A validated `selftest` request.
 #[derive(Clone, Debug)]
 pub struct SelftestRequest {
     pub suite: SelftestSuite,
     pub jobs: usize,
-    pub shrink_time: Duration,
+    /// The bound of each switch's shrink.
+    pub shrink: Budget,
     /// Shrunk repros go to `<out>/failures/`.
     pub out: PathBuf,
 }
 
-/// The shrunk-repro cell of a switch's line.
-fn repro(r: &BugReport) -> String {
-    match &r.repro {
-        Repro::NotCaught => "-".to_string(),
-        Repro::Shrunk(s) => format!(
-            "{} -> {} turns, {} rows ({} attempts, {})",
-            s.before.turns,
-            s.after.turns,
-            s.after.rows,
-            s.attempts,
-            match s.stop {
-                shrink::Stop::Fixpoint => "fixpoint",
-                shrink::Stop::Attempts(_) => "attempt bound",
-                shrink::Stop::Time(_) => "time bound",
-            }
-        ),
-        Repro::Failed(e) => format!("- (not shrunk: {e})"),
-    }
+/// Outer wall-time cap of each switch's shrink: a safety limit, reported when hit (the
+/// attempts budget is the bound that decides the result).
+pub const SELFTEST_SHRINK_TIME_CAP_S: f64 = 180.0;
+
+/// Width of a per-seed cell.
+const SEED_CELL_WIDTH: usize = 5;
+
+/// The catch-table header: one column per seed.
+pub fn header(suite: SelftestSuite) -> String {
+    let seeds: String = suite
+        .seeds
+        .iter()
+        .map(|s| format!("{:>w$}", s, w = SEED_CELL_WIDTH))
+        .collect();
+    format!("{:<12} {:<6}{seeds}  {:>6}  verdict", "bug", "strat", "min")
 }
 
-/// One table line for a switch; a switch that needs others says so at the end.
-pub fn line(r: &BugReport) -> String {
-    let (caught, invariant, expected, first) = match &r.caught {
-        None => ("NO", "-".to_string(), "-", "-".to_string()),
-        Some(c) => (
-            "yes",
-            c.invariant.clone(),
-            if c.expected { "yes" } else { "NO" },
-            format!("case {} turn {}", c.case, c.turn),
-        ),
+/// One line of the catch table: cases caught by an expected invariant on every seed, the
+/// minimum rate, the verdict; failing cases caught only by other invariants at the end.
+pub fn line(r: &CatchRates) -> String {
+    let seeds: String = r
+        .per_seed
+        .iter()
+        .map(|t| format!("{:>w$}", t.credited, w = SEED_CELL_WIDTH))
+        .collect();
+    let min = r.min_per_mille();
+    let verdict = match (r.deep_enough(), r.exempt) {
+        (true, None) => "ok".to_string(),
+        (true, Some(_)) => "ok (no longer needs its exemption)".to_string(),
+        (false, Some(why)) => format!("exempt, {why}"),
+        (false, None) => "TOO LOW".to_string(),
     };
+    let other: u32 = r.per_seed.iter().map(|t| t.failing() - t.credited).sum();
     let mut line = format!(
-        "{:<12} {:<6} {:<6} {:<24} {:<8} {:>5} {:>6}  {:<18} {}",
+        "{:<12} {:<6}{seeds}  {:>3}.{}%  {verdict}",
         r.info.id,
         r.strategy.name(),
-        caught,
-        invariant,
-        expected,
-        r.cases,
-        r.passes,
-        first,
-        repro(r)
+        min / 10,
+        min % 10
     );
+    if other > 0 {
+        line.push_str(&format!(" (+{other} failing by other invariants)"));
+    }
     if !r.info.requires.is_empty() {
         let with: Vec<&str> = r.info.requires.iter().map(|b| b.id()).collect();
-        line.push_str(&format!("  [caught with {}", with.join(", ")));
-        if r.narrowed {
-            line.push_str(&format!("; oracle: {}", r.info.expected.join(", ")));
-        }
-        line.push(']');
+        line.push_str(&format!(" [with {}]", with.join(", ")));
     }
     line
 }
 
-/// The table header.
-pub fn header() -> String {
+/// The shrink line of a switch.
+fn shrink_line(r: &CatchRates, suite: SelftestSuite, shrunk: &Result<Shrunk, String>) -> String {
+    let (seed, case) = r.first_credited(suite.seeds).unwrap_or_default();
+    let what = match shrunk {
+        Ok(s) => format!(
+            "{:<24} {:>4} -> {:>2} turns, {:>3} rows, {} faults ({} attempts, {})",
+            s.invariant,
+            s.before.turns,
+            s.after.turns,
+            s.after.rows,
+            s.after.faults,
+            s.attempts,
+            match s.stop {
+                Stop::Fixpoint => "fixpoint",
+                Stop::Attempts(_) => "attempt bound",
+                Stop::Time(_) => "TIME BOUND",
+            }
+        ),
+        Err(e) => format!("not shrunk: {e}"),
+    };
     format!(
-        "{:<12} {:<6} {:<6} {:<24} {:<8} {:>5} {:>6}  {:<18} shrunk repro",
-        "bug", "strat", "caught", "invariant", "expected", "cases", "passes", "first failure"
+        "{:<12} {:<6} seed {seed:<3} case {case:<4} {what}",
+        r.info.id,
+        r.strategy.name()
     )
 }
 
-/// Runs the self-test; exit 0 only if every switch is caught by an expected invariant.
+/// Runs the self-test; exit 0 only if every switch is deep enough under every strategy
+/// (or a known blind spot).
 pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
     super::outdir::clear_stale(&req.out, &[], &[shrink::FAILURES_DIR])?;
     crate::outln!(
-        "SEED={} cases={} passes={} jobs={} shrink-time={:.1}s per switch",
-        req.suite.seed,
+        "SEEDS={} cases={} passes={} jobs={} shrink: {} attempts, time cap {}",
+        req.suite.seeds,
         req.suite.cases,
         req.suite.passes,
         req.jobs,
-        req.shrink_time.as_secs_f64()
+        req.shrink.attempts_max,
+        req.shrink
+            .time_max
+            .map_or("none".to_string(), |t| format!("{:.0} s", t.as_secs_f64()))
     );
-    crate::outln!("{}", header());
-    let started = Instant::now();
-    let mut written = Vec::new();
-    let mut write_error = None;
-    let reports = selftest::selftest(req.suite, req.jobs, Budget::timed(req.shrink_time), |r| {
-        crate::outln!("{}", line(r));
-        if let Repro::Shrunk(s) = &r.repro {
-            let name = format!("{}-case-{}", r.info.id.to_lowercase(), s.original.case);
-            match shrink::write_failure(&req.out, &name, s) {
-                Ok(path) => written.push(path),
-                Err(e) => {
-                    write_error.get_or_insert(e);
-                }
-            }
-        }
-    })
-    .map_err(Failure::internal)?;
-    if let Some(e) = write_error {
-        return Err(Failure::internal(e));
-    }
-    let passed = reports.iter().filter(|r| r.passed()).count();
     crate::outln!(
-        "\nselftest: {passed} of {} bug switches caught by an expected invariant, {:.1} s",
-        reports.len(),
+        "\ncases caught by an expected invariant, of {} per seed (minimum: {}.{}%)",
+        req.suite.cases,
+        CATCH_RATE_MIN_PER_MILLE / 10,
+        CATCH_RATE_MIN_PER_MILLE % 10
+    );
+    crate::outln!("{}", header(req.suite));
+    let started = Instant::now();
+    let all = selftest::selftest(req.suite, req.jobs, |r| crate::outln!("{}", line(r)))
+        .map_err(Failure::internal)?;
+    let rates_s = started.elapsed().as_secs_f64();
+    crate::outln!("\nshrunk repro of each switch (its own strategy, first credited case)");
+    let mut written = Vec::new();
+    for r in all.iter().filter(|r| r.strategy.name() == r.info.strategy) {
+        let Some(shrunk) = selftest::shrink_first(r, req.suite, req.shrink) else {
+            continue;
+        };
+        crate::outln!("{}", shrink_line(r, req.suite, &shrunk));
+        if let Ok(s) = &shrunk {
+            let name = format!(
+                "{}-seed-{}-case-{}",
+                r.info.id.to_lowercase(),
+                s.original.root_seed,
+                s.original.case
+            );
+            let path = shrink::write_failure(&req.out, &name, s).map_err(Failure::internal)?;
+            written.push(path);
+        }
+    }
+    let failed: Vec<&CatchRates> = all.iter().filter(|r| !r.passed()).collect();
+    let lowest = all
+        .iter()
+        .filter(|r| r.exempt.is_none())
+        .flat_map(|r| r.per_seed.iter().map(per_mille))
+        .min()
+        .unwrap_or(0);
+    crate::outln!(
+        "\nselftest: {} of {} switch x strategy rows deep enough, {} exempt, {} too low \
+         (lowest rate of a row not exempt {}.{}%), catch rates {:.1} s, total {:.1} s",
+        all.iter().filter(|r| r.deep_enough()).count(),
+        all.len(),
+        all.iter()
+            .filter(|r| !r.deep_enough() && r.exempt.is_some())
+            .count(),
+        failed.len(),
+        lowest / 10,
+        lowest % 10,
+        rates_s,
         started.elapsed().as_secs_f64()
     );
-    for r in reports.iter().filter(|r| !r.passed()) {
+    for r in &failed {
         crate::outln!(
-            "NOT CAUGHT as expected: {} (expected: {})",
+            "TOO LOW: {} under {} (expected: {})",
             r.info.id,
+            r.strategy.name(),
             r.info.expected.join(", ")
         );
     }
     for path in &written {
         crate::outln!("repro: {}", path.display());
     }
-    Ok(if passed == reports.len() {
+    Ok(if failed.is_empty() {
         Exit::Clean
     } else {
         Exit::Violation

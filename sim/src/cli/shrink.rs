@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Default wall-time cap of `compactsim shrink`.
-pub const SHRINK_TIME_DEFAULT_S: f64 = 10.0;
+pub const SHRINK_TIME_DEFAULT_S: f64 = 60.0;
 
 /// What to shrink.
 #[derive(Clone, Debug)]

@@ -81,6 +81,7 @@ impl CaseSetup {
         let drawn_family = shapes::draw_family(&mut params);
         let family = plan.family.unwrap_or(drawn_family);
         let mut shape = ShapeParams::draw(family, &mut params);
+        shapes::swarm(&mut shape, &mut rng::stream(seed, Stream::Swarm));
         plan.apply_shape(&mut shape);
         let thresholds = threshold::derive(shape.context_length, ThresholdConfig::V0_19_0);
         let mut micro = MicroConfig::with_tail_budget(thresholds.tail_budget_tokens);

@@ -27,6 +27,7 @@ mod long_tool_outputs;
 mod multi_agent_room;
 mod params;
 mod recipe;
+mod swarm;
 #[cfg(test)]
 mod tests;
 mod tiny_window;
@@ -36,6 +37,7 @@ pub use args::{argument_key, arguments};
 pub use conversation::Conversation;
 pub use params::{Burst, Features, HugePrompt, KindMix, SizeRange};
 pub use recipe::{message_cap_chars, tail_chars, MESSAGE_CAP_PER_MILLE};
+pub use swarm::{swarm, GIANT_PASTE_HI_PER_MILLE, GIANT_PASTE_ON_PER_MILLE};
 
 use crate::rng::{weighted, SimRng};
 use serde::Serialize;

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 /// Failing cases `compactsim run` shrinks after a run, at most.
 pub const AUTO_SHRINK_CASES_MAX: usize = 3;
+/// Candidate runs each of them may make: the deterministic bound.
+pub const AUTO_SHRINK_ATTEMPTS_MAX: u32 = 500;
 /// Directory of a run's shrunk failures, below the run directory.
 pub const FAILURES_DIR: &str = "failures";
 
@@ -83,8 +85,9 @@ pub fn case_name(case: u32) -> String {
     format!("case-{case}")
 }
 
-/// Shrinks the first [`AUTO_SHRINK_CASES_MAX`] of `failing` within `time` in all (each
-/// gets an equal share of what is left), writes each under `run_dir/failures/`, prints
+/// Shrinks the first [`AUTO_SHRINK_CASES_MAX`] of `failing`, each within
+/// [`AUTO_SHRINK_ATTEMPTS_MAX`] attempts and, as an outer cap, `time` in all (each gets
+/// an equal share of what is left; a shrink the cap ended says so), writes each under `run_dir/failures/`, prints
 /// one line per case, and returns the written paths.
 pub fn auto(failing: &[CaseSpec], time: Duration, run_dir: &Path) -> Vec<PathBuf> {
     let started = Instant::now();
@@ -93,7 +96,11 @@ pub fn auto(failing: &[CaseSpec], time: Duration, run_dir: &Path) -> Vec<PathBuf
     for (i, spec) in cases.iter().enumerate() {
         let left = time.saturating_sub(started.elapsed());
         let share = left / (cases.len() - i) as u32;
-        match shrink(spec, Budget::timed(share), &mut |_| {}) {
+        let budget = Budget {
+            attempts_max: AUTO_SHRINK_ATTEMPTS_MAX,
+            time_max: Some(share),
+        };
+        match shrink(spec, budget, &mut |_| {}) {
             Ok(s) => match write_failure(run_dir, &case_name(spec.case), &s) {
                 Ok(path) => {
                     crate::outln!(

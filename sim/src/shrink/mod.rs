@@ -296,14 +296,31 @@ pub fn shrink(
     budget: Budget,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Shrunk, ShrinkError> {
+    shrink_to(spec, &[], budget, progress)
+}
+
+/// [`shrink`], keeping the first of the invariants broken at the failing transition that
+/// is among `targets` (the first broken one when `targets` is empty or none is among
+/// them).
+pub fn shrink_to(
+    spec: &CaseSpec,
+    targets: &[&str],
+    budget: Budget,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Shrunk, ShrinkError> {
     let started = Instant::now();
     let rec = record(spec);
-    let invariant = match &rec.result.outcome {
+    let broken = match &rec.result.outcome {
         CaseOutcome::Clean => return Err(ShrinkError::Clean),
         CaseOutcome::Internal(w) => return Err(ShrinkError::Internal(w.clone())),
-        CaseOutcome::Violation(vs) => vs[0].invariant.clone(),
-        CaseOutcome::Liveness(v) => v.invariant.clone(),
+        CaseOutcome::Violation(_) | CaseOutcome::Liveness(_) => rec.result.outcome.violations(),
     };
+    let invariant = broken
+        .iter()
+        .find(|v| targets.contains(&v.invariant.as_str()))
+        .unwrap_or(&broken[0])
+        .invariant
+        .clone();
     let mut plan = rec.plan;
     let run = run_logged(&spec.clone().with_plan(plan.clone()), Record::default());
     if !fails(&run.result, &invariant) {
