@@ -10,8 +10,10 @@ use serde::Deserialize;
 pub const FILE_BYTES_MAX: u64 = 1 << 20;
 /// Largest context window, tokens (`[shape] context_length`).
 pub const CONTEXT_LENGTH_MAX: u32 = 2_000_000;
-/// Largest text of one row, characters (`chars`, `[shape] system_chars`).
-pub const ROW_CHARS_MAX: u32 = 1_000_000;
+/// Largest text of one row, characters (`chars`, `[shape] system_chars`): four
+/// characters per token of the largest window, so a recorded giant paste (the shapes
+/// draw pastes of several tail budgets) always loads back.
+pub const ROW_CHARS_MAX: u32 = 4 * CONTEXT_LENGTH_MAX;
 /// Largest arguments of one tool call, characters (`args_chars`).
 pub const ARGS_CHARS_MAX: u32 = 100_000;
 /// Tool calls of one assistant row.
