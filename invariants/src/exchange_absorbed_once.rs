@@ -90,6 +90,33 @@ fn exchanges_matching<'a>(
         })
 }
 
+/// The exchanges of `rows` — whole runs of agent rows from an assistant row — whose
+/// facts include every one of `facts`: `[start, end)`. A compactor in another language
+/// serializes an exchange its own way, so the size of the prompt it sends says little
+/// (instructions and role labels added, per-row overhead or tool-call arguments
+/// dropped); the facts it spells still come from the rows. Used when no exchange
+/// matches a call exactly.
+fn exchanges_covered<'a>(
+    rows: &'a [Message],
+    facts: &[FactId],
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let facts = facts.to_vec();
+    (0..rows.len())
+        .filter(|&s| rows[s].role == Role::Assistant && !rows[s].is_summary())
+        .filter(move |&s| s == 0 || !is_agent_row(&rows[s - 1]))
+        .filter_map(move |s| {
+            let e = (s..rows.len())
+                .find(|&e| !is_agent_row(&rows[e]))
+                .unwrap_or(rows.len());
+            let mut seen: Vec<FactId> = rows[s..e].iter().flat_map(|m| m.content.facts()).collect();
+            seen.sort_unstable();
+            facts
+                .iter()
+                .all(|f| seen.binary_search(f).is_ok())
+                .then_some((s, e))
+        })
+}
+
 impl ExchangeAbsorbedOnce {
     pub fn new(config: OracleConfig) -> Self {
         ExchangeAbsorbedOnce {
@@ -101,23 +128,37 @@ impl ExchangeAbsorbedOnce {
         }
     }
 
-    /// Counts the failed summarize calls of a micro pass against the exchange each
-    /// was for; an exchange at [`SKIP_AFTER_FAILURES`] is skipped.
+    /// Counts the unsuccessful summarize calls of a micro pass against the exchange each
+    /// was for; an exchange at [`SKIP_AFTER_FAILURES`] is skipped. A call is unsuccessful
+    /// when the harness served an error or an expanded summary, or when the exchange it
+    /// was for is still whole in the list after the pass (the compactor found the answer
+    /// unusable: an external compactor may judge sizes its own way).
     fn note_failures(&mut self, t: &Transition<'_>) {
-        // An expanded summary is unusable to micro-compaction, like a failed one.
-        let failed = t
-            .served
-            .iter()
-            .filter(|c| (!c.ok || c.expanded) && !c.condense);
-        for call in failed {
+        let calls = t.served.iter().filter(|c| !c.condense);
+        let mut after: Option<IdSet> = None;
+        for call in calls {
             // The first matching exchange not skipped already (identical exchanges are
             // tried in order).
             let skipped = &self.skipped;
+            let open =
+                |&(s, e): &(usize, usize)| !t.before[s..e].iter().all(|m| skipped.contains(m.id));
             let found = exchanges_matching(t.before, call.input_tokens, &call.facts_in)
-                .find(|&(s, e)| !t.before[s..e].iter().all(|m| skipped.contains(m.id)));
+                .find(open)
+                .or_else(|| exchanges_covered(t.before, &call.facts_in).find(open));
             let Some((s, e)) = found else {
                 continue;
             };
+            let kept = after.get_or_insert_with(|| {
+                let mut ids = IdSet::default();
+                for m in t.after {
+                    ids.add(m.id);
+                }
+                ids
+            });
+            let still_whole = t.before[s..e].iter().all(|m| kept.contains(m.id));
+            if call.ok && !call.expanded && !still_whole {
+                continue;
+            }
             let first = t.before[s].id;
             let n = self.failures.get(first).copied().unwrap_or(0) + 1;
             self.failures.insert(first, n);
@@ -289,6 +330,28 @@ mod tests {
         assert!(w.facts[1].starts_with("(c)"));
         assert_eq!(witness_ids(w), vec![5, 11]);
         assert_eq!((w.rows[0].index, w.rows[1].index), (3, 9));
+    }
+
+    #[test]
+    fn an_answer_the_compactor_left_unused_counts_as_a_failure_whatever_its_size() {
+        // An external compactor's prompt is larger than the rows it serializes, and it
+        // may refuse an answer the harness served as fine: the exchange stays whole.
+        let unused = || vec![served(true, 9_999, &[])];
+        let any = || micro(2, MicroOutcome::SummarizeFailed, &[], &[]);
+        let mut steps = vec![
+            (append_event(1), Some(start()), vec![]),
+            (absorbed(1, &[1, 2, 3]), Some(without(&[1])), vec![]),
+        ];
+        for _ in 0..SKIP_AFTER_FAILURES - 1 {
+            steps.push((any(), None, unused()));
+        }
+        let jump = (absorbed(3, &[9, 10, 11]), Some(without(&[1, 9])), vec![]);
+        let mut early = steps.clone();
+        early.push(jump.clone());
+        assert_eq!(run_served(&mut inv(1), &[], &early).len(), 1);
+        steps.push((any(), None, unused()));
+        steps.push(jump);
+        assert!(run_served(&mut inv(1), &[], &steps).is_empty());
     }
 
     #[test]
