@@ -36,6 +36,8 @@ pub struct HeadProtected {
 }
 
 /// Rows past `protect_first_n` where the restart probe looks for a summary (§2.3 step 4).
+/// The specification's value, owned here by the oracle; the batch compactor keeps its
+/// own copy, and a test of the compactor proves the two agree.
 pub const RESTART_PROBE_EXTRA_ROWS: usize = 4;
 
 /// A summary sits in the restart probe window of `rows`: Hermes decays the head already

@@ -29,7 +29,7 @@ pub use api_valid::{ApiRule, ApiValid};
 pub use bounded_compaction::{BoundedCompaction, NOOP_STREAK_MAX, PREFLIGHT_PASSES_MAX};
 pub use count_non_growing::CountNonGrowing;
 pub use exchange_absorbed_once::ExchangeAbsorbedOnce;
-pub use head_protected::HeadProtected;
+pub use head_protected::{HeadProtected, RESTART_PROBE_EXTRA_ROWS};
 pub use marker_contained::MarkerContained;
 pub use no_infinite_loop::{
     NoInfiniteLoop, COOLDOWN_MAX_MS, COOLDOWN_MIN_MS, FAILED_TURNS_IN_ROW_MAX, RECOVERY_SLACK_MS,

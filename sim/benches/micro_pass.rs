@@ -1,4 +1,5 @@
-//! One micro-compaction pass (plus the pre-send repair) on a 200-message transcript.
+//! One micro-compaction pass (plus the pre-send repair) on a fixed transcript of 200 and
+//! 2,000 messages.
 
 use compactsim::bugs::BugSet;
 use compactsim::compactor::micro::{MicroCompactor, MicroConfig};
@@ -6,47 +7,41 @@ use compactsim::compactor::repair::repair;
 use compactsim::rng::{stream, Stream};
 use compactsim::stories::ScriptBuilder;
 use compactsim::summarizer::{Summarizer, SummarizerConfig};
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use std::hint::black_box;
 
-/// Transcript length the bench measures.
-const MESSAGES: usize = 200;
-
-fn transcript() -> (Vec<compactsim_model::Message>, ScriptBuilder) {
-    let mut b = ScriptBuilder {
-        ids: Default::default(),
-    };
-    let mut msgs = Vec::new();
-    while msgs.len() < MESSAGES {
-        msgs.extend(b.turn(400, 3_000, 600));
-    }
-    msgs.truncate(MESSAGES - MESSAGES % 4);
-    (msgs, b)
-}
+/// Transcript lengths the bench measures.
+const MESSAGES: [usize; 2] = [200, 2_000];
 
 fn micro_pass(c: &mut Criterion) {
-    let (msgs, builder) = transcript();
     let config = MicroConfig::with_tail_budget(20_000);
-    c.bench_function("micro_pass_200_messages", |bench| {
-        bench.iter_batched(
-            || {
-                let summarizer =
-                    Summarizer::new(SummarizerConfig::reliable(), stream(1, Stream::Summarizer));
-                (
-                    msgs.clone(),
-                    builder.ids.clone(),
-                    MicroCompactor::new(config, BugSet::none()),
-                    summarizer,
-                )
-            },
-            |(mut m, mut ids, mut micro, mut summarizer)| {
-                let ev = micro.pass(&mut m, 1, &mut summarizer, &mut ids);
-                repair(&mut m);
-                black_box((ev, m))
-            },
-            BatchSize::SmallInput,
-        )
-    });
+    let mut group = c.benchmark_group("micro_pass");
+    for messages in MESSAGES {
+        let (msgs, builder) = ScriptBuilder::transcript(messages);
+        group.bench_function(BenchmarkId::from_parameter(messages), |bench| {
+            bench.iter_batched(
+                || {
+                    let summarizer = Summarizer::new(
+                        SummarizerConfig::reliable(),
+                        stream(1, Stream::Summarizer),
+                    );
+                    (
+                        msgs.clone(),
+                        builder.ids.clone(),
+                        MicroCompactor::new(config, BugSet::none()),
+                        summarizer,
+                    )
+                },
+                |(mut m, mut ids, mut micro, mut summarizer)| {
+                    let ev = micro.pass(&mut m, 1, &mut summarizer, &mut ids);
+                    repair(&mut m);
+                    black_box((ev, m))
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
 }
 
 criterion_group!(benches, micro_pass);

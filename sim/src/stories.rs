@@ -68,6 +68,21 @@ impl ScriptBuilder {
             &mut self.ids,
         )
     }
+
+    /// A fresh builder and a transcript of `messages` rows rounded down to whole turns
+    /// (user, tool call, 3,000-char tool result, reply: four rows each), the fixed
+    /// transcript of the benches.
+    pub fn transcript(messages: usize) -> (Vec<Message>, ScriptBuilder) {
+        let mut b = ScriptBuilder {
+            ids: IdAlloc::default(),
+        };
+        let mut msgs = Vec::new();
+        while msgs.len() < messages {
+            msgs.extend(b.turn(400, 3_000, 600));
+        }
+        msgs.truncate(messages - messages % 4);
+        (msgs, b)
+    }
 }
 
 /// A turn: user, then (if `tool_chars` > 0) one tool call and its result, then a reply;

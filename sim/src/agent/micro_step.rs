@@ -77,7 +77,9 @@ pub fn micro_step(
     if !sink.observe(Event::MicroPass(pass), &before, msgs) {
         return Err(MicroStop::Sink);
     }
-    let before = msgs.clone();
+    // The repair's `before`: an unchanged pass left `msgs` equal to the pass's `before`
+    // (`changed` compared them whole), so that copy serves and the clone is saved.
+    let before = if end.changed { msgs.clone() } else { before };
     let stats = repair::repair(msgs);
     if stats == repair::RepairStats::default() {
         return Ok(end);

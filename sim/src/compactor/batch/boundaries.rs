@@ -9,7 +9,10 @@ use crate::bugs::Bug;
 use crate::compactor::boundaries as shared;
 use compactsim_model::{Message, Role};
 
-/// Rows past `protect_first_n` that the restart probe looks at for a summary.
+/// Rows past `protect_first_n` that the restart probe looks at for a summary. The
+/// compactor's own copy: the oracle owns the specification's value
+/// (`compactsim_invariants::RESTART_PROBE_EXTRA_ROWS`) and the compactor shares no code
+/// with the oracle that judges it; a test proves the two agree.
 pub const RESTART_PROBE_EXTRA_ROWS: usize = 4;
 
 /// The compressible window `[start, end)`; `head_end <= start`.
@@ -161,6 +164,14 @@ mod tests {
             compression_count: 1,
             ..BatchState::default()
         }
+    }
+
+    #[test]
+    fn restart_probe_window_agrees_with_the_oracle() {
+        assert_eq!(
+            RESTART_PROBE_EXTRA_ROWS,
+            compactsim_invariants::RESTART_PROBE_EXTRA_ROWS
+        );
     }
 
     #[test]
