@@ -3,8 +3,9 @@
 //! - the tracked user text left in `after` is a subsequence of `before`'s, each segment
 //!   byte-identical (nothing altered, reordered or duplicated);
 //! - the newest tracked user text stays verbatim in a user row (#10896), and still last;
-//! - the newest visible assistant reply of `before` stays, same id, its segments a prefix
-//!   of its content (#29824).
+//! - the newest visible assistant reply of `before` stays, same id, its segments a
+//!   contiguous run of its content (#29824): the summary may be merged into it, before
+//!   its text or around it (role choice and merge, hermes-domain §2.3), never into it.
 //!
 //! Applied to compaction events that are not micro passes (none exist yet).
 
@@ -67,6 +68,11 @@ fn newest_user_lost(t: &Transition<'_>, b: &[SegRef], a: &[SegRef]) -> Option<Wi
     )
 }
 
+/// `run` appears in `all` contiguously, in order.
+fn holds_run<T: PartialEq>(all: &[T], run: &[T]) -> bool {
+    run.is_empty() || all.windows(run.len()).any(|w| w == run)
+}
+
 fn newest_reply_lost(t: &Transition<'_>) -> Option<Witness> {
     let (i, reply) = t
         .before
@@ -75,7 +81,7 @@ fn newest_reply_lost(t: &Transition<'_>) -> Option<Witness> {
         .rev()
         .find(|(_, m)| m.is_visible_reply())?;
     let kept = t.after.iter().any(|m: &Message| {
-        m.id == reply.id && m.content.segments.starts_with(&reply.content.segments)
+        m.id == reply.id && holds_run(&m.content.segments, &reply.content.segments)
     });
     if kept {
         return None;
@@ -123,6 +129,35 @@ mod tests {
         assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(6), 6));
         let w = breach(&[batch_summary(7, &[1]), user(6)]).expect("reply 5 gone");
         assert_eq!((w.rows[0].id, w.rows[0].index), (MsgId(5), 5));
+    }
+
+    /// The reply with the summary merged into it: before its text, or (wrapped) after.
+    fn merged(summary_first: bool) -> Message {
+        let mut r = reply(5);
+        let own = r.content.segments.clone();
+        let summary = batch_summary(7, &[1]).content.segments;
+        let segments = if summary_first {
+            [summary, own].concat()
+        } else {
+            [own, summary].concat()
+        };
+        r.set_content(compactsim_model::Content::from_segments(segments));
+        r
+    }
+
+    #[test]
+    fn quiet_when_the_summary_is_merged_into_the_newest_reply_around_its_text() {
+        assert!(breach(&[user(0), merged(true), user(6)]).is_none());
+        assert!(breach(&[user(0), merged(false), user(6)]).is_none());
+        let mut cut = merged(true);
+        let n = cut.content.segments.len();
+        cut.set_content(compactsim_model::Content::from_segments(
+            cut.content.segments[..n - 1].to_vec(),
+        ));
+        assert!(
+            breach(&[user(0), cut, user(6)]).is_some(),
+            "the reply's own text was dropped"
+        );
     }
 
     #[test]
