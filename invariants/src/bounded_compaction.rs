@@ -177,14 +177,14 @@ impl BoundedCompaction {
             if self.committed_in_turn > bound && found.is_none() {
                 found = Some(Witness::default().fact(format!(
                     "(a) {} committed passes in turn {} (bound {} = {} preflight + {} \
-                     attempts + {} calls) on {:?}",
+                     attempts + {} calls) on {}",
                     self.committed_in_turn,
                     p.turn,
                     bound,
                     PREFLIGHT_PASSES_MAX,
                     self.config.max_attempts,
                     self.calls_in_turn,
-                    t.event
+                    t.event.describe()
                 )));
             }
             if automatic && new_episode {
@@ -192,8 +192,9 @@ impl BoundedCompaction {
                 if self.episodes_since_reading > 1 && found.is_none() {
                     found = Some(Witness::default().fact(format!(
                         "(b) compaction episode {} since the last real usage reading, no \
-                         overflow proven in between: {:?}",
-                        self.episodes_since_reading, t.event
+                         overflow proven in between: {}",
+                        self.episodes_since_reading,
+                        t.event.describe()
                     )));
                 }
             }
@@ -204,11 +205,11 @@ impl BoundedCompaction {
                 let first = self.noops_ms[n - 1 - NOOP_STREAK_MAX];
                 if p.now_ms.saturating_sub(first) < NOOP_WINDOW_MS && found.is_none() {
                     found = Some(Witness::default().fact(format!(
-                        "(d) {} automatic no-op passes in a row within {} ms (max {}): {:?}",
+                        "(d) {} automatic no-op passes in a row within {} ms (max {}): {}",
                         NOOP_STREAK_MAX + 1,
                         p.now_ms - first,
                         NOOP_STREAK_MAX,
-                        t.event
+                        t.event.describe()
                     )));
                 }
             }
