@@ -162,7 +162,8 @@ impl BoundedCompaction {
         let new_episode = !(p.trigger == BatchTrigger::Preflight && self.in_preflight_run);
         let evidence = (p.trigger == BatchTrigger::Preflight && new_episode)
             .then(|| self.check_evidence(p, rough_before))
-            .flatten();
+            .flatten()
+            .map(|w| w.fact(format!("the pass: {}", t.event.describe())));
         if committed {
             self.baseline_rough = Some(self.request(self.rough));
         }
@@ -433,6 +434,11 @@ mod tests {
             assert_eq!(fired.len(), usize::from(fires), "{chars}: {fired:?}");
             if fires {
                 assert!(fired[0].1.facts[0].starts_with("(e)"));
+                let pass = &fired[0].1.facts[1];
+                assert!(
+                    pass.starts_with("the pass: turn 2: batch pass (preflight)"),
+                    "{pass}"
+                );
             }
         }
         let over = vec![
