@@ -321,8 +321,8 @@ impl Invariant for ApiValid {
             return None;
         }
         let mut w = Witness::default().fact(format!(
-            "transcript API-invalid {side} {:?}: {}",
-            t.event,
+            "transcript API-invalid {side} {}: {}",
+            t.event.describe(),
             broken.join(", ")
         ));
         for (k, breach) in found.into_iter().enumerate() {
@@ -363,6 +363,7 @@ mod tests {
         let w = ApiValid::default()
             .observe(&transition(&ev, &valid(), after))
             .unwrap_or_else(|| panic!("{} must fire", rule.label()));
+        let w = readable(w);
         assert!(w.facts[0].ends_with(&rule.label()), "{:?}", w.facts);
         assert!(w.facts[1].starts_with(&rule.label()));
         assert!(w.rows.iter().all(|r| r.note.contains(&rule.label())));

@@ -162,7 +162,8 @@ impl BoundedCompaction {
         let new_episode = !(p.trigger == BatchTrigger::Preflight && self.in_preflight_run);
         let evidence = (p.trigger == BatchTrigger::Preflight && new_episode)
             .then(|| self.check_evidence(p, rough_before))
-            .flatten();
+            .flatten()
+            .map(|w| w.fact(format!("the pass: {}", t.event.describe())));
         if committed {
             self.baseline_rough = Some(self.request(self.rough));
         }
@@ -177,14 +178,14 @@ impl BoundedCompaction {
             if self.committed_in_turn > bound && found.is_none() {
                 found = Some(Witness::default().fact(format!(
                     "(a) {} committed passes in turn {} (bound {} = {} preflight + {} \
-                     attempts + {} calls) on {:?}",
+                     attempts + {} calls) on {}",
                     self.committed_in_turn,
                     p.turn,
                     bound,
                     PREFLIGHT_PASSES_MAX,
                     self.config.max_attempts,
                     self.calls_in_turn,
-                    t.event
+                    t.event.describe()
                 )));
             }
             if automatic && new_episode {
@@ -192,8 +193,9 @@ impl BoundedCompaction {
                 if self.episodes_since_reading > 1 && found.is_none() {
                     found = Some(Witness::default().fact(format!(
                         "(b) compaction episode {} since the last real usage reading, no \
-                         overflow proven in between: {:?}",
-                        self.episodes_since_reading, t.event
+                         overflow proven in between: {}",
+                        self.episodes_since_reading,
+                        t.event.describe()
                     )));
                 }
             }
@@ -204,11 +206,11 @@ impl BoundedCompaction {
                 let first = self.noops_ms[n - 1 - NOOP_STREAK_MAX];
                 if p.now_ms.saturating_sub(first) < NOOP_WINDOW_MS && found.is_none() {
                     found = Some(Witness::default().fact(format!(
-                        "(d) {} automatic no-op passes in a row within {} ms (max {}): {:?}",
+                        "(d) {} automatic no-op passes in a row within {} ms (max {}): {}",
                         NOOP_STREAK_MAX + 1,
                         p.now_ms - first,
                         NOOP_STREAK_MAX,
-                        t.event
+                        t.event.describe()
                     )));
                 }
             }
@@ -432,6 +434,11 @@ mod tests {
             assert_eq!(fired.len(), usize::from(fires), "{chars}: {fired:?}");
             if fires {
                 assert!(fired[0].1.facts[0].starts_with("(e)"));
+                let pass = &fired[0].1.facts[1];
+                assert!(
+                    pass.starts_with("the pass: turn 2: batch pass (preflight)"),
+                    "{pass}"
+                );
             }
         }
         let over = vec![

@@ -43,10 +43,10 @@ impl Invariant for CountNonGrowing {
             return None;
         }
         let mut w = Witness::default().fact(format!(
-            "message count grew from {} to {} on {:?}",
+            "message count grew from {} to {} on {}",
             t.before.len(),
             t.after.len(),
-            t.event
+            t.event.describe()
         ));
         self.before_ids.fill(t.before.iter().map(|m| m.id));
         let new_rows = t
@@ -80,6 +80,7 @@ mod tests {
         let w = CountNonGrowing::default()
             .observe(&transition(&ev, &before, &after))
             .expect("count grew on a pass");
+        let w = readable(w);
         assert_eq!(witness_ids(&w), vec![4]);
         assert_eq!(w.rows[0].index, 1);
     }

@@ -235,8 +235,10 @@ impl ExchangeAbsorbedOnce {
         if w.facts.is_empty() {
             return None;
         }
-        w.facts
-            .insert(0, format!("exchange absorbed out of turn on {:?}", t.event));
+        w.facts.insert(
+            0,
+            format!("exchange absorbed out of turn on {}", t.event.describe()),
+        );
         Some(w)
     }
 }

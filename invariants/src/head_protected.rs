@@ -84,8 +84,8 @@ impl HeadProtected {
         Some(
             Witness::default()
                 .fact(format!(
-                    "head did not decay: {} still precedes the summary after compaction {}                      of the session ({:?})",
-                    m.id, self.batch_compactions, t.event
+                    "head did not decay: {} still precedes the summary after compaction {} of the session ({})",
+                    m.id, self.batch_compactions, t.event.describe()
                 ))
                 .row(immortal, m, "after: head row kept before the summary")
                 .row(summary, &t.after[summary], "after: the summary"),
@@ -109,8 +109,9 @@ impl HeadProtected {
             return None;
         }
         let mut w = Witness::default().fact(format!(
-            "system row {} is no longer intact at index 0 after {:?}",
-            system.id, t.event
+            "system row {} is no longer intact at index 0 after {}",
+            system.id,
+            t.event.describe()
         ));
         if let Some(m) = first {
             w = w.row(0, m, "after: row 0");
@@ -159,8 +160,9 @@ impl HeadProtected {
 fn changed(t: &Transition<'_>, i: usize, m: &Message) -> Witness {
     Witness::default()
         .fact(format!(
-            "head row {} lost its original text after {:?}",
-            m.id, t.event
+            "head row {} lost its original text after {}",
+            m.id,
+            t.event.describe()
         ))
         .row(
             i,
@@ -172,8 +174,10 @@ fn changed(t: &Transition<'_>, i: usize, m: &Message) -> Witness {
 fn summary_first(t: &Transition<'_>, i: usize, m: &Message, expected: &HeadRow) -> Witness {
     let mut w = Witness::default()
         .fact(format!(
-            "summary row {} precedes head row {} after {:?}",
-            m.id, expected.id, t.event
+            "summary row {} precedes head row {} after {}",
+            m.id,
+            expected.id,
+            t.event.describe()
         ))
         .row(i, m, "after: summary row inside the protected head");
     if let Some((j, h)) = t
@@ -199,14 +203,16 @@ fn absent(t: &Transition<'_>, missing: &HeadRow) -> Witness {
     if let Some((j, h)) = t.after.iter().enumerate().find(|(_, h)| h.id == missing.id) {
         w = w
             .fact(format!(
-                "head row {} out of order after {:?}",
-                missing.id, t.event
+                "head row {} out of order after {}",
+                missing.id,
+                t.event.describe()
             ))
             .row(j, h, "after: head row out of order");
     } else {
         w = w.fact(format!(
-            "head row {} missing after {:?}",
-            missing.id, t.event
+            "head row {} missing after {}",
+            missing.id,
+            t.event.describe()
         ));
     }
     if let Some((j, h)) = t

@@ -105,9 +105,9 @@ impl MarkerContained {
             .collect();
         let mut w = Witness::default()
             .fact(format!(
-                "summary {} {fate} after {:?}; {} of its facts are in no summary: {}",
+                "summary {} {fate} after {}; {} of its facts are in no summary: {}",
                 m.id,
-                t.event,
+                t.event.describe(),
                 missing.len(),
                 listed.join(", ")
             ))
@@ -180,7 +180,9 @@ mod tests {
     use compactsim_model::{MicroOutcome, MsgId, Role};
 
     fn observe(ev: &Event, before: &[Message], after: &[Message]) -> Option<Witness> {
-        MarkerContained::default().observe(&transition(ev, before, after))
+        MarkerContained::default()
+            .observe(&transition(ev, before, after))
+            .map(readable)
     }
 
     #[test]

@@ -145,8 +145,10 @@ impl Invariant for NoInfiniteLoop {
                 let found = (automatic && p.now_ms < self.cooldown_until_ms).then(|| {
                     Witness::default().fact(format!(
                         "automatic compaction at {} ms during the cooldown after a failed \
-                         summary (until at least {} ms): {:?}",
-                        p.now_ms, self.cooldown_until_ms, t.event
+                         summary (until at least {} ms): {}",
+                        p.now_ms,
+                        self.cooldown_until_ms,
+                        t.event.describe()
                     ))
                 });
                 if t.served.iter().any(|c| !c.ok) {

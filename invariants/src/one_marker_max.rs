@@ -37,10 +37,10 @@ impl Invariant for OneMarkerMax {
             return None;
         }
         let mut w = Witness::default().fact(format!(
-            "{} micro markers, {} batch summaries after {:?}",
+            "{} micro markers, {} batch summaries after {}",
             micro.len(),
             batch.len(),
-            t.event
+            t.event.describe()
         ));
         for &i in micro.iter().chain(batch.iter()) {
             w = w.row(i, &t.after[i], "live summary");
@@ -64,7 +64,7 @@ mod tests {
             micro_marker(4, &[1, 2]),
         ];
         let w = OneMarkerMax.observe(&transition(&micro_pass_event(1), &before, &after));
-        let w = w.expect("two micro markers must fire");
+        let w = readable(w.expect("two micro markers must fire"));
         assert_eq!(w.rows.len(), 2);
     }
 

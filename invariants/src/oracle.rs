@@ -178,6 +178,7 @@ mod tests {
         ];
         let ev = absorbed(1, &[1, 2, 3]);
         let found = oracle.observe(&step(1, &ev, &start, &after));
+        found.iter().for_each(|v| drop(readable(v.witness.clone())));
         let ids: Vec<&str> = found.iter().map(|v| v.invariant.as_str()).collect();
         // Reply 5 went too, past kept user 4: two exchanges in one pass.
         assert_eq!(

@@ -158,11 +158,11 @@ impl Invariant for PreflightEvaluated {
                     Witness::default().fact(format!(
                         "(a) preflight of turn {} left {} messages of {rough} rough tokens \
                          >= trigger {} with no pass and nothing to wait for (it reported \
-                         {:?})",
+                         {})",
                         p.turn,
                         t.after.len(),
                         self.trigger_tokens,
-                        p.decision
+                        p.decision.label()
                     ))
                 });
                 self.passes_since_mark = 0;

@@ -56,13 +56,13 @@ impl Invariant for SummaryFailureSafe {
             return None;
         }
         let mut w = Witness::default().fact(format!(
-            "{} rows removed with no summary written (the pass reported {:?}, \
-             {} summarizer calls served, {} answered) on {:?}",
+            "{} rows removed with no summary written (the pass reported {}, \
+             {} summarizer calls served, {} answered) on {}",
             removed.len(),
-            p.outcome,
+            p.outcome.label(),
             t.served.len(),
             t.served.iter().filter(|c| c.ok).count(),
-            t.event
+            t.event.describe()
         ));
         for (i, m) in removed.into_iter().take(MAX_WITNESS_ROWS) {
             w = w.row(i, m, "before: removed without a summary");
@@ -91,6 +91,7 @@ mod tests {
         let w = SummaryFailureSafe
             .observe(&transition(&pass(), &start(), &after))
             .expect("dropped silently");
+        let w = readable(w);
         assert_eq!(w.rows.len(), 4);
         let mut with_old = vec![batch_summary(9, &[1])];
         with_old.extend(start());

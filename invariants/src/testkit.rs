@@ -144,11 +144,37 @@ pub fn run(
             served: &[],
         };
         if let Some(w) = inv.observe(&t) {
-            fired.push((step as u32, w));
+            fired.push((step as u32, readable(w)));
         }
         before = after;
     }
     fired
+}
+
+/// Panics unless every line of `w` is in the report's words: no Rust Debug syntax
+/// (`Name(`, `{ `, `Some(`, `None`). Every fire-test of [`run`], [`run_same`] and
+/// [`run_served`] passes its witnesses through this.
+pub fn readable(w: Witness) -> Witness {
+    let rows = w.rows.iter().map(|r| r.describe());
+    for line in w.facts.iter().cloned().chain(rows) {
+        assert!(debug_free(&line), "witness line in Debug syntax: {line}");
+    }
+    w
+}
+
+/// No `{ `, `Some(`, `None` and no capitalized word directly before `(`.
+pub fn debug_free(line: &str) -> bool {
+    if line.contains("{ ") || line.contains("Some(") || line.contains("None") {
+        return false;
+    }
+    let bytes = line.as_bytes();
+    !(0..bytes.len()).any(|i| {
+        let start = bytes[..i]
+            .iter()
+            .rposition(|b| !b.is_ascii_alphanumeric())
+            .map_or(0, |p| p + 1);
+        bytes[i] == b'(' && start < i && bytes[start].is_ascii_uppercase()
+    })
 }
 
 /// The ids of a witness's rows, in order.
@@ -317,7 +343,7 @@ pub fn run_served(
             served: calls,
         };
         if let Some(w) = inv.observe(&t) {
-            fired.push((step as u32, w));
+            fired.push((step as u32, readable(w)));
         }
         current = next;
     }
@@ -355,7 +381,7 @@ pub fn run_same(
             }
         };
         if let Some(w) = w {
-            fired.push((step as u32, w));
+            fired.push((step as u32, readable(w)));
         }
     }
     fired
@@ -372,4 +398,17 @@ pub fn three_turns() -> Vec<Message> {
         reply(5),
         user(6),
     ]
+}
+
+#[test]
+fn debug_free_tells_report_words_from_debug_structs() {
+    let old = "after MicroPass(MicroPass { turn: 17, pass: 18, exchange: [MsgId(13)] })";
+    assert!(!debug_free(old));
+    assert!(!debug_free("the pass reported Some(3)"));
+    assert!(!debug_free("error=None"));
+    assert!(!debug_free("role Assistant(x)"));
+    assert!(debug_free(&absorbed(1, &[13, 15]).describe()));
+    assert!(debug_free(
+        "(a) 5 committed passes in turn 3 (bound 4 = 2 preflight + 2)"
+    ));
 }

@@ -80,10 +80,10 @@ impl Invariant for TokensNonGrowing {
 /// The rows that are new or grew, biggest growth first.
 fn witness(t: &Transition<'_>, before: u64, after: u64, committed: u32) -> Witness {
     let mut w = Witness::default().fact(format!(
-        "transcript grew from {before} to {after} rough tokens (+{}) on {:?}, \
+        "transcript grew from {before} to {after} rough tokens (+{}) on {}, \
          committed pass {committed} of the case",
         after - before,
-        t.event
+        t.event.describe()
     ));
     let old: BTreeMap<MsgId, u32> = t.before.iter().map(|m| (m.id, m.tokens().rough)).collect();
     let mut grown: Vec<(u32, usize, &Message)> = t

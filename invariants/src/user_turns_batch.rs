@@ -34,8 +34,9 @@ fn not_a_subsequence(t: &Transition<'_>, b: &[SegRef], a: &[SegRef]) -> Option<W
             return Some(
                 Witness::default()
                     .fact(format!(
-                        "user text of {} altered, reordered or duplicated by {:?}",
-                        seg.origin, t.event
+                        "user text of {} altered, reordered or duplicated by {}",
+                        seg.origin,
+                        t.event.describe()
                     ))
                     .row(
                         at.0,
@@ -61,8 +62,9 @@ fn newest_user_lost(t: &Transition<'_>, b: &[SegRef], a: &[SegRef]) -> Option<Wi
     Some(
         Witness::default()
             .fact(format!(
-                "newest user text (of {}) left the verbatim tail on {:?}",
-                seg.origin, t.event
+                "newest user text (of {}) left the verbatim tail on {}",
+                seg.origin,
+                t.event.describe()
             ))
             .row(newest.0, &t.before[newest.0], "before: newest user text"),
     )
@@ -89,8 +91,9 @@ fn newest_reply_lost(t: &Transition<'_>) -> Option<Witness> {
     Some(
         Witness::default()
             .fact(format!(
-                "newest visible reply {} left the verbatim tail on {:?}",
-                reply.id, t.event
+                "newest visible reply {} left the verbatim tail on {}",
+                reply.id,
+                t.event.describe()
             ))
             .row(i, reply, "before: newest visible reply"),
     )

@@ -136,8 +136,12 @@ impl UserTurnsIntact {
             w = w
                 .fact(format!(
                     "real user text of {} lost or changed ({} chars, segment {} of row {}) \
-                     on {:?}",
-                    lost.origin, lost.chars, at.1, t.before[at.0].id, t.event
+                     on {}",
+                    lost.origin,
+                    lost.chars,
+                    at.1,
+                    t.before[at.0].id,
+                    t.event.describe()
                 ))
                 .row(
                     at.0,
@@ -157,8 +161,9 @@ impl UserTurnsIntact {
             let seg = segment(t.after, extra);
             w = w
                 .fact(format!(
-                    "real user text of {} appears an extra time on {:?}",
-                    seg.origin, t.event
+                    "real user text of {} appears an extra time on {}",
+                    seg.origin,
+                    t.event.describe()
                 ))
                 .row(extra.0, &t.after[extra.0], "after: extra copy of user text");
         }

@@ -3,6 +3,7 @@
 //! here beyond what keeps a value consistent with itself.
 
 pub mod content;
+pub mod describe;
 pub mod event;
 pub mod ids;
 pub mod message;

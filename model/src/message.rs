@@ -182,12 +182,13 @@ pub fn tokens_real_total(messages: &[Message]) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::content::Segment;
     use crate::ids::FactId;
 
-    fn prose(chars: u32) -> Content {
+    /// One prose segment of `chars` characters (shared with the other model tests).
+    pub(crate) fn prose(chars: u32) -> Content {
         Content::single(Segment {
             kind: ContentKind::Prose,
             chars,

@@ -124,7 +124,7 @@ fn every_micro_bug_switch_is_caught_and_its_repro_replays() {
         );
         assert!(trace.contains("witness"), "{bug}: no witness");
         assert!(
-            trace.lines().any(|l| l.contains("micro_pass")),
+            trace.lines().any(|l| l.contains("micro pass #")),
             "{bug}: no event log"
         );
     }

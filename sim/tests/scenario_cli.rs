@@ -137,7 +137,7 @@ fn replay_and_trace_print_the_event_log_and_the_witness_of_a_scenario() {
         r.stdout
     );
     assert!(r.stdout.contains("restart (in-memory state lost)"));
-    assert!(r.stdout.contains("micro_pass #1 Absorbed"));
+    assert!(r.stdout.contains("micro pass #1 absorbed"));
     assert!(r.stdout.contains("VIOLATION marker-contained at turn 4"));
     assert!(r.stdout.contains("  witness row "));
     assert!(r

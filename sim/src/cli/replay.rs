@@ -61,24 +61,7 @@ pub fn render_case(out: &mut String, spec: &CaseSpec, r: &CaseResult) -> Exit {
                     let _ = writeln!(out, "  witness: {fact}");
                 }
                 for row in &v.witness.rows {
-                    let _ = writeln!(
-                        out,
-                        "  witness row [{}] {} {:?}{} tokens={} segments={} calls={}: {}",
-                        row.index,
-                        row.id,
-                        row.role,
-                        if row.micro_marker {
-                            " micro-marker"
-                        } else if row.marker {
-                            " summary"
-                        } else {
-                            ""
-                        },
-                        row.tokens.rough,
-                        row.segments,
-                        row.tool_calls,
-                        row.note
-                    );
+                    let _ = writeln!(out, "  witness row {}", row.describe());
                 }
             }
             Exit::Violation

@@ -132,7 +132,7 @@ fn step_budget_violation(t: &Transition<'_>, budget: u32) -> Violation {
         message: message.clone(),
         witness: Witness::default()
             .fact(message)
-            .fact(format!("last event: {:?}", t.event)),
+            .fact(format!("last event: {}", t.event.describe())),
     }
 }
 
@@ -187,6 +187,11 @@ mod tests {
             panic!("{:?}", o.result.outcome)
         };
         assert_eq!(v.invariant, NO_INFINITE_LOOP);
+        assert_eq!(
+            v.witness.facts[1],
+            "last event: turn 0: preflight at 0.000s: 1 messages, 0 tokens (request 0) \
+             vs trigger 1000 -> below the trigger"
+        );
         assert_eq!(o.result.transitions, 3);
     }
 
