@@ -42,7 +42,18 @@ pub const EXEMPT: &[(Bug, &str, &str)] = &[
     (Bug::H11529, "both", SHALLOW_BOTH),
     (Bug::H14694, "both", SHALLOW_BOTH),
     (Bug::H40803, "batch", SHALLOW_NO_OP),
+    (Bug::H27404, "batch", SHALLOW_OBSERVED_GATE),
+    (Bug::H27404, "both", SHALLOW_OBSERVED_GATE),
+    (Bug::H14694, "batch", SHALLOW_OBSERVED_STARVATION),
 ];
+/// Why H-27404 is shallow since the oracle stopped trusting the `Gated` label.
+const SHALLOW_OBSERVED_GATE: &str = "shallow under the observed oracle: a gated preflight \
+     shows only when few huge rows reach the trigger (1..8 of 480 per seed); the label \
+     alone no longer counts";
+/// Why H-14694 is shallow since the starvation clock is observed.
+const SHALLOW_OBSERVED_STARVATION: &str = "shallow under the observed oracle: starvation \
+     is credited only once no compaction ran past the recovery window (3..11 of 480 per \
+     seed; more cases fail, by other invariants first)";
 /// Why H-40803 is shallow under its own strategy.
 const SHALLOW_NO_OP: &str = "shallow: a no-op compaction needs a session whose few rows \
      are over the trigger; giant pastes reach it in 4..14 of 480 cases per seed";
