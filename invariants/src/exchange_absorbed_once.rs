@@ -334,51 +334,40 @@ mod tests {
         assert_eq!((w.rows[0].index, w.rows[1].index), (3, 9));
     }
 
-    #[test]
-    fn an_answer_the_compactor_left_unused_counts_as_a_failure_whatever_its_size() {
-        // An external compactor's prompt is larger than the rows it serializes, and it
-        // may refuse an answer the harness served as fine: the exchange stays whole.
-        let unused = || vec![served(true, 9_999, &[])];
+    /// Violations when exchange 5 gets `failures` micro passes, each served `calls`,
+    /// and the next pass jumps over it to absorb exchange 9.
+    fn jump_after(failures: u32, calls: &[compactsim_model::ServedCall]) -> usize {
         let any = || micro(2, MicroOutcome::SummarizeFailed, &[], &[]);
         let mut steps = vec![
             (append_event(1), Some(start()), vec![]),
             (absorbed(1, &[1, 2, 3]), Some(without(&[1])), vec![]),
         ];
-        for _ in 0..SKIP_AFTER_FAILURES - 1 {
-            steps.push((any(), None, unused()));
+        for _ in 0..failures {
+            steps.push((any(), None, calls.to_vec()));
         }
-        let jump = (absorbed(3, &[9, 10, 11]), Some(without(&[1, 9])), vec![]);
-        let mut early = steps.clone();
-        early.push(jump.clone());
-        assert_eq!(run_served(&mut inv(1), &[], &early).len(), 1);
-        steps.push((any(), None, unused()));
-        steps.push(jump);
-        assert!(run_served(&mut inv(1), &[], &steps).is_empty());
+        steps.push((absorbed(3, &[9, 10, 11]), Some(without(&[1, 9])), vec![]));
+        run_served(&mut inv(1), &[], &steps).len()
+    }
+
+    #[test]
+    fn an_answer_the_compactor_left_unused_counts_as_a_failure_whatever_its_size() {
+        // An external compactor's prompt is larger than the rows it serializes, and it
+        // may refuse an answer the harness served as fine: the exchange stays whole.
+        let unused = [served(true, 9_999, &[])];
+        assert_eq!(jump_after(SKIP_AFTER_FAILURES - 1, &unused), 1);
+        assert_eq!(jump_after(SKIP_AFTER_FAILURES, &unused), 0);
     }
 
     #[test]
     fn quiet_when_the_jumped_exchange_was_skipped_after_three_failures_or_is_head() {
         let tokens: u32 = start()[5..8].iter().map(|m| m.tokens().rough).sum();
-        let fail = || vec![served(false, tokens, &[])];
-        let any = || micro(2, MicroOutcome::SummarizeFailed, &[], &[]);
-        let mut steps = vec![
-            (append_event(1), Some(start()), vec![]),
-            (absorbed(1, &[1, 2, 3]), Some(without(&[1])), vec![]),
-        ];
-        for _ in 0..SKIP_AFTER_FAILURES - 1 {
-            steps.push((any(), None, fail()));
-        }
-        let jump = (absorbed(3, &[9, 10, 11]), Some(without(&[1, 9])), vec![]);
-        let mut early = steps.clone();
-        early.push(jump.clone());
+        let fail = [served(false, tokens, &[])];
         assert_eq!(
-            run_served(&mut inv(1), &[], &early).len(),
+            jump_after(SKIP_AFTER_FAILURES - 1, &fail),
             1,
             "two failures skip nothing"
         );
-        steps.push((any(), None, fail()));
-        steps.push(jump);
-        assert!(run_served(&mut inv(1), &[], &steps).is_empty());
+        assert_eq!(jump_after(SKIP_AFTER_FAILURES, &fail), 0);
         let steps = [
             (append_event(1), start()),
             (absorbed(1, &[5, 6, 7]), without(&[5])),
