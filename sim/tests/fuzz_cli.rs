@@ -63,7 +63,7 @@ const SNIPPETS: [&str; 14] = [
 ];
 
 fn corpus() -> Vec<(PathBuf, String)> {
-    let files = compactsim::scenario::discover(&[common::repo().join("scenarios")]).unwrap();
+    let files = common::reference_scenarios();
     assert!(files.len() >= 10, "the corpus: {files:?}");
     files
         .into_iter()

@@ -13,8 +13,10 @@ fn junit(dir: &std::path::Path) -> Report {
 #[test]
 fn the_committed_scenarios_hold_and_junit_parses_back_with_one_case_each() {
     let out = scratch("scenarios-all");
-    let r = compactsim(&["scenario", "scenarios/", "--out", arg(&out)]).expect_code(0);
-    let files = compactsim::scenario::discover(&[repo().join("scenarios")]).unwrap();
+    let files = common::reference_scenarios();
+    let mut args = vec!["scenario", "--out", arg(&out)];
+    args.extend(files.iter().map(|f| arg(f)));
+    let r = compactsim(&args).expect_code(0);
     assert!(files.len() >= 11, "{files:?}");
     for f in &files {
         let shown = f.strip_prefix(repo()).unwrap().display().to_string();

@@ -69,6 +69,9 @@ pub struct CasePlan {
     /// every invariant of the strategy. For bug switches that only show together with
     /// another one, whose own symptom would otherwise hide them.
     pub invariants: Option<Vec<String>>,
+    /// The compactor under test the file declares (`[compactor]`): an external adapter;
+    /// `None` is the process's choice (`--compactor`, by default the reference).
+    pub compactor: Option<crate::external::AdapterSpec>,
 }
 
 impl CasePlan {

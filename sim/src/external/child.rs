@@ -14,6 +14,26 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// The `PYTHONHASHSEED` every adapter child gets (its environment may override it).
+pub const PYTHONHASHSEED: &str = "0";
+
+/// Why `program` did not start, with the hint a missing relative path needs.
+fn spawn_error(program: &str, e: &std::io::Error) -> String {
+    let relative = program.contains('/') && !program.starts_with('/');
+    if e.kind() == std::io::ErrorKind::NotFound && relative {
+        let cwd = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|_| "?".into());
+        let hint = if program.contains("hermes-venvs") {
+            "; the Hermes venvs come from `bash adapters/hermes/setup-venv.sh`"
+        } else {
+            ""
+        };
+        return format!("{program}: not found (relative to the current directory {cwd}{hint})");
+    }
+    format!("{program}: {e}")
+}
+
 /// Longest stdout line accepted from an adapter (a transcript of a huge case fits).
 pub const LINE_LIMIT_BYTES: usize = 64 * 1024 * 1024;
 /// Stderr lines kept for the report.
@@ -90,12 +110,15 @@ impl AdapterChild {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // Python randomizes str hashes per process (set iteration order): pinned, so a
+        // Python adapter answers the same case the same way in every run.
+        cmd.env("PYTHONHASHSEED", PYTHONHASHSEED);
         for (k, v) in env {
             cmd.env(k, v);
         }
         let mut child = cmd
             .spawn()
-            .map_err(|e| FailureKind::Spawn(format!("{program}: {e}")))?;
+            .map_err(|e| FailureKind::Spawn(spawn_error(program, &e)))?;
         let (stdin, stdout, stderr) =
             match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
                 (Some(i), Some(o), Some(e)) => (i, o, e),

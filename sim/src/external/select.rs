@@ -8,7 +8,7 @@
 use super::compactor::Pool;
 use super::error::AdapterFailure;
 use super::session::AdapterSpec;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 static EXTERNAL: OnceLock<Arc<Pool>> = OnceLock::new();
 
@@ -45,4 +45,22 @@ pub fn repro_flags() -> String {
 /// Single-quotes a word for a POSIX shell (and for the adapter command splitter).
 pub fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// Adapters named by scenario files (`[compactor]`), one pool per command line, for the
+/// rest of the process. A scenario's choice is part of its case, so it never changes
+/// while the case runs.
+static DECLARED: Mutex<Vec<Arc<Pool>>> = Mutex::new(Vec::new());
+
+/// The pool of the adapter `spec` a scenario file declares (created on first use). A
+/// command line that cannot be split (parsing refuses it first) gives a pool whose
+/// cases end in an adapter failure naming it.
+pub fn declared(spec: &AdapterSpec) -> Arc<Pool> {
+    let mut pools = DECLARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(pool) = pools.iter().find(|p| p.spec() == spec) {
+        return pool.clone();
+    }
+    let pool = Pool::unchecked(spec.clone());
+    pools.push(pool.clone());
+    pool
 }

@@ -19,7 +19,7 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub const SUMMARIZE_CALLS_MAX: u32 = 64;
 
 /// How to run an adapter.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct AdapterSpec {
     /// The command line as given to `--adapter` (split without a shell).
     pub command: String,

@@ -34,6 +34,7 @@ pub struct Doc {
     pub micro: Option<MicroDoc>,
     pub agent: Option<AgentDoc>,
     pub provider: Option<ProviderDoc>,
+    pub compactor: Option<Spanned<CompactorDoc>>,
     /// Reserved for gateway stories; rejected until the gateway exists.
     pub gateway: Option<Spanned<toml::Value>>,
     // Top-level keys of the agent loop and the oracle (checked in `toplevel.rs` and
@@ -42,6 +43,18 @@ pub struct Doc {
     pub anti_thrash: Option<Spanned<String>>,
     pub invariants: Option<Spanned<Vec<Spanned<String>>>>,
     pub expect_counters: Option<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
+}
+
+/// `[compactor]`: the compactor under test of the file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactorDoc {
+    /// `reference` (the Rust models, the default) or `external` (an adapter).
+    pub kind: Spanned<String>,
+    /// The adapter's command line (split without a shell; relative paths resolve against
+    /// the directory compactsim runs in).
+    pub adapter: Option<Spanned<String>>,
+    pub timeout_ms: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Deserialize)]

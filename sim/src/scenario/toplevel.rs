@@ -70,6 +70,68 @@ pub fn bugs(ids: &[Spanned<String>], strategy: Strategy) -> Result<BugSet, Locat
     Ok(BugSet::of(&bugs))
 }
 
+/// Adapter timeouts a file may ask for, milliseconds (the command line's bound too).
+pub const ADAPTER_TIMEOUT_MS_MAX: u64 = 3_600_000;
+
+/// `[compactor]`: the external adapter the file runs (`None`: the reference). Bug
+/// switches belong to the reference models, so a file with both is refused.
+pub fn compactor(
+    doc: &Doc,
+    bugs: &[Spanned<String>],
+) -> Result<Option<crate::external::AdapterSpec>, Located> {
+    let Some(table) = &doc.compactor else {
+        return Ok(None);
+    };
+    let c = table.get_ref();
+    let kind = c.kind.get_ref().as_str();
+    match kind {
+        "reference" => {
+            if let Some(key) = &c.adapter {
+                return at(key.span(), "adapter applies to kind = \"external\"");
+            }
+            if let Some(key) = &c.timeout_ms {
+                return at(key.span(), "timeout_ms applies to kind = \"external\"");
+            }
+            Ok(None)
+        }
+        "external" => {
+            let Some(adapter) = &c.adapter else {
+                return at(
+                    table.span(),
+                    "kind = \"external\" needs adapter = \"CMD ARGS\"",
+                );
+            };
+            if let Err(e) = crate::external::argv::split(adapter.get_ref()) {
+                return at(adapter.span(), e.to_string());
+            }
+            if let Some(bug) = bugs.first() {
+                return at(
+                    bug.span(),
+                    "bug switches apply to the reference compactor, not to kind = \"external\"",
+                );
+            }
+            let timeout_ms = match &c.timeout_ms {
+                None => crate::external::DEFAULT_TIMEOUT_MS,
+                Some(t) if (1..=ADAPTER_TIMEOUT_MS_MAX).contains(t.get_ref()) => *t.get_ref(),
+                Some(t) => {
+                    return at(
+                        t.span(),
+                        format!("timeout_ms must be between 1 and {ADAPTER_TIMEOUT_MS_MAX}"),
+                    )
+                }
+            };
+            Ok(Some(crate::external::AdapterSpec::new(
+                adapter.get_ref().clone(),
+                timeout_ms,
+            )))
+        }
+        other => at(
+            c.kind.span(),
+            format!("unknown compactor kind `{other}` (known: reference, external)"),
+        ),
+    }
+}
+
 /// The invariants a case of `strategy` checks when the file does not narrow them.
 pub fn checked_ids(strategy: Strategy) -> Vec<&'static str> {
     match strategy {
@@ -237,5 +299,61 @@ mod tests {
             !text.contains("era") && !text.contains("invariants"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_compactor_table_declares_an_external_adapter_and_is_written_back() {
+        let s = parse_str(
+            "format = 1\nexpect = \"clean\"\n[compactor]\nkind = \"external\"\nadapter = \"python3 a.py --x 'y z'\"\ntimeout_ms = 1500\n",
+        )
+        .unwrap();
+        let adapter = s.spec.plan.as_ref().unwrap().compactor.clone().unwrap();
+        assert_eq!(adapter.command, "python3 a.py --x 'y z'");
+        assert_eq!(adapter.timeout_ms, 1500);
+        let text = render(&Header::default(), &s.spec, &s.expect);
+        assert!(text.contains("[compactor]\nkind = \"external\""), "{text}");
+        let back = parse_str(&text).unwrap();
+        assert_eq!(back.spec, s.spec, "{text}");
+        let plain =
+            parse_str("format = 1\nexpect = \"clean\"\n[compactor]\nkind = \"reference\"\n")
+                .unwrap();
+        assert!(plain.spec.plan.is_none(), "the reference is no plan");
+    }
+
+    #[test]
+    fn a_bad_compactor_table_is_a_located_error() {
+        for (table, position, needle) in [
+            ("kind = \"python\"\n", (4, 8), "known: reference, external"),
+            ("kind = \"external\"\n", (3, 1), "needs adapter"),
+            (
+                "kind = \"external\"\nadapter = \"a 'b\"\n",
+                (5, 11),
+                "unclosed",
+            ),
+            ("kind = \"external\"\nadapter = \"\"\n", (5, 11), "empty"),
+            (
+                "kind = \"external\"\nadapter = \"a\"\ntimeout_ms = 0\n",
+                (6, 14),
+                "between 1",
+            ),
+            (
+                "kind = \"reference\"\nadapter = \"a\"\n",
+                (5, 11),
+                "kind = \"external\"",
+            ),
+        ] {
+            let e = parse_str(&format!(
+                "format = 1\nexpect = \"clean\"\n[compactor]\n{table}"
+            ))
+            .unwrap_err();
+            assert_eq!(e.position, Some(position), "{table}: {e}");
+            assert!(e.message.contains(needle), "{table}: {e}");
+        }
+        let e = parse_str(
+            "format = 1\nbugs = [\"H-M-cursor\"]\nexpect = \"clean\"\n[compactor]\nkind = \"external\"\nadapter = \"a\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.position, Some((2, 9)), "{e}");
+        assert!(e.message.contains("reference compactor"), "{e}");
     }
 }

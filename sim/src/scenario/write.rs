@@ -104,6 +104,19 @@ fn plan_tables(out: &mut String, plan: &CasePlan) {
     if let Some(n) = plan.turns_max {
         let _ = writeln!(out, "turns_max = {n}");
     }
+    if let Some(adapter) = &plan.compactor {
+        let timeout = (adapter.timeout_ms != crate::external::DEFAULT_TIMEOUT_MS)
+            .then(|| adapter.timeout_ms.to_string());
+        table(
+            out,
+            "compactor",
+            &[
+                ("kind", Some(quoted("external"))),
+                ("adapter", Some(quoted(&adapter.command))),
+                ("timeout_ms", timeout),
+            ],
+        );
+    }
     table(
         out,
         "shape",

@@ -12,6 +12,21 @@ pub fn repo() -> PathBuf {
         .to_path_buf()
 }
 
+/// Scenarios over real packages (`scenarios/hermes/`): they declare an external adapter
+/// whose venv `.ci/run` creates first, so `cargo test` leaves them to the scenario gate.
+pub const EXTERNAL_SCENARIOS_DIR: &str = "scenarios/hermes";
+
+/// The committed scenario files that run the reference compactor (every file below
+/// `scenarios/` but [`EXTERNAL_SCENARIOS_DIR`]).
+pub fn reference_scenarios() -> Vec<PathBuf> {
+    let external = repo().join(EXTERNAL_SCENARIOS_DIR);
+    compactsim::scenario::discover(&[repo().join("scenarios")])
+        .unwrap()
+        .into_iter()
+        .filter(|f| !f.starts_with(&external))
+        .collect()
+}
+
 /// An empty scratch directory for one test.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);

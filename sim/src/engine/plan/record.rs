@@ -43,7 +43,12 @@ pub fn run_logged(spec: &CaseSpec, record: Record) -> Logged {
         return plain(spec);
     }
     match std::panic::catch_unwind(|| {
-        agent_world::run_logged(spec, record, &super::super::selected, Default::default())
+        agent_world::run_logged(
+            spec,
+            record,
+            &|r| crate::engine::compactor_of(spec, r),
+            Default::default(),
+        )
     }) {
         Ok((result, log)) => Logged {
             result,
@@ -101,6 +106,8 @@ pub fn record(spec: &CaseSpec) -> Recording {
         // Kept so the fault stream draws as the original did (the list decides).
         restart_per_mille: spec.plan.as_ref().and_then(|p| p.restart_per_mille),
         invariants: spec.plan.as_ref().and_then(|p| p.invariants.clone()),
+        // The compactor the case ran, so the written case replays against it.
+        compactor: crate::engine::adapter_of(spec),
     };
     if agent_loop {
         pin_agent_loop(spec, &mut plan, &logged);

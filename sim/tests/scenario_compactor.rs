@@ -1,0 +1,76 @@
+//! `[compactor]` in scenario files: a file runs the adapter it declares; an explicit
+//! `--compactor external` on the command line wins over the file.
+
+mod common;
+use common::{arg, compactsim, scratch};
+
+fn file(dir: &std::path::Path, name: &str, adapter: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let text = format!(
+        "format = 1\npasses = 3\ncase = 2\nexpect = \"clean\"\n\n[compactor]\nkind = \"external\"\nadapter = \"{adapter}\"\ntimeout_ms = 20000\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_scenario_runs_the_adapter_it_declares() {
+    let dir = scratch("scenario-compactor-declared");
+    let ok = file(
+        &dir,
+        "reference.toml",
+        "python3 adapters/reference/compactor.py",
+    );
+    let r = compactsim(&["scenario", arg(&ok), "--out", arg(&dir.join("out"))]).expect_code(0);
+    assert!(r.stdout.contains("1 scenarios, 1 hold"), "{}", r.stdout);
+    let crash = file(
+        &dir,
+        "crash.toml",
+        "python3 adapters/reference/fixtures/crash.py",
+    );
+    let r = compactsim(&["scenario", arg(&crash), "--out", arg(&dir.join("out2"))]).expect_code(4);
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert!(
+        all.contains("adapters/reference/fixtures/crash.py"),
+        "the failure names the declared adapter: {all}"
+    );
+}
+
+#[test]
+fn the_command_line_choice_wins_over_the_declared_adapter() {
+    let dir = scratch("scenario-compactor-override");
+    let crash = file(
+        &dir,
+        "crash.toml",
+        "python3 adapters/reference/fixtures/crash.py",
+    );
+    let r = compactsim(&[
+        "scenario",
+        arg(&crash),
+        "--out",
+        arg(&dir.join("out")),
+        "--compactor",
+        "external",
+        "--adapter",
+        "python3 adapters/reference/compactor.py",
+    ])
+    .expect_code(0);
+    assert!(r.stdout.contains("1 scenarios, 1 hold"), "{}", r.stdout);
+}
+
+#[test]
+fn a_declared_adapter_that_is_not_installed_names_its_path_and_exits_4() {
+    let dir = scratch("scenario-compactor-missing");
+    let missing = file(
+        &dir,
+        "missing.toml",
+        "target/hermes-venvs/nope/bin/python x.py",
+    );
+    let r = compactsim(&["scenario", arg(&missing), "--out", arg(&dir.join("out"))]).expect_code(4);
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert!(
+        all.contains("target/hermes-venvs/nope/bin/python: not found"),
+        "{all}"
+    );
+    assert!(all.contains("setup-venv.sh"), "{all}");
+}
