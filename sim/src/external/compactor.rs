@@ -17,7 +17,7 @@ use crate::compactor::micro::MicroConfig;
 use crate::compactor::reference::Reference;
 use crate::compactor::seam::{BatchReport, BatchRequest, Compactor, CompactorFailure, Harness};
 use compactsim_model::{
-    BatchPassOutcome, BatchTrigger, Message, MicroOutcome, MicroPass, MsgId, Role,
+    BatchPassOutcome, BatchTrigger, ContentKind, Message, MicroOutcome, MicroPass, MsgId, Role,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -144,12 +144,14 @@ impl External {
                 what: format!("adapter `{}` could not be set up", self.pool.spec.command),
             });
         };
+        let input_texts = input_texts(&self.book, msgs);
         let mut served = Served {
             book: &mut self.book,
             backend: &mut *harness.summarizer,
             served_calls: &mut self.served_calls,
             latency_ms: 0,
             summary_facts: summary_facts(msgs),
+            input_texts,
         };
         if self.restart_pending {
             session
@@ -194,6 +196,16 @@ impl External {
             stderr_tail: Vec::new(),
         })
     }
+}
+
+/// Texts of the conversation segments of `msgs` (summaries and scaffold aside): what a
+/// summarize prompt can quote as input.
+fn input_texts(book: &TextBook, msgs: &[Message]) -> Vec<std::sync::Arc<str>> {
+    msgs.iter()
+        .flat_map(|m| m.content.segments.iter())
+        .filter(|s| !matches!(s.kind, ContentKind::Summary | ContentKind::Scaffold))
+        .map(|s| book.segment_text(s))
+        .collect()
 }
 
 /// Facts of the summary rows of `msgs`, ascending, without duplicates.

@@ -14,6 +14,7 @@ use crate::compactor::seam::SummaryBackend;
 use crate::summarizer::{RollingSummary, SummaryFailure};
 use compactsim_model::tokens::chars_for_rough_tokens;
 use compactsim_model::{ContentKind, FactId, MsgId, Segment, MERGE_SEPARATOR};
+use std::sync::Arc;
 
 /// Served summary segments carry this origin until a row adopts them.
 pub const SERVED_ORIGIN: MsgId = MsgId(u32::MAX);
@@ -32,6 +33,10 @@ pub struct Served<'a> {
     /// names one of them is updating that summary, and a cumulative summarizer keeps it
     /// (however the adapter rewrapped the summary text).
     pub summary_facts: Vec<FactId>,
+    /// Texts of the request transcript's segments that are conversation (not summary or
+    /// scaffold): the input a prompt can carry. The input size of a call is the part of
+    /// these the prompt quotes, so an adapter's own instructions do not count as input.
+    pub input_texts: Vec<Arc<str>>,
 }
 
 impl SummaryService for Served<'_> {
@@ -49,8 +54,13 @@ impl SummaryService for Served<'_> {
             .into_iter()
             .filter(|f| previous.facts.binary_search(f).is_err())
             .collect();
-        let prompt_tokens = compactsim_model::tokens::rough_tokens(prompt.len() as u32);
-        let input_tokens = prompt_tokens.saturating_sub(previous.tokens);
+        let quoted_chars: usize = self
+            .input_texts
+            .iter()
+            .map(|t| quoted_chars(&prompt, t))
+            .sum();
+        let input_tokens =
+            compactsim_model::tokens::rough_tokens(u32::try_from(quoted_chars).unwrap_or(u32::MAX));
         let result = self
             .backend
             .summarize(&previous, &input_facts, input_tokens);
@@ -109,6 +119,48 @@ impl Served<'_> {
             facts: summary.facts.clone(),
         }
     }
+}
+
+/// A cut piece shorter than this is a coincidence (a shared word), not a quote.
+pub const QUOTED_PIECE_CHARS_MIN: usize = 24;
+
+/// Characters of `text` that `prompt` quotes: all of them when it quotes the text whole;
+/// else its longest quoted prefix plus its longest quoted suffix (an adapter that cuts a
+/// long tool output keeps its head and tail), each counted from
+/// [`QUOTED_PIECE_CHARS_MIN`] characters, at most the text's length.
+pub fn quoted_chars(prompt: &str, text: &str) -> usize {
+    if text.is_empty() || prompt.contains(text) {
+        return text.len();
+    }
+    let piece = |k: usize| if k >= QUOTED_PIECE_CHARS_MIN { k } else { 0 };
+    let prefix = piece(longest_quoted(prompt, text, |k| &text[..k]));
+    let suffix = piece(longest_quoted(prompt, text, |k| &text[text.len() - k..]));
+    (prefix + suffix).min(text.len())
+}
+
+/// The largest `k` (on a char boundary) with `part(k)` in `prompt`, by bisection: a
+/// quoted piece's sub-pieces are quoted too.
+fn longest_quoted<'t>(prompt: &str, text: &'t str, part: impl Fn(usize) -> &'t str) -> usize {
+    // Both ends stay on char boundaries; 0 always is one.
+    let boundary = |mut k: usize| {
+        while !(text.is_char_boundary(k) && text.is_char_boundary(text.len() - k)) {
+            k -= 1;
+        }
+        k
+    };
+    let (mut lo, mut hi) = (0usize, text.len());
+    while lo < hi {
+        let mid = boundary(lo + (hi - lo).div_ceil(2));
+        if mid <= lo {
+            break;
+        }
+        if prompt.contains(part(mid)) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
 }
 
 /// The prompt as one text: `prompt`, or the contents of `messages` joined.

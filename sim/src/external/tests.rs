@@ -11,6 +11,7 @@ use compactsim_model::{
     CallId, Content, ContentKind, FactId, Flags, Message, MsgId, Role, Segment, ToolCall,
     MERGE_SEPARATOR,
 };
+use std::sync::Arc;
 
 fn seg(origin: u32, chars: u32, facts: &[u32]) -> Segment {
     Segment {
@@ -202,6 +203,7 @@ fn ask(
         served_calls: &mut served,
         latency_ms: 0,
         summary_facts: vec![FactId(9)],
+        input_texts: vec![Arc::from("more FACT-000003"), Arc::from("never quoted")],
     };
     let a = s.answer(&SummarizeCall {
         prompt: Some(prompt.into()),
@@ -248,7 +250,8 @@ fn a_served_summary_is_the_previous_summary_of_the_next_prompt() {
     assert_eq!(previous.facts, [FactId(1), FactId(2), FactId(9)]);
     assert_eq!(previous.tokens, 50);
     assert_eq!(facts, &[FactId(3)]);
-    assert_eq!(*tokens, (prompt.len() as u32).div_ceil(4) - 50);
+    // Input is the transcript text the prompt quotes, not the prompt's own words.
+    assert_eq!(*tokens, ("more FACT-000003".len() as u32).div_ceil(4));
     // A row carrying the served text maps back to the summary's facts, owned by the row.
     let chat = vec![ChatMessage {
         role: "assistant".into(),
@@ -289,4 +292,35 @@ fn faults_reach_the_adapter() {
     });
     assert!(matches!(ask(&mut book, &mut backend, "x", Some(10)),
         SummaryAnswer::Ok { text, finish_reason } if text.len() == 40 && finish_reason == "length"));
+}
+
+#[test]
+fn input_size_counts_the_quoted_transcript_text_only() {
+    use crate::external::summaries::quoted_chars;
+    let text =
+        "head-of-a-long-tool-output middle part that the adapter cut, and then the tail-end of it";
+    assert_eq!(
+        quoted_chars(&format!("Summarize: {text} thanks"), text),
+        text.len()
+    );
+    assert_eq!(
+        quoted_chars("instructions only, 1,000 characters of them", text),
+        0
+    );
+    // A cut keeps head and tail: both count, the cut middle does not.
+    let cut =
+        "Summarize: head-of-a-long-tool-output [...truncated...] and then the tail-end of it.";
+    let counted = quoted_chars(cut, text);
+    assert_eq!(
+        counted,
+        "head-of-a-long-tool-output ".len() + " and then the tail-end of it".len()
+    );
+    // A shared word is not a quote.
+    assert_eq!(quoted_chars("the head-of-a tail-end", text), 0);
+    assert_eq!(quoted_chars("anything", ""), 0);
+    // Multi-byte text stays on char boundaries.
+    let multi = "héllo wörld, a quoted héad of it ünd the rest";
+    assert_eq!(quoted_chars(&format!("xx {multi}"), multi), multi.len());
+    let head = "héllo wörld, a quoted héad";
+    assert_eq!(quoted_chars(head, multi), head.len());
 }
