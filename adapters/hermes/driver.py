@@ -97,12 +97,24 @@ class Driver:
         self.compressor = None
         return {}
 
+    def hook(self, req, summarize):
+        # The agent loop's questions, answered from the real compressor's state (the
+        # clock is the case's virtual time, see offline.py).
+        c, name = self.compressor, req["hook"]
+        if name == "cooling_down":
+            until_s = (getattr(c, "_summary_failure_cooldown_until", 0) or 0) if c else 0
+            return {"value": until_s * 1000 > req.get("now_ms", 0)}
+        if name == "fallback_streak":
+            return {"value": int(getattr(c, "_fallback_compression_streak", 0) or 0) if c else 0}
+        raise ValueError("unknown hook " + name)
+
     def serve(self, name, dist):
-        handlers = {"batch_pass": self.batch_pass, "restart": self.restart}
+        handlers = {"batch_pass": self.batch_pass, "restart": self.restart, "hook": self.hook}
         if self.micro:
             handlers["micro_pass"] = self.micro_pass
         serve(name, version(dist),
-              {"micro_pass": self.micro, "batch_pass": True, "hooks": []}, handlers)
+              {"micro_pass": self.micro, "batch_pass": True,
+               "hooks": ["cooling_down", "fallback_streak"]}, handlers)
 
 
 def clean(m):

@@ -1,7 +1,12 @@
 """The reference compactor of compactsim in Python (standard library only): per-turn
 micro-compaction into one rolling-summary marker and a Hermes-style batch pass, speaking
-the stdio protocol. It follows the harness's reference model (hermes-domain §2, §3) with
-no historical bug switched on, so the default suite passes through the protocol.
+the stdio protocol. Its micro pass follows the harness's reference model (hermes-domain
+§3) with no historical bug switched on, so the default (micro) suite passes through the
+protocol. Its batch pass is a simplified Hermes `compress()` (head decay, token tail with
+the newest user and reply anchored, role choice or merge into the tail, failure cooldown
+answered through the `cooling_down` hook); it does not model everything the batch
+oracle checks (e.g. a summary merged into the tail is not taken back out on the next
+compaction), so under `--strategy batch` it fails some cases.
 
 Usage: python3 adapters/reference/compactor.py
 """
@@ -182,9 +187,32 @@ def merge_user_neighbours(out, before):
     return merged
 
 
+# The summary-failure cooldown of the batch pass (volatile: `restart` clears it).
+COOLDOWN = {"until_ms": 0}
+
+
+def summary_role(msgs, head, tail):
+    """The summary's role between the head and the tail: the first visible message must
+    be `user`; otherwise the role that alternates with the row before it, flipped if it
+    would repeat the row after it; `merge` when no role fits (hermes-domain §2.3)."""
+    prev_role = msgs[head - 1]["role"] if head > 0 else None
+    next_role = msgs[tail]["role"] if tail < len(msgs) else None
+    first_visible = prev_role in (None, "system")
+    role = "assistant" if prev_role == "user" else "user"
+    if role != next_role:
+        return role
+    flipped = "assistant" if role == "user" else "user"
+    if first_visible or flipped == prev_role:
+        return "merge"
+    return flipped
+
+
 def batch_pass(req, summarize):
     cfg, msgs = req["config"], req["transcript"]
-    head = head_end(msgs, cfg["protect_first_n"])
+    # The head decays once a summary exists (#11996): protect_first_n protects the first
+    # compaction only; later ones keep just the system prompt.
+    protect = 0 if any(is_summary(m) for m in msgs) else cfg["protect_first_n"]
+    head = head_end(msgs, protect)
     if len(msgs) <= head + 3 + 1:
         return {"transcript": msgs, "labels": {"outcome": "too_few_messages"}}
     tail = tail_start(msgs, head, cfg["tail_budget_tokens"], cfg["protect_last_n"])
@@ -200,29 +228,35 @@ def batch_pass(req, summarize):
         return {"transcript": msgs, "labels": {"outcome": "nothing_to_compress"}}
     middle = msgs[head:tail]
     prompt = SEP.join(m.get("content") or "" for m in middle)
+    now_ms = req.get("now_ms", 0)
+    if now_ms < COOLDOWN["until_ms"] and not req.get("force"):
+        return {"transcript": msgs, "labels": {"outcome": "aborted", "reason": "cooldown"}}
     try:
         text, finish = summarize(prompt=prompt, max_tokens=cfg.get("summary_tokens_max"))
-    except SummaryError:
-        text, finish = "", "error"
+    except SummaryError as e:
+        text, finish = "", e.error
     if not text or finish != "stop":
-        return {"transcript": msgs, "labels": {"outcome": "aborted"}}
+        # A failed summary pauses automatic compaction (hermes-domain §2.3): 30 s after
+        # a dropped connection, 60 s after anything else.
+        pause_ms = 30_000 if finish == "network" else 60_000
+        COOLDOWN["until_ms"] = now_ms + pause_ms
+        return {"transcript": msgs, "labels": {"outcome": "aborted",
+                                               "cooldown_until_ms": COOLDOWN["until_ms"]}}
+    COOLDOWN["until_ms"] = 0
     has_user = any(m["role"] == "user" and not is_summary(m) for m in middle)
-    prev_role = msgs[head - 1]["role"] if head > 0 else None
-    next_role = msgs[tail]["role"] if tail < len(msgs) else None
-    visible_before = any(m["role"] != "system" for m in msgs[:head])
-    role = "user" if prev_role in (None, "system", "assistant", "tool") and next_role != "user" \
-        else "assistant"
-    if not visible_before and role != "user":
-        role = "user"
-    summary = {"role": role, "content": BATCH_PREFIX + SEP + text, "_compressed_summary": True}
+    summary = {"role": summary_role(msgs, head, tail), "content": BATCH_PREFIX + SEP + text,
+               "_compressed_summary": True}
     if has_user:
         summary["_compressed_summary_has_user_turn"] = True
     rest = msgs[tail:]
-    if role == "user" and rest and rest[0]["role"] == "user":
+    if summary["role"] == "merge":
+        # Neither role fits between its neighbours: the summary goes in front of the
+        # first tail row's text, which keeps its role and calls.
         first = dict(rest[0])
         first["content"] = summary["content"] + SEP + (first.get("content") or "")
         first["_compressed_summary"] = True
-        first["_compressed_summary_has_user_turn"] = True
+        if has_user or first["role"] == "user":
+            first["_compressed_summary_has_user_turn"] = True
         rest = [first] + rest[1:]
         summary = None
     out = msgs[:head] + ([summary] if summary else []) + rest
@@ -234,13 +268,32 @@ def batch_pass(req, summarize):
 def main():
     micro = Micro()
 
+    usage = {"prompt_tokens": 0}
+
     def restart(req, summarize):
         micro.restart()
+        usage["prompt_tokens"] = 0
+        COOLDOWN["until_ms"] = 0
         return {}
 
+    def hook(req, summarize):
+        # The batch pass's failure cooldown; it writes no fallback summaries; it
+        # remembers the last usage reading (and nothing depends on it).
+        name = req["hook"]
+        if name == "usage":
+            usage["prompt_tokens"] = int(req["args"]["prompt_tokens"])
+            return {}
+        if name == "cooling_down":
+            return {"value": req["now_ms"] < COOLDOWN["until_ms"]}
+        if name == "fallback_streak":
+            return {"value": 0}
+        raise ValueError("unknown hook " + name)
+
     serve("compactsim-reference-py", "1.0.0",
-          {"micro_pass": True, "batch_pass": True, "hooks": []},
-          {"micro_pass": micro.pass_, "batch_pass": batch_pass, "restart": restart})
+          {"micro_pass": True, "batch_pass": True,
+           "hooks": ["cooling_down", "fallback_streak", "usage"]},
+          {"micro_pass": micro.pass_, "batch_pass": batch_pass, "restart": restart,
+           "hook": hook})
 
 
 if __name__ == "__main__":

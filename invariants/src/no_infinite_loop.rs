@@ -55,10 +55,27 @@ pub const INFO: InvariantInfo = InvariantInfo {
 
 /// Consecutive failed turns tolerated (transient faults can fail a turn or two).
 pub const FAILED_TURNS_IN_ROW_MAX: u32 = 3;
-/// The smallest cooldown the spec gives any modelled summary failure (60 s: the first
-/// rung of the timeout ladder and "any other" failure; the 30 s JSON/stream class is
-/// not modelled).
+/// The smallest cooldown the spec gives a summary failure other than a dropped
+/// connection (60 s: the first rung of the timeout ladder and "any other" failure).
 pub const COOLDOWN_MIN_MS: u64 = 60_000;
+/// The cooldown of a closed stream / dropped connection (the harness's `network` fault;
+/// 0.19.0 `_generate_summary`: "30 s for JSON decode and streaming-closed").
+pub const COOLDOWN_CONNECTION_DROPPED_MS: u64 = 30_000;
+
+/// The shortest cooldown the failed calls of `served` arm, if any failed.
+fn cooldown_min_ms(served: &[compactsim_model::ServedCall]) -> Option<u64> {
+    served
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| {
+            if c.connection_dropped {
+                COOLDOWN_CONNECTION_DROPPED_MS
+            } else {
+                COOLDOWN_MIN_MS
+            }
+        })
+        .min()
+}
 /// Tolerance on the recovery window (decisions are taken at turn starts).
 pub const RECOVERY_SLACK_MS: u64 = 1_000;
 /// The longest cooldown the spec gives any summary failure (the third rung of the
@@ -151,8 +168,8 @@ impl Invariant for NoInfiniteLoop {
                         t.event.describe()
                     ))
                 });
-                if t.served.iter().any(|c| !c.ok) {
-                    self.cooldown_until_ms = self.cooldown_until_ms.max(p.now_ms + COOLDOWN_MIN_MS);
+                if let Some(cooldown_ms) = cooldown_min_ms(t.served) {
+                    self.cooldown_until_ms = self.cooldown_until_ms.max(p.now_ms + cooldown_ms);
                     self.failed_call_ms = Some(p.now_ms);
                 }
                 found
@@ -271,6 +288,37 @@ mod tests {
             (batch_at(2, PRE, true, 11_000), None, vec![]),
         ];
         assert!(run_served(&mut inv(None), &[user(0)], &reset).is_empty());
+    }
+
+    #[test]
+    fn a_dropped_connection_arms_the_short_stream_closed_cooldown() {
+        let dropped = || {
+            let mut c = served(false, 100, &[]);
+            c.connection_dropped = true;
+            vec![c]
+        };
+        // 0.19.0 pauses 30 s after a closed stream: a pass 40 s later is allowed ...
+        let after_40_s = vec![
+            (batch_at(1, PRE, true, 10_000), None, dropped()),
+            (batch_at(2, PRE, true, 50_000), None, vec![]),
+        ];
+        assert!(run_served(&mut inv(None), &[user(0)], &after_40_s).is_empty());
+        // ... one inside the 30 s is not ...
+        let after_20_s = vec![
+            (batch_at(1, PRE, true, 10_000), None, dropped()),
+            (batch_at(2, PRE, true, 30_000), None, vec![]),
+        ];
+        let fired = run_served(&mut inv(None), &[user(0)], &after_20_s);
+        assert_eq!(fired.iter().map(|f| f.0).collect::<Vec<_>>(), [1]);
+        // ... and with another failure in the same pass the shortest class counts (the
+        // compactor may have recorded either one last).
+        let mut both = dropped();
+        both.push(served(false, 100, &[]));
+        let mixed = vec![
+            (batch_at(1, PRE, true, 10_000), None, both),
+            (batch_at(2, PRE, true, 50_000), None, vec![]),
+        ];
+        assert!(run_served(&mut inv(None), &[user(0)], &mixed).is_empty());
     }
 
     #[test]

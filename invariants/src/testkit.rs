@@ -194,6 +194,7 @@ pub fn served(ok: bool, input_tokens: u32, facts: &[u32]) -> ServedCall {
         input_tokens,
         facts_in: facts.clone(),
         facts_out: if ok { facts } else { vec![] },
+        connection_dropped: false,
     }
 }
 

@@ -295,6 +295,10 @@ pub struct ServedCall {
     pub facts_in: Vec<crate::ids::FactId>,
     /// Facts of the summary returned (empty when the call failed).
     pub facts_out: Vec<crate::ids::FactId>,
+    /// The call failed as a dropped connection (the `network` fault): the spec's short
+    /// cooldown class (30 s for a closed stream, hermes-domain §2.3).
+    #[serde(default)]
+    pub connection_dropped: bool,
 }
 
 /// What an invariant observes: one event and the message list around it.

@@ -110,3 +110,33 @@ fn bad_combinations_are_bad_input() {
         assert!(!text(&o).contains("panicked"), "{args:?}");
     }
 }
+
+#[test]
+fn declared_hooks_are_asked_and_answered_over_the_wire() {
+    // The reference adapter declares cooling_down, fallback_streak and usage: the batch
+    // agent loop asks them, deterministically. (Its simplified batch pass fails some
+    // batch invariants, see its docstring: exit 1 is allowed, an adapter failure not.)
+    let cmd = adapter("reference/compactor.py");
+    let extra = ["--strategy", "batch", "--passes", "5"];
+    let (one, d1) = run_external("hooks-j1", &cmd, &[&extra[..], &["--jobs", "1"]].concat());
+    let (two, d2) = run_external("hooks-j2", &cmd, &[&extra[..], &["--jobs", "2"]].concat());
+    for o in [&one, &two] {
+        assert!(matches!(o.code, 0 | 1), "{}", text(o));
+        assert!(!text(o).contains("adapter failure"), "{}", text(o));
+    }
+    let r1 = std::fs::read(d1.join("report.json")).unwrap();
+    assert!(r1 == std::fs::read(d2.join("report.json")).unwrap());
+    // A hook that crashes, or answers a value of the wrong type, is an adapter failure
+    // naming the hook: so the hook was really sent.
+    for (mode, needle) in [
+        ("crash", "cooling_down exploded"),
+        ("type", "answered \"not a boolean\", not a boolean"),
+    ] {
+        let cmd = format!("{} {mode}", adapter("reference/fixtures/bad_hook.py"));
+        let (o, _) = run_external(&format!("bad-hook-{mode}"), &cmd, &extra);
+        assert_eq!(o.code, 4, "{mode}: {}", text(&o));
+        let all = text(&o);
+        assert!(all.contains("hook cooling_down"), "{mode}: {all}");
+        assert!(all.contains(needle), "{mode}: {all}");
+    }
+}

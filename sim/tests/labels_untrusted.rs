@@ -190,11 +190,11 @@ impl Compactor for Mutant {
         self.inner.rewritten();
     }
 
-    fn cooling_down(&self, now_ms: u64) -> bool {
+    fn cooling_down(&mut self, now_ms: u64) -> Result<bool, CompactorFailure> {
         self.inner.cooling_down(now_ms)
     }
 
-    fn fallback_streak(&self) -> u32 {
+    fn fallback_streak(&mut self) -> Result<u32, CompactorFailure> {
         self.inner.fallback_streak()
     }
 }

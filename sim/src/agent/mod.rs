@@ -209,6 +209,9 @@ impl AgentLoop {
 
     /// Reports a transition that changed nothing.
     fn see(&self, sink: &mut dyn Sink, event: Event) -> Flow<()> {
+        if self.failure.is_some() {
+            return Err(Stop);
+        }
         if sink.observe(event, &self.msgs, &self.msgs) {
             Ok(())
         } else {
@@ -218,6 +221,9 @@ impl AgentLoop {
 
     /// Reports a transition from `before` to the current list.
     fn see_change(&self, sink: &mut dyn Sink, event: Event, before: &[Message]) -> Flow<()> {
+        if self.failure.is_some() {
+            return Err(Stop);
+        }
         if sink.observe(event, before, &self.msgs) {
             Ok(())
         } else {
@@ -320,7 +326,7 @@ impl AgentLoop {
             tokens_before,
             tokens_after,
         };
-        let streak = self.compactor.fallback_streak();
+        let streak = self.hook(|c| c.fallback_streak());
         if self.session.guard.on_pass(seen, streak, self.now_ms) {
             sink.bump("antithrash.blocked");
         }
@@ -373,13 +379,35 @@ impl AgentLoop {
         }
     }
 
+    /// A hook's answer. A failing hook is the case's compactor failure (the first one
+    /// is kept): the hook answers its default and the loop stops at its next
+    /// observation.
+    pub(crate) fn hook<T: Default>(
+        &mut self,
+        ask: impl FnOnce(&mut dyn Compactor) -> Result<T, CompactorFailure>,
+    ) -> T {
+        match ask(self.compactor.as_mut()) {
+            Ok(value) => value,
+            Err(failure) => {
+                self.failure.get_or_insert(failure);
+                T::default()
+            }
+        }
+    }
+
+    /// The compactor's summary-failure cooldown is in force now.
+    pub(crate) fn cooling_down(&mut self) -> bool {
+        let now_ms = self.now_ms;
+        self.hook(|c| c.cooling_down(now_ms))
+    }
+
     /// `should_compress(tokens)`: at or over the trigger, the guard open (a due V2.2
     /// probe is taken), no summary-failure cooldown (unless H-11529).
     fn should_compress(&mut self, sink: &mut dyn Sink, tokens: u64) -> bool {
         if tokens < self.config.trigger_tokens() as u64 {
             return false;
         }
-        if !self.config.has(Bug::H11529) && self.compactor.cooling_down(self.now_ms) {
+        if !self.config.has(Bug::H11529) && self.cooling_down() {
             return false;
         }
         self.take_gate(sink)
@@ -387,7 +415,7 @@ impl AgentLoop {
 
     /// Asks the guard; takes a due probe. True when compaction may run.
     fn take_gate(&mut self, sink: &mut dyn Sink) -> bool {
-        let streak = self.compactor.fallback_streak();
+        let streak = self.hook(|c| c.fallback_streak());
         match self.session.guard.gate(streak, self.now_ms) {
             Gate::Open => true,
             Gate::Blocked => false,

@@ -69,7 +69,7 @@ impl AgentLoop {
         if !rough_only && self.session.usage.should_defer(request_rough, trigger) {
             return Ok(PreflightDecision::Deferred);
         }
-        if !self.config.has(Bug::H11529) && self.compactor.cooling_down(self.now_ms) {
+        if !self.config.has(Bug::H11529) && self.cooling_down() {
             return Ok(PreflightDecision::Cooldown);
         }
         if rough_only {
@@ -104,7 +104,7 @@ impl AgentLoop {
     fn again(&mut self, sink: &mut dyn Sink) -> bool {
         let request_rough = self.request_rough();
         if self.config.has(Bug::H35054) {
-            let cooling = !self.config.has(Bug::H11529) && self.compactor.cooling_down(self.now_ms);
+            let cooling = !self.config.has(Bug::H11529) && self.cooling_down();
             return !cooling && request_rough >= self.config.trigger_tokens() as u64;
         }
         self.should_compress(sink, request_rough)

@@ -172,8 +172,8 @@ impl AgentLoop {
         self.session
             .usage
             .on_reading(usage_tokens, request_rough, trigger);
-        self.compactor.on_usage(usage_tokens);
-        let streak = self.compactor.fallback_streak();
+        self.hook(|c| c.on_usage(usage_tokens));
+        let streak = self.hook(|c| c.fallback_streak());
         let blocked = self
             .session
             .guard

@@ -130,11 +130,11 @@ impl Compactor for Reference {
         }
     }
 
-    fn cooling_down(&self, now_ms: u64) -> bool {
-        self.batch.cooling_down(now_ms)
+    fn cooling_down(&mut self, now_ms: u64) -> Result<bool, CompactorFailure> {
+        Ok(self.batch.cooling_down(now_ms))
     }
 
-    fn fallback_streak(&self) -> u32 {
-        self.batch.fallback_streak
+    fn fallback_streak(&mut self) -> Result<u32, CompactorFailure> {
+        Ok(self.batch.fallback_streak)
     }
 }

@@ -16,17 +16,20 @@ pub struct RepairStats {
     pub pruned_calls: u32,
 }
 
-/// Repairs `msgs` in place. Leaves no two consecutive user or assistant rows, no tool row
-/// without its call, and no call without its result.
+/// Repairs `msgs` in place. Leaves no two consecutive user rows, no two consecutive
+/// assistant rows without tool calls (a row with calls is never merged: its results
+/// must follow it), no tool row without its call, and no call without its result.
+/// Any list is accepted (an external compactor's output included).
 pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
     let mut stats = RepairStats::default();
     stats.merged_rows += merge_consecutive(msgs, Role::Assistant);
     stats.dropped_rows += drop_stray_tool_rows(msgs);
     stats.pruned_calls += prune_unanswered_calls(msgs);
     stats.merged_rows += merge_consecutive(msgs, Role::User);
-    debug_assert!(msgs
-        .windows(2)
-        .all(|w| !(w[0].role == w[1].role && matches!(w[0].role, Role::User | Role::Assistant))));
+    debug_assert!(msgs.windows(2).all(|w| !(w[0].role == w[1].role
+        && matches!(w[0].role, Role::User | Role::Assistant)
+        && w[0].tool_calls.is_empty()
+        && w[1].tool_calls.is_empty())));
     stats
 }
 

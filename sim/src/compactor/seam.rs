@@ -167,21 +167,23 @@ pub trait Compactor: Send {
     fn rewritten(&mut self) {}
 
     /// The compactor's own summary-failure cooldown is in force at `now_ms`: the
-    /// agent's `should_compress` gate stays shut. Default: no cooldown.
-    fn cooling_down(&self, now_ms: u64) -> bool {
+    /// agent's `should_compress` gate stays shut. Default: no cooldown. An `Err` is a
+    /// component failure, as from a pass (an external adapter answers it over the wire).
+    fn cooling_down(&mut self, now_ms: u64) -> Result<bool, CompactorFailure> {
         let _ = now_ms;
-        false
+        Ok(false)
     }
 
     /// Consecutive passes that wrote only a fallback summary (anti-thrash input).
     /// Default: 0.
-    fn fallback_streak(&self) -> u32 {
-        0
+    fn fallback_streak(&mut self) -> Result<u32, CompactorFailure> {
+        Ok(0)
     }
 
     /// A real usage reading from the provider (prompt tokens of the last request).
     /// Default: ignored.
-    fn on_usage(&mut self, prompt_tokens: u64) {
+    fn on_usage(&mut self, prompt_tokens: u64) -> Result<(), CompactorFailure> {
         let _ = prompt_tokens;
+        Ok(())
     }
 }

@@ -10,9 +10,9 @@
 
 use super::chat::TextBook;
 use super::error::{AdapterFailure, FailureKind};
-use super::session::{AdapterSpec, Reply, Session};
+use super::session::{AdapterSpec, Reply, Session, SummarizeCall, SummaryService};
 use super::summaries::Served;
-use super::wire::{HarnessMsg, PassInput, Trigger};
+use super::wire::{HarnessMsg, PassInput, SummaryAnswer, Trigger};
 use crate::compactor::micro::MicroConfig;
 use crate::compactor::reference::Reference;
 use crate::compactor::seam::{BatchReport, BatchRequest, Compactor, CompactorFailure, Harness};
@@ -76,7 +76,26 @@ impl Pool {
             micro_passes: 0,
             cooldown_until_ms: 0,
             fallback_streak: 0,
+            turn: 0,
+            now_ms: 0,
         })
+    }
+}
+
+/// Hook names of the protocol (adapters/PROTOCOL.md, "Hooks").
+pub const HOOK_COOLING_DOWN: &str = "cooling_down";
+pub const HOOK_FALLBACK_STREAK: &str = "fallback_streak";
+pub const HOOK_USAGE: &str = "usage";
+
+/// The summary service of a hook: a hook serves no summaries.
+struct NoSummaries;
+
+impl SummaryService for NoSummaries {
+    fn answer(&mut self, _call: &SummarizeCall) -> SummaryAnswer {
+        SummaryAnswer::Err {
+            error: "server_error".into(),
+            message: "compactsim serves no summaries during a hook".into(),
+        }
     }
 }
 
@@ -98,6 +117,9 @@ pub struct External {
     /// agent loop's `should_compress` gate acts on it, as the real agent does).
     cooldown_until_ms: u64,
     fallback_streak: u32,
+    /// The turn and virtual time of the newest request (hooks carry them).
+    turn: u32,
+    now_ms: u64,
 }
 
 impl Drop for External {
@@ -139,6 +161,7 @@ impl External {
         harness: &mut Harness<'_>,
         build: impl FnOnce(u64, PassInput) -> HarnessMsg,
     ) -> Result<(Vec<Message>, Reply, u64), CompactorFailure> {
+        self.now_ms = harness.now_ms;
         let Some(session) = self.session.as_mut() else {
             return Err(CompactorFailure {
                 what: format!("adapter `{}` could not be set up", self.pool.spec.command),
@@ -186,6 +209,66 @@ impl External {
             .from_chat(rows, msgs, harness.ids)
             .map_err(|e| self.bad_reply(msgs, &e))?;
         Ok((after, reply, latency_ms))
+    }
+
+    /// Asks the adapter hook `name` if its hello declared it (`None`: it did not, and
+    /// the harness answers from the pass labels instead). A hook carries no transcript
+    /// (the adapter saw the newest one in its last pass) and serves no summaries.
+    fn hook(
+        &mut self,
+        name: &str,
+        args: BTreeMap<String, Value>,
+        now_ms: u64,
+    ) -> Result<Option<Value>, CompactorFailure> {
+        let Some(session) = self.session.as_mut() else {
+            return Err(CompactorFailure {
+                what: format!("adapter `{}` could not be set up", self.pool.spec.command),
+            });
+        };
+        let declared = session
+            .info()
+            .map_err(failure)?
+            .capabilities
+            .hooks
+            .iter()
+            .any(|h| h == name);
+        if !declared {
+            return Ok(None);
+        }
+        if self.restart_pending {
+            session
+                .request(|id| HarnessMsg::Restart { id }, &mut NoSummaries)
+                .map_err(failure)?;
+            self.restart_pending = false;
+        }
+        let input = PassInput {
+            turn: self.turn,
+            transcript: Vec::new(),
+            context_window_tokens: self.context_window_tokens,
+            now_ms,
+            config: BTreeMap::new(),
+        };
+        let reply = session
+            .request(
+                |id| HarnessMsg::Hook {
+                    id,
+                    hook: name.to_string(),
+                    args,
+                    input,
+                },
+                &mut NoSummaries,
+            )
+            .map_err(failure)?;
+        Ok(Some(reply.value.unwrap_or(Value::Null)))
+    }
+
+    fn bad_hook_value(&self, hook: &str, wanted: &str, got: &Value) -> CompactorFailure {
+        failure(AdapterFailure {
+            command: self.pool.spec.command.clone(),
+            request: format!("hook {hook}"),
+            kind: FailureKind::Protocol(format!("hook {hook} answered {got}, not {wanted}")),
+            stderr_tail: Vec::new(),
+        })
     }
 
     fn bad_reply(&self, _msgs: &[Message], what: &str) -> CompactorFailure {
@@ -262,6 +345,7 @@ impl Compactor for External {
         turn: u32,
         harness: &mut Harness<'_>,
     ) -> Result<MicroPass, CompactorFailure> {
+        self.turn = turn;
         let config = self.micro.as_ref().map(config_map).unwrap_or_default();
         let (after, reply, latency_ms) = self.pass(msgs, harness, |id, mut input| {
             input.turn = turn;
@@ -300,6 +384,7 @@ impl Compactor for External {
         request: BatchRequest,
         harness: &mut Harness<'_>,
     ) -> Result<BatchReport, CompactorFailure> {
+        self.turn = request.turn;
         let config = self.batch.clone();
         let (after, reply, _latency_ms) = self.pass(msgs, harness, |id, mut input| {
             input.turn = request.turn;
@@ -343,11 +428,28 @@ impl Compactor for External {
         self.fallback_streak = 0;
     }
 
-    fn cooling_down(&self, now_ms: u64) -> bool {
-        now_ms < self.cooldown_until_ms
+    fn cooling_down(&mut self, now_ms: u64) -> Result<bool, CompactorFailure> {
+        match self.hook(HOOK_COOLING_DOWN, BTreeMap::new(), now_ms)? {
+            None => Ok(now_ms < self.cooldown_until_ms),
+            Some(Value::Bool(b)) => Ok(b),
+            Some(other) => Err(self.bad_hook_value(HOOK_COOLING_DOWN, "a boolean", &other)),
+        }
     }
 
-    fn fallback_streak(&self) -> u32 {
-        self.fallback_streak
+    fn fallback_streak(&mut self) -> Result<u32, CompactorFailure> {
+        let now_ms = self.now_ms;
+        match self.hook(HOOK_FALLBACK_STREAK, BTreeMap::new(), now_ms)? {
+            None => Ok(self.fallback_streak),
+            Some(v) => v
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| self.bad_hook_value(HOOK_FALLBACK_STREAK, "a count", &v)),
+        }
+    }
+
+    fn on_usage(&mut self, prompt_tokens: u64) -> Result<(), CompactorFailure> {
+        let args = BTreeMap::from([("prompt_tokens".to_string(), Value::from(prompt_tokens))]);
+        let now_ms = self.now_ms;
+        self.hook(HOOK_USAGE, args, now_ms).map(|_| ())
     }
 }

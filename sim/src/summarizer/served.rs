@@ -3,6 +3,7 @@
 //! (the oracle's ground truth about summaries).
 
 use super::{RollingSummary, Summarizer, SummaryCall};
+use super::{SummaryErrorClass, SummaryFailure};
 use crate::compactor::seam::SummaryBackend;
 use compactsim_model::{FactId, ServedCall};
 
@@ -44,6 +45,10 @@ impl<'a> Serving<'a> {
                 .as_ref()
                 .map(|s| s.facts.clone())
                 .unwrap_or_default(),
+            connection_dropped: matches!(
+                call.result,
+                Err(SummaryFailure::Error(SummaryErrorClass::Network))
+            ),
         });
     }
 }
