@@ -132,9 +132,22 @@ pub fn quoted_chars(prompt: &str, text: &str) -> usize {
     if text.is_empty() || prompt.contains(text) {
         return text.len();
     }
+    // Most rows of a transcript are not in a given prompt: two searches reject them.
+    let min = QUOTED_PIECE_CHARS_MIN.min(text.len());
+    let head_quoted = text.is_char_boundary(min) && prompt.contains(&text[..min]);
+    let tail_quoted =
+        text.is_char_boundary(text.len() - min) && prompt.contains(&text[text.len() - min..]);
     let piece = |k: usize| if k >= QUOTED_PIECE_CHARS_MIN { k } else { 0 };
-    let prefix = piece(longest_quoted(prompt, text, |k| &text[..k]));
-    let suffix = piece(longest_quoted(prompt, text, |k| &text[text.len() - k..]));
+    let prefix = if head_quoted {
+        piece(longest_quoted(prompt, text, |k| &text[..k]))
+    } else {
+        0
+    };
+    let suffix = if tail_quoted {
+        piece(longest_quoted(prompt, text, |k| &text[text.len() - k..]))
+    } else {
+        0
+    };
     (prefix + suffix).min(text.len())
 }
 
