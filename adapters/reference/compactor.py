@@ -25,6 +25,12 @@ TAIL_WALK_OVERHEAD = 10
 CALL_ENVELOPE_CHARS = 64
 MESSAGES_MIN = 4
 MICRO_PREFIX = "[MICRO-COMPACTION SUMMARY] Earlier agent turns, summarized:"
+
+
+def micro_prefix(cfg):
+    """The marker's scaffolding, padded to the `scaffold_tokens` the model declares (the
+    Rust reference wraps its summary in exactly that many tokens)."""
+    return MICRO_PREFIX.ljust(4 * cfg.get("scaffold_tokens", 0), "-")
 BATCH_PREFIX = "[CONTEXT COMPACTION] Earlier conversation, summarized:"
 
 
@@ -98,8 +104,10 @@ class Micro:
         if not self.rolling:
             markers = [m for m in msgs if m.get("_micro_compact_marker")]
             if markers:
-                self.rolling = strip_prefix(markers[-1]["content"] or "", MICRO_PREFIX)
+                self.rolling = strip_prefix(markers[-1]["content"] or "", micro_prefix(cfg))
         self.cursor = recover_cursor(msgs, self.cursor, head, tail)
+        if self.rolling and -(-len(self.rolling) // 4) >= cfg.get("defrag_threshold_tokens", 1 << 62):
+            return self.defrag(cfg, msgs, summarize)
         found = find_exchange(msgs, self.cursor, tail)
         if found is None:
             return {"transcript": msgs, "labels": {"outcome": "no_exchange"}}
@@ -112,7 +120,7 @@ class Micro:
             text, finish = "", "error"
         if not text or finish != "stop" or len(text) > len(prompt):
             return {"transcript": msgs, "labels": self.fail(msgs, start, end)}
-        marker = {"role": "assistant", "content": MICRO_PREFIX + SEP + text,
+        marker = {"role": "assistant", "content": micro_prefix(cfg) + SEP + text,
                   "_compressed_summary": True, "_micro_compact_marker": True}
         out = msgs[:start] + [marker] + msgs[end:]
         out = supersede_others(out, start)
@@ -120,6 +128,23 @@ class Micro:
         self.rolling = text
         self.failures = None
         return {"transcript": out, "labels": {"outcome": "absorbed"}}
+
+    def defrag(self, cfg, msgs, summarize):
+        """Re-summarizes the rolling summary alone and rewrites the newest marker in place
+        (same id and role); nothing changes on a failed or larger answer."""
+        try:
+            text, finish = summarize(prompt=self.rolling)
+        except SummaryError:
+            text, finish = "", "error"
+        markers = [i for i, m in enumerate(msgs) if m.get("_micro_compact_marker")]
+        if not text or finish != "stop" or len(text) > len(self.rolling) or not markers:
+            return {"transcript": msgs, "labels": {"outcome": "defrag_failed"}}
+        at = markers[-1]
+        marker = dict(msgs[at])
+        marker["content"] = micro_prefix(cfg) + SEP + text
+        marker.pop("_db_persisted", None)
+        self.rolling = text
+        return {"transcript": msgs[:at] + [marker] + msgs[at + 1:], "labels": {"outcome": "defrag"}}
 
     def fail(self, msgs, start, end):
         first = msgs[start].get("_compactsim_id")

@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use compactsim::cli::args::{self, CaseParams, Shard};
 use compactsim::cli::exit::{Exit, Failure};
 use compactsim::cli::{
-    console, list, merge, replay, run, scenario, selftest, shrink, study, sweep,
+    console, diff, list, merge, replay, run, scenario, selftest, shrink, study, sweep,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,8 +52,27 @@ struct CaseKnobs {
     /// Anti-thrash policy of the agent loop: v1, v2 or v2.2 (default: the era's).
     #[arg(long = "anti-thrash", value_name = "POLICY")]
     anti_thrash: Option<String>,
+    /// A real release the model follows: hermes-0.19.0 (batch, era b) or
+    /// hermes-iot-0.22.2 (micro; batch and both under era c). Sets the era.
+    #[arg(long, value_name = "RELEASE")]
+    profile: Option<String>,
     #[command(flatten)]
     compactor: CompactorFlags,
+}
+
+impl CaseKnobs {
+    /// (strategy, era) after `--profile`: the profile's, or the flags as given.
+    fn strategy_and_era(&self) -> Result<(&str, Option<&str>), Failure> {
+        match &self.profile {
+            None => Ok((
+                self.strategy.as_deref().unwrap_or(args::STRATEGY_DEFAULT),
+                self.era.as_deref(),
+            )),
+            Some(name) => compactsim::profile::Profile::parse(name)
+                .and_then(|p| p.resolve(self.strategy.as_deref(), self.era.as_deref()))
+                .map_err(Failure::bad_input),
+        }
+    }
 }
 
 /// Flags that choose the compactor under test (adapters/PROTOCOL.md).
@@ -135,6 +154,9 @@ enum Command {
     },
     /// The suite under many root seeds: one line per seed, a total; exit = worst outcome.
     Sweep(SweepArgs),
+    /// The Rust reference against an external compactor (--adapter), pass by pass, on
+    /// the same transcripts and summarizer answers: diff.json and diff.md.
+    Diff(DiffArgs),
     /// Rerun one case (or a scenario file) and print its event log and the witness.
     Replay {
         /// A scenario file to replay instead of --seed/--case.
@@ -271,6 +293,7 @@ impl CaseFlags {
             || !k.bugs.is_empty()
             || k.era.is_some()
             || k.anti_thrash.is_some()
+            || k.profile.is_some()
     }
 }
 
@@ -280,11 +303,12 @@ fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
 
 fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
     choose_compactor(&k.compactor, !k.bugs.is_empty())?;
+    let (strategy, era) = k.strategy_and_era()?;
     let mut params = CaseParams::parse_with(
         seed,
         k.passes.unwrap_or(args::PASSES_DEFAULT),
-        k.strategy.as_deref().unwrap_or(args::STRATEGY_DEFAULT),
-        k.era.as_deref(),
+        strategy,
+        era,
         k.anti_thrash.as_deref(),
         &k.bugs,
     )?;
@@ -358,6 +382,66 @@ fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
     })
 }
 
+#[derive(clap::Args)]
+struct DiffArgs {
+    #[command(flatten)]
+    case: CaseFlags,
+    /// Number of cases.
+    #[arg(long, default_value_t = args::CASES_DEFAULT)]
+    cases: u32,
+    /// Worker threads (default: all cores). The reports do not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Output directory [default: target/compactsim/diff].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// No progress bar (it is shown only when stderr is a terminal).
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// `diff`: the reference (with any `--bug`) is one side, `--adapter` the other.
+fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
+    let f = &a.case.knobs.compactor;
+    if f.compactor != "reference" {
+        return Err(Failure::bad_input(
+            "diff compares the reference with the --adapter compactor; drop --compactor",
+        ));
+    }
+    let Some(command) = f.adapter.clone() else {
+        return Err(Failure::bad_input("diff needs --adapter 'CMD ARGS'"));
+    };
+    let timeout_ms = f
+        .adapter_timeout_ms
+        .unwrap_or(compactsim::external::DEFAULT_TIMEOUT_MS);
+    if timeout_ms == 0 {
+        return Err(Failure::bad_input(
+            "--adapter-timeout-ms must be at least 1",
+        ));
+    }
+    let k = &a.case.knobs;
+    let (strategy, era) = k.strategy_and_era()?;
+    let params = CaseParams::parse_with(
+        a.case.seed.unwrap_or(args::SEED_DEFAULT),
+        k.passes.unwrap_or(args::PASSES_DEFAULT),
+        strategy,
+        era,
+        k.anti_thrash.as_deref(),
+        &k.bugs,
+    )?;
+    diff::diff(&diff::DiffRequest {
+        params,
+        cases: args::check_cases(a.cases)?,
+        jobs: args::jobs(a.jobs)?,
+        out: a
+            .out
+            .unwrap_or_else(|| PathBuf::from("target/compactsim/diff")),
+        adapter: compactsim::external::AdapterSpec::new(command, timeout_ms),
+        profile: k.profile.clone(),
+        quiet: a.quiet,
+    })
+}
+
 fn dispatch(cli: Cli) -> Result<Exit, Failure> {
     match cli.command {
         Command::Run {
@@ -426,6 +510,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             jobs: args::jobs(a.jobs)?,
         }),
         Command::Shrink(a) => shrink_command(a),
+        Command::Diff(a) => diff_command(a),
         Command::Study { file, out } => study::study(&file, out),
         Command::Merge { dirs, out } => merge::merge(&dirs, &out),
         Command::Selftest(a) => selftest_command(a),

@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod console;
+pub mod diff;
 pub mod exit;
 pub mod list;
 pub mod merge;

@@ -102,7 +102,7 @@ pub fn row(r: &CaseResult) -> CaseRow {
     }
 }
 
-fn exit_of(outcome: &CaseOutcome) -> Exit {
+pub(crate) fn exit_of(outcome: &CaseOutcome) -> Exit {
     match outcome {
         CaseOutcome::Clean => Exit::Clean,
         CaseOutcome::Violation(_) => Exit::Violation,

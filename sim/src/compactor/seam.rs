@@ -34,6 +34,13 @@ pub trait SummaryBackend {
 
     /// Re-summarizes `summary` alone (micro defrag): same facts, smaller.
     fn condense(&mut self, summary: &RollingSummary) -> SummaryCall;
+
+    /// A copy of the summarizer in its current state, answering what this one would
+    /// answer next, when the backend has one (`compactsim diff` serves a second
+    /// compactor from it). Default: none.
+    fn fork(&self) -> Option<Summarizer> {
+        None
+    }
 }
 
 impl SummaryBackend for Summarizer {
@@ -48,6 +55,10 @@ impl SummaryBackend for Summarizer {
 
     fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
         Summarizer::condense(self, summary)
+    }
+
+    fn fork(&self) -> Option<Summarizer> {
+        Some(self.clone())
     }
 }
 

@@ -87,7 +87,10 @@ const ERROR_CLASS_WEIGHTS: [(SummaryErrorClass, u32); 5] = [
 ];
 
 /// The fake summarizer of one case. Every call draws from the case's Summarizer stream,
-/// so the same seed and the same sequence of calls give the same results.
+/// so the same seed and the same sequence of calls give the same results. A clone is a
+/// fork: it answers the calls the original would answer next (`compactsim diff` serves
+/// a second compactor from one).
+#[derive(Clone)]
 pub struct Summarizer {
     pub config: SummarizerConfig,
     rng: SimRng,

@@ -70,6 +70,10 @@ impl SummaryBackend for Serving<'_> {
         self.record(true, (0, &summary.facts), &call);
         call
     }
+
+    fn fork(&self) -> Option<Summarizer> {
+        Some(self.inner.clone())
+    }
 }
 
 /// Virtual milliseconds the calls took, in total.

