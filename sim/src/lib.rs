@@ -7,6 +7,7 @@ pub mod cli;
 pub mod compactor;
 pub mod engine;
 pub mod external;
+pub mod gateway;
 pub mod ids;
 pub mod provider;
 pub mod rng;
