@@ -155,6 +155,11 @@ impl Invariant for NoInfiniteLoop {
             (Event::BatchPass(p), _) => {
                 self.blocked_since_ms = None;
                 self.committed_since_reading |= changed(t);
+                if p.trigger == BatchTrigger::Manual {
+                    // `/compress` clears any failure cooldown first (the gateway's
+                    // command; the agent loop never runs it).
+                    self.cooldown_until_ms = 0;
+                }
                 let automatic = matches!(
                     p.trigger,
                     BatchTrigger::Preflight | BatchTrigger::PostResponse
@@ -276,6 +281,12 @@ mod tests {
         assert!(
             run_served(&mut inv(None), &[user(0)], &labelled_only).is_empty(),
             "a failure only the pass reports arms nothing"
+        );
+        let mut manual = steps.clone();
+        manual[1].0 = batch_at(1, BatchTrigger::Manual, true, 20_000);
+        assert!(
+            run_served(&mut inv(None), &[user(0)], &manual).is_empty(),
+            "`/compress` clears the cooldown"
         );
         let later = vec![
             (batch_at(1, PRE, true, 10_000), None, failed()),

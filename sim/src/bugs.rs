@@ -47,6 +47,25 @@ pub enum Bug {
     H14694,
     /// Legacy rotation happens even when the pass made no progress.
     H57771,
+    /// Gateway: the rotated session id is assigned in memory but the route is never
+    /// saved.
+    H29335,
+    /// Gateway: the auto-reset's new session is not captured; the topic binding stays
+    /// on the exhausted session.
+    H35809,
+    /// Gateway: the failed-turn guard also requires an empty response, so an exhausted
+    /// turn is persisted and no reset runs.
+    H9893,
+    /// Gateway: the flush after a compaction starts at the pre-compaction length, so
+    /// the compacted transcript is never written.
+    H4095,
+    /// Gateway mutant: redeliveries are not checked against the idempotency table.
+    GNoDedupe,
+    /// Gateway mutant: the inbound message is acknowledged before its turn is recorded.
+    GAckEarly,
+    /// Gateway mutant: `load_transcript` ignores the `active` flag and returns archived
+    /// rows too.
+    GLoadArchived,
 }
 
 /// Catalogue entry.
@@ -211,6 +230,62 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "legacy rotation (in_place: false) forks a new session id even when the compaction made no progress",
         expected: &["bounded-compaction"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H29335,
+        id: "H-29335",
+        strategy: "gateway",
+        summary: "the rotated session id is set on the in-memory entry but never saved; after a restart the pre-compression session loads and re-compacts",
+        expected: &["session-id-persisted", "loaded-is-compacted"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H35809,
+        id: "H-35809",
+        strategy: "gateway",
+        summary: "the auto-reset discards reset_session's result: the topic binding stays on the exhausted session and every topic message re-exhausts it",
+        expected: &["exhausted-resets-clean"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H9893,
+        id: "H-9893",
+        strategy: "gateway",
+        summary: "the failed-turn guard also requires an empty final response (always filled): the exhausted turn is persisted and the session never resets",
+        expected: &["failed-turn-not-persisted", "exhausted-resets-clean"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H4095,
+        id: "H-4095",
+        strategy: "gateway",
+        summary: "the flush after a compaction computes flush_from from the pre-compaction length: the shorter compacted list writes nothing and the next load finds a near-empty session",
+        expected: &["persisted-equals-live"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::GNoDedupe,
+        id: "G-no-dedupe",
+        strategy: "gateway",
+        summary: "mutant of the clean gateway: a redelivered inbound message is not checked against the idempotency table and runs its turn again",
+        expected: &["idempotent-delivery"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::GAckEarly,
+        id: "G-ack-early",
+        strategy: "gateway",
+        summary: "mutant of the clean gateway: the platform is acknowledged before the turn is recorded, so a crash in between loses the message",
+        expected: &["persist-before-ack"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::GLoadArchived,
+        id: "G-load-archived",
+        strategy: "gateway",
+        summary: "mutant of the clean gateway: load_transcript ignores the active flag and returns the rows an in-place compaction archived",
+        expected: &["loaded-is-compacted"],
         requires: &[],
     },
 ];

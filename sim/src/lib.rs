@@ -8,6 +8,7 @@ pub mod compactor;
 pub mod diff;
 pub mod engine;
 pub mod external;
+pub mod gateway;
 pub mod ids;
 pub mod profile;
 pub mod provider;

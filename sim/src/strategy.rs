@@ -14,16 +14,23 @@ pub enum Strategy {
     /// The agent loop with batch compaction and a micro pass after every finished turn,
     /// as Hermes runs them together.
     Both(LoopOptions),
+    /// The batch agent loop behind the faulty gateway: session store, inbound message
+    /// ids with duplicates and retries, crashes and restarts, auto-reset (issue 10).
+    Gateway(LoopOptions),
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 3] = [
+    pub const ALL: [Strategy; 4] = [
         Strategy::Micro,
         Strategy::Batch(LoopOptions {
             era: Era::DEFAULT,
             anti_thrash: AntiThrashPolicy::V2_2,
         }),
         Strategy::Both(LoopOptions {
+            era: Era::DEFAULT,
+            anti_thrash: AntiThrashPolicy::V2_2,
+        }),
+        Strategy::Gateway(LoopOptions {
             era: Era::DEFAULT,
             anti_thrash: AntiThrashPolicy::V2_2,
         }),
@@ -34,6 +41,7 @@ impl Strategy {
             Strategy::Micro => "micro",
             Strategy::Batch(_) => "batch",
             Strategy::Both(_) => "both",
+            Strategy::Gateway(_) => "gateway",
         }
     }
 
@@ -42,6 +50,7 @@ impl Strategy {
             Strategy::Micro => "fold the oldest unabsorbed agent turn into one rolling-summary marker after every turn",
             Strategy::Batch(_) => "agent turn loop: preflight, provider calls, post-response checks and overflow recovery around batch compaction",
             Strategy::Both(_) => "the batch agent loop plus a micro pass after every finished turn",
+            Strategy::Gateway(_) => "the batch agent loop behind a gateway with a session store, crashes, restarts, duplicate deliveries and auto-reset",
         }
     }
 
@@ -49,7 +58,7 @@ impl Strategy {
     pub fn loop_options(self) -> Option<LoopOptions> {
         match self {
             Strategy::Micro => None,
-            Strategy::Batch(o) | Strategy::Both(o) => Some(o),
+            Strategy::Batch(o) | Strategy::Both(o) | Strategy::Gateway(o) => Some(o),
         }
     }
 
@@ -59,6 +68,7 @@ impl Strategy {
             Strategy::Micro => Strategy::Micro,
             Strategy::Batch(_) => Strategy::Batch(options),
             Strategy::Both(_) => Strategy::Both(options),
+            Strategy::Gateway(_) => Strategy::Gateway(options),
         }
     }
 
@@ -97,6 +107,6 @@ mod tests {
         assert_eq!(batch.to_string(), "batch");
         assert!(Strategy::parse("x")
             .unwrap_err()
-            .contains("micro, batch, both"));
+            .contains("micro, batch, both, gateway"));
     }
 }

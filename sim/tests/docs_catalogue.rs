@@ -24,6 +24,7 @@ fn documented() -> Vec<(String, Vec<String>)> {
 fn the_documented_catalogue_is_the_build_catalogue() {
     let built: Vec<(String, Vec<String>)> = compactsim_invariants::catalogue()
         .iter()
+        .chain(&compactsim_invariants::gateway::gateway_catalogue())
         .map(|i| {
             (
                 i.id.to_string(),

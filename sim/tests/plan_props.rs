@@ -19,9 +19,13 @@ const SHRINK_ATTEMPTS: u32 = 40;
 /// agent-loop switches fail in a few cases of a hundred).
 const SCAN_CASES: u32 = 12;
 
-/// Catalogue indexes of the bug switches the plans record: all of them.
+/// Catalogue indexes of the bug switches the plans record: all but the gateway's (a
+/// plan does not record the gateway's redeliveries and retries yet, so a gateway case
+/// does not replay from its plan: issue 10, step 6, is open).
 fn recordable_bugs() -> Vec<usize> {
-    (0..CATALOGUE.len()).collect()
+    (0..CATALOGUE.len())
+        .filter(|i| CATALOGUE[*i].strategy != "gateway")
+        .collect()
 }
 
 /// Case `case` of `root_seed` with catalogue switch `bug` on its own strategy, or with

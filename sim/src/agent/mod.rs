@@ -291,7 +291,7 @@ impl AgentLoop {
         let request = BatchRequest {
             turn,
             trigger,
-            force: false,
+            force: trigger == BatchTrigger::Manual,
         };
         let (report, calls) = self.with_harness(|compactor, msgs, harness| {
             compactor.batch_pass(msgs, request, harness)
@@ -425,6 +425,25 @@ impl AgentLoop {
                 true
             }
         }
+    }
+
+    /// A process restart (the gateway's crash or cold load): every in-memory state of
+    /// the agent and its compactor is dropped and the live list is emptied; the caller
+    /// loads the persisted transcript next (`push` a system row, then [`Self::resume`]).
+    pub fn restart_process(&mut self) {
+        self.msgs.clear();
+        self.changed();
+        self.session = Session::fresh(&self.config);
+        self.turn = TurnState::default();
+        self.compactor.restart();
+    }
+
+    /// `/compress` (or the gateway's session hygiene): one forced batch pass outside a
+    /// turn. Returns whether it committed.
+    pub fn manual_compress(&mut self, sink: &mut dyn Sink, turn: u32) -> Flow<bool> {
+        self.turn = TurnState::default();
+        self.repair_if_dirty(sink, turn)?;
+        Ok(self.pass(sink, turn, BatchTrigger::Manual)?.committed)
     }
 
     /// Session auto-reset after compression exhaustion (#9893/#10063): the transcript

@@ -236,7 +236,10 @@ impl AgentLoop {
         });
         let before = self.msgs.clone();
         if !self.turn.compacted {
-            self.msgs.retain(|m| m.id < first);
+            // The turn's rows are its user row and what followed it (by position: a
+            // gateway's `/compress` may mint rows with later ids before the turn).
+            let start = self.msgs.iter().position(|m| m.id == first);
+            self.msgs.truncate(start.unwrap_or(self.msgs.len()));
             self.changed();
         }
         let removed = (before.len() - self.msgs.len()) as u32;

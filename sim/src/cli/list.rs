@@ -18,7 +18,11 @@ pub fn render(listing: Listing) -> String {
     let mut out = String::new();
     match listing {
         Listing::Invariants => {
-            for i in compactsim_invariants::catalogue() {
+            let gateway = compactsim_invariants::gateway::gateway_catalogue();
+            for i in compactsim_invariants::catalogue()
+                .into_iter()
+                .chain(gateway)
+            {
                 out.push_str(&format!(
                     "{:<24} {}\n{:<24} catches: {}\n",
                     i.id,

@@ -42,8 +42,15 @@ pub fn render_case(out: &mut String, spec: &CaseSpec, r: &CaseResult) -> Exit {
     if let Some(agent) = describe(spec) {
         let _ = writeln!(out, "{agent}");
     }
+    let mut gateway = r.gateway_trace.iter().peekable();
     for line in &r.trace {
+        while let Some((_, g)) = gateway.next_if(|(step, _)| *step <= line.step) {
+            let _ = writeln!(out, "{g}");
+        }
         let _ = writeln!(out, "{line}");
+    }
+    for (_, g) in gateway {
+        let _ = writeln!(out, "{g}");
     }
     match &r.outcome {
         CaseOutcome::Clean => {

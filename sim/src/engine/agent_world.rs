@@ -31,7 +31,7 @@ use compactsim_model::{tokens_rough_total, Message};
 pub const STEPS_PER_TURN_BUDGET: u32 = 512;
 
 /// Every invariant id of the catalogue.
-fn all_ids() -> Vec<&'static str> {
+pub(crate) fn all_ids() -> Vec<&'static str> {
     compactsim_invariants::catalogue()
         .iter()
         .map(|i| i.id)
@@ -113,7 +113,7 @@ pub(super) fn run(
 
 /// The turn budget that sets the step budget: the plan's or the suite's, whatever the
 /// length of a script (so a shorter script does not tighten the liveness bound).
-fn budget_turns(spec: &CaseSpec) -> u32 {
+pub(crate) fn budget_turns(spec: &CaseSpec) -> u32 {
     let suite = CaseSpec {
         plan: None,
         ..spec.clone()
@@ -126,7 +126,7 @@ fn budget_turns(spec: &CaseSpec) -> u32 {
 }
 
 /// The agent loop of `spec`, with the plan's overrides and schedules applied.
-fn build_agent(
+pub(crate) fn build_agent(
     spec: &CaseSpec,
     options: LoopOptions,
     make: MakeCompactor<'_>,
@@ -194,11 +194,11 @@ pub(crate) struct AgentLog {
 
 /// How a session opened: the turns loaded before the first one ran.
 #[derive(Clone, Copy, Debug, Default)]
-struct Opened {
+pub(crate) struct Opened {
     /// A script's history turns.
-    history_turns: u32,
+    pub history_turns: u32,
     /// Turns of the conversation a resumed session loaded by its fill.
-    resumed_turns: u32,
+    pub resumed_turns: u32,
 }
 
 /// Runs one agent-loop case; also returns what a recording needs (see [`AgentLog`]).
@@ -266,7 +266,7 @@ pub(crate) fn run_logged(
 /// The session before the first turn: the system row; a script's history, loaded as a
 /// resumed session (one append at its last turn; the script's turns are numbered after
 /// it); then the turns a resumed session's fill loads.
-fn open_session(
+pub(crate) fn open_session(
     agent: &mut AgentLoop,
     source: &mut Source,
     observer: &mut Observer,

@@ -62,6 +62,7 @@ pub fn counters(strategy: Strategy) -> Vec<&'static str> {
     let mut all: Vec<&'static str> = match strategy {
         Strategy::Micro => return COUNTERS.to_vec(),
         Strategy::Batch(_) => vec![],
+        Strategy::Gateway(_) => crate::gateway::GATEWAY_COUNTERS.to_vec(),
         Strategy::Both(_) => COUNTERS
             .iter()
             .copied()
@@ -83,7 +84,9 @@ impl Coverage {
 
     pub fn add(&mut self, counter: &'static str, n: u64) {
         debug_assert!(
-            COUNTERS.contains(&counter) || AGENT_COUNTERS.contains(&counter),
+            COUNTERS.contains(&counter)
+                || AGENT_COUNTERS.contains(&counter)
+                || crate::gateway::GATEWAY_COUNTERS.contains(&counter),
             "uncatalogued counter {counter}"
         );
         *self.0.entry(counter).or_default() += n;

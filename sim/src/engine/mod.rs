@@ -3,9 +3,9 @@
 //! violation or at the case's turn budget.
 
 mod agent_setup;
-mod agent_world;
+pub(crate) mod agent_world;
 mod coverage;
-mod observer;
+pub(crate) mod observer;
 pub mod plan;
 pub mod scramble;
 mod setup;
@@ -79,6 +79,9 @@ pub struct CaseResult {
     pub trace: Vec<TraceLine>,
     /// The outcome of every summarizer call, in call order.
     pub summary_calls: Vec<SummaryOutcome>,
+    /// Strategy `gateway`: the gateway's steps, when the trace is asked for, each with
+    /// the transition step it came before.
+    pub gateway_trace: Vec<(u32, String)>,
 }
 
 /// Options that change what a case records, never what it does.
@@ -199,6 +202,7 @@ pub(crate) fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
         coverage: Coverage::default(),
         trace: Vec::new(),
         summary_calls: Vec::new(),
+        gateway_trace: Vec::new(),
     }
 }
 
@@ -208,6 +212,9 @@ fn run_case_unguarded(
     make: MakeCompactor<'_>,
     labels: scramble::Labels,
 ) -> CaseResult {
+    if matches!(spec.strategy, crate::strategy::Strategy::Gateway(_)) {
+        return crate::gateway::run(spec, record, make, labels);
+    }
     if spec.strategy.loop_options().is_some() {
         return agent_world::run(spec, record, make, labels);
     }

@@ -99,6 +99,7 @@ fn expect_counters(doc: &Doc, strategy: Strategy) -> Result<Vec<CounterExpect>, 
 fn invariant_known(id: &str) -> Result<(), String> {
     let known: Vec<&str> = compactsim_invariants::catalogue()
         .iter()
+        .chain(&compactsim_invariants::gateway::gateway_catalogue())
         .map(|i| i.id)
         .collect();
     if known.contains(&id) {

@@ -45,9 +45,12 @@ pub fn strategy(doc: &Doc) -> Result<Strategy, Located> {
 }
 
 /// Whether a switch of `bug_strategy`'s reference model acts in a case of `strategy`:
-/// its own strategy, or `both`, which runs the batch agent loop and micro passes.
+/// its own strategy; `both`, which runs the batch agent loop and micro passes (not the
+/// gateway); or `gateway` for a batch switch (the gateway runs the batch loop).
 pub fn switch_acts_under(bug_strategy: &str, strategy: Strategy) -> bool {
-    bug_strategy == strategy.name() || matches!(strategy, Strategy::Both(_))
+    bug_strategy == strategy.name()
+        || (matches!(strategy, Strategy::Both(_)) && bug_strategy != "gateway")
+        || (matches!(strategy, Strategy::Gateway(_)) && bug_strategy == "batch")
 }
 
 /// The bug switches of the file; each must act under `strategy`.
@@ -138,6 +141,11 @@ pub fn checked_ids(strategy: Strategy) -> Vec<&'static str> {
         Strategy::Micro => compactsim_invariants::micro_catalogue_ids(),
         Strategy::Batch(_) | Strategy::Both(_) => compactsim_invariants::catalogue()
             .iter()
+            .map(|i| i.id)
+            .collect(),
+        Strategy::Gateway(_) => compactsim_invariants::catalogue()
+            .iter()
+            .chain(&compactsim_invariants::gateway::gateway_catalogue())
             .map(|i| i.id)
             .collect(),
     }

@@ -1,0 +1,65 @@
+//! session-id-persisted (H-29335, H-25747, H-20470): after every handled turn, the
+//! saved route and the topic binding of its key resolve to the newest session of their
+//! lineage (no child session exists), and no parent chain is a cycle; every load reads
+//! the tip of its lineage.
+
+use super::{GatewayInvariant, GatewayStep, LINEAGE_DEPTH_MAX};
+use crate::InvariantInfo;
+use compactsim_model::{GatewayEvent, StoreSnapshot, Witness};
+
+pub const INFO: InvariantInfo = InvariantInfo {
+    id: "session-id-persisted",
+    statement: "after every gateway turn the saved route and topic binding of its key name the newest session of their lineage (no child, no parent cycle); every load reads a lineage tip",
+    catches: &["H-29335"],
+};
+
+#[derive(Default)]
+pub struct SessionIdPersisted;
+
+fn not_tip(store: &StoreSnapshot, what: &str, id: u32) -> Option<(String, Witness)> {
+    let child = store.children(id).map(|c| c.id).max()?;
+    Some((
+        format!("{what} names session {id}, which was rotated to session {child}"),
+        Witness::default().fact(format!("{what} -> {id}; child {child}")),
+    ))
+}
+
+fn cycle(store: &StoreSnapshot, id: u32) -> Option<(String, Witness)> {
+    let mut at = id;
+    for _ in 0..LINEAGE_DEPTH_MAX {
+        match store.session(at).and_then(|s| s.parent) {
+            Some(p) if p == id => {
+                return Some((
+                    format!("session {id} is its own ancestor"),
+                    Witness::default(),
+                ))
+            }
+            Some(p) => at = p,
+            None => return None,
+        }
+    }
+    Some((
+        format!("session {id}: parent chain too deep"),
+        Witness::default(),
+    ))
+}
+
+impl GatewayInvariant for SessionIdPersisted {
+    fn info(&self) -> InvariantInfo {
+        INFO
+    }
+
+    fn observe(&mut self, s: &GatewayStep<'_>) -> Option<(String, Witness)> {
+        match s.event {
+            GatewayEvent::TurnDone { key, .. } => {
+                let route = s.store.route(key);
+                let binding = s.store.binding(key);
+                route
+                    .and_then(|r| cycle(s.store, r).or_else(|| not_tip(s.store, "route", r)))
+                    .or_else(|| binding.and_then(|b| not_tip(s.store, "topic binding", b)))
+            }
+            GatewayEvent::Loaded { session, .. } => not_tip(s.store, "the load", *session),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Each gateway invariant fires on a violating history and stays quiet on a clean one.
+
+use super::*;
+use compactsim_model::{MsgId, StoredRow, StoredSession, TurnOutcome};
+
+const KEY: &str = "agent:main:telegram:dm:42";
+
+fn session(id: u32, parent: Option<u32>, rows: &[u32]) -> StoredSession {
+    StoredSession {
+        id,
+        parent,
+        ended: false,
+        rows: rows
+            .iter()
+            .map(|r| StoredRow {
+                id: MsgId(*r),
+                active: true,
+                compacted: false,
+            })
+            .collect(),
+    }
+}
+
+fn store(sessions: Vec<StoredSession>, route: u32, binding: Option<u32>) -> StoreSnapshot {
+    StoreSnapshot {
+        routes: vec![(KEY.into(), route)],
+        bindings: binding.map(|b| vec![(KEY.into(), b)]).unwrap_or_default(),
+        sessions,
+        delivered: vec![1],
+    }
+}
+
+fn ids(v: &[u32]) -> Vec<MsgId> {
+    v.iter().map(|i| MsgId(*i)).collect()
+}
+
+fn done(outcome: TurnOutcome, compacted: bool, turn_rows: &[u32], live: &[u32]) -> GatewayEvent {
+    GatewayEvent::TurnDone {
+        turn: 1,
+        key: KEY.into(),
+        inbound: 1,
+        user: MsgId(turn_rows[0]),
+        turn_rows: ids(turn_rows),
+        outcome,
+        compacted,
+        live: ids(live),
+    }
+}
+
+fn started() -> GatewayEvent {
+    GatewayEvent::TurnStarted {
+        turn: 1,
+        key: KEY.into(),
+        inbound: 1,
+        user: MsgId(5),
+    }
+}
+
+fn loaded(session: u32, rows: &[u32]) -> GatewayEvent {
+    GatewayEvent::Loaded {
+        turn: 2,
+        key: KEY.into(),
+        session,
+        rows: ids(rows),
+    }
+}
+
+/// The ids of the invariants broken over `history`.
+fn run(only: &str, history: &[(GatewayEvent, StoreSnapshot)]) -> Vec<String> {
+    let mut o = GatewayOracle::with_only(&[only]);
+    let mut out = Vec::new();
+    for (i, (event, store)) in history.iter().enumerate() {
+        let s = GatewayStep {
+            step: i as u32,
+            event,
+            store,
+        };
+        out.extend(o.observe(&s).into_iter().map(|v| v.invariant));
+    }
+    out
+}
+
+#[test]
+fn session_id_persisted_fires_on_a_route_left_on_a_rotated_session() {
+    let rotated = vec![session(0, None, &[0, 1, 2]), session(1, Some(0), &[0, 9])];
+    let bad = store(rotated.clone(), 0, None);
+    let good = store(rotated, 1, None);
+    let ev = done(TurnOutcome::Finished, true, &[2], &[0, 9]);
+    assert_eq!(
+        run("session-id-persisted", &[(ev.clone(), bad.clone())]),
+        ["session-id-persisted"]
+    );
+    assert!(run("session-id-persisted", &[(ev, good)]).is_empty());
+    assert_eq!(
+        run("session-id-persisted", &[(loaded(0, &[0, 1, 2]), bad)]).len(),
+        1
+    );
+}
+
+#[test]
+fn exhausted_resets_clean_fires_on_a_binding_left_on_the_exhausted_session() {
+    let sessions = vec![session(0, None, &[0, 1, 2]), session(1, None, &[0])];
+    let ev = done(TurnOutcome::Exhausted, false, &[3], &[0]);
+    let before = store(sessions[..1].to_vec(), 0, Some(0));
+    let bad = store(sessions.clone(), 1, Some(0));
+    let good = store(sessions, 1, Some(1));
+    let id = "exhausted-resets-clean";
+    assert_eq!(
+        run(id, &[(started(), before.clone()), (ev.clone(), bad)]),
+        [id]
+    );
+    assert!(run(
+        id,
+        &[(started(), before.clone()), (ev.clone(), good.clone())]
+    )
+    .is_empty());
+    // The next load must read the reset session.
+    assert_eq!(
+        run(
+            id,
+            &[
+                (started(), before),
+                (ev, good.clone()),
+                (loaded(0, &[0, 1, 2]), good)
+            ]
+        ),
+        [id]
+    );
+}
+
+#[test]
+fn failed_turn_not_persisted_fires_when_the_failed_turns_rows_are_stored() {
+    let id = "failed-turn-not-persisted";
+    let bad = store(vec![session(0, None, &[0, 1, 2, 3])], 0, None);
+    let good = store(vec![session(0, None, &[0, 1, 2])], 0, None);
+    let ev = done(TurnOutcome::Exhausted, false, &[3, 4], &[0]);
+    assert_eq!(run(id, &[(ev.clone(), bad.clone())]), [id]);
+    assert!(run(id, &[(ev, good)]).is_empty());
+    // A compaction during the turn persisted it: not judged.
+    assert!(run(id, &[(done(TurnOutcome::Failed, true, &[3], &[0, 3]), bad)]).is_empty());
+}
+
+#[test]
+fn loaded_is_compacted_fires_when_a_load_returns_rows_a_compaction_removed() {
+    let id = "loaded-is-compacted";
+    let s = store(vec![session(0, None, &[0, 1, 2])], 0, None);
+    let first = done(TurnOutcome::Finished, false, &[1], &[0, 1, 2]);
+    let compacted = done(TurnOutcome::Finished, true, &[3], &[0, 9, 3]);
+    let history = |rows: &[u32]| {
+        vec![
+            (first.clone(), s.clone()),
+            (compacted.clone(), s.clone()),
+            (loaded(0, rows), s.clone()),
+        ]
+    };
+    assert_eq!(run(id, &history(&[0, 1, 2])), [id]);
+    assert!(run(id, &history(&[0, 9, 3])).is_empty());
+}
+
+#[test]
+fn persisted_equals_live_fires_on_duplicates_a_mismatch_and_a_deleted_row() {
+    let id = "persisted-equals-live";
+    let ev = done(TurnOutcome::Finished, false, &[2], &[0, 1, 2]);
+    let good = store(vec![session(0, None, &[0, 1, 2])], 0, None);
+    assert!(run(id, &[(ev.clone(), good.clone())]).is_empty());
+    let dup = store(vec![session(0, None, &[0, 1, 2, 1, 2])], 0, None);
+    assert_eq!(run(id, &[(ev.clone(), dup)]), [id]);
+    let short = store(vec![session(0, None, &[0, 1])], 0, None);
+    assert_eq!(run(id, &[(ev.clone(), short.clone())]), [id]);
+    let shorter = store(vec![session(0, None, &[0])], 0, None);
+    let ev_short = done(TurnOutcome::Finished, false, &[2], &[0]);
+    assert_eq!(run(id, &[(ev.clone(), good), (ev_short, shorter)]), [id]);
+}
+
+#[test]
+fn delivery_invariants_fire_on_a_rerun_and_an_early_ack() {
+    let s = store(vec![session(0, None, &[0])], 0, None);
+    assert_eq!(
+        run("idempotent-delivery", &[(started(), s.clone())]),
+        ["idempotent-delivery"]
+    );
+    let mut fresh = s.clone();
+    fresh.delivered.clear();
+    assert!(run("idempotent-delivery", &[(started(), fresh.clone())]).is_empty());
+    let ack = GatewayEvent::Acked {
+        turn: 1,
+        inbound: 1,
+    };
+    assert_eq!(
+        run("persist-before-ack", &[(ack.clone(), fresh)]),
+        ["persist-before-ack"]
+    );
+    assert!(run("persist-before-ack", &[(ack, s)]).is_empty());
+}
+
+#[test]
+fn the_gateway_catalogue_has_unique_ids_and_a_cycle_is_no_tip() {
+    let all = gateway_catalogue();
+    let mut ids: Vec<&str> = all.iter().map(|i| i.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 7);
+    let looped = store(
+        vec![session(0, Some(1), &[]), session(1, Some(0), &[])],
+        0,
+        None,
+    );
+    assert_eq!(compression_tip(&looped, 0), None);
+}

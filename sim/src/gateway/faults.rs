@@ -1,0 +1,98 @@
+//! The gateway's draws for one case, from its own named stream ([`Stream::Gateway`]),
+//! so the conversation, summarizer and provider streams of a seed are the same as under
+//! `batch`: the chat's key form, topic mode, and per inbound message whether it is
+//! delivered twice, a `/compress` or `/reset` comes first, and whether and where the
+//! process crashes.
+
+use crate::rng::{self, between, chance, SimRng, Stream};
+
+/// Crash points between the durable writes of a handled turn (and before the ack).
+pub const CRASH_POINTS: &[&str] = &["before-turn", "after-write", "after-mapping", "before-ack"];
+/// Transitions into an agent turn a mid-turn crash may fall at most.
+pub const MID_TURN_STEP_MAX: u32 = 12;
+
+/// Where a crash falls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Crash {
+    /// At transition `n` of the agent turn (before it is observed).
+    MidTurn(u32),
+    /// At one of [`CRASH_POINTS`].
+    At(&'static str),
+}
+
+/// What happens around one inbound message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InboundFaults {
+    /// The platform delivers the message a second time after it is handled.
+    pub duplicate: bool,
+    pub crash: Option<Crash>,
+    /// A clean restart (deploy) before the message.
+    pub restart: bool,
+    /// The user sends `/compress` first.
+    pub compress: bool,
+    /// The user sends `/reset` first.
+    pub reset: bool,
+}
+
+/// The case's gateway configuration and fault stream.
+pub struct FaultPlan {
+    /// The chat's session key.
+    pub key: String,
+    /// Telegram DM topic mode: the key has a topic binding.
+    pub topic: bool,
+    rng: SimRng,
+    duplicate_per_mille: u32,
+    crash_per_mille: u32,
+    restart_per_mille: u32,
+    command_per_mille: u32,
+}
+
+impl FaultPlan {
+    pub fn draw(case_seed: u64) -> FaultPlan {
+        let mut rng = rng::stream(case_seed, Stream::Gateway);
+        let chat = between(&mut rng, 1, 9_999);
+        let topic = chance(&mut rng, 500);
+        let key = if topic {
+            format!("agent:main:telegram:dm:{chat}:{}", between(&mut rng, 1, 99))
+        } else {
+            format!("agent:main:telegram:dm:{chat}")
+        };
+        let duplicate_per_mille = between(&mut rng, 0, 120);
+        let crash_per_mille = between(&mut rng, 0, 80);
+        let restart_per_mille = between(&mut rng, 0, 60);
+        let command_per_mille = between(&mut rng, 0, 30);
+        FaultPlan {
+            key,
+            topic,
+            rng,
+            duplicate_per_mille,
+            crash_per_mille,
+            restart_per_mille,
+            command_per_mille,
+        }
+    }
+
+    /// The draws for the next inbound message (always the same number of draws).
+    pub fn next_inbound(&mut self) -> InboundFaults {
+        let duplicate = chance(&mut self.rng, self.duplicate_per_mille);
+        let crashes = chance(&mut self.rng, self.crash_per_mille);
+        let mid = chance(&mut self.rng, 500);
+        let step = between(&mut self.rng, 0, MID_TURN_STEP_MAX);
+        let point = between(&mut self.rng, 0, CRASH_POINTS.len() as u32 - 1) as usize;
+        let restart = chance(&mut self.rng, self.restart_per_mille);
+        let compress = chance(&mut self.rng, self.command_per_mille);
+        let reset = chance(&mut self.rng, self.command_per_mille / 3);
+        let crash = crashes.then_some(if mid {
+            Crash::MidTurn(step)
+        } else {
+            Crash::At(CRASH_POINTS[point])
+        });
+        InboundFaults {
+            duplicate,
+            crash,
+            restart,
+            compress,
+            reset,
+        }
+    }
+}

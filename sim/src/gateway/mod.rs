@@ -1,0 +1,48 @@
+//! The faulty gateway (issue 10; hermes-domain §1.4, §1.5, §2.8, §2.9): harness code
+//! around the agent loop and the compactor under test, like the agent loop itself. It
+//! keeps a session store with a durable and a volatile part, handles inbound messages
+//! with ids (duplicates and retries), runs the agent turn, persists it in the order of
+//! §2.9, resets the session after `compression_exhausted`, runs `/compress` and
+//! `/reset`, and crashes between its durable writes and inside agent turns. The
+//! gateway invariants (`compactsim_invariants::gateway`) judge the store it observes.
+
+pub mod faults;
+mod sink;
+pub mod store;
+mod turn;
+mod world;
+
+pub use world::run;
+
+/// Coverage counters of a gateway case (beside the agent loop's).
+pub const GATEWAY_COUNTERS: &[&str] = &[
+    "gateway.commands.compress",
+    "gateway.commands.reset",
+    "gateway.crash.after_mapping",
+    "gateway.crash.after_write",
+    "gateway.crash.before_ack",
+    "gateway.crash.before_turn",
+    "gateway.crash.mid_turn",
+    "gateway.duplicates",
+    "gateway.hygiene",
+    "gateway.in_place_compactions",
+    "gateway.loads",
+    "gateway.resets",
+    "gateway.restarts",
+    "gateway.retries",
+    "gateway.rotations",
+];
+
+/// The counter of a crash at `point`.
+pub(crate) fn crash_counter(point: faults::Crash) -> &'static str {
+    match point {
+        faults::Crash::MidTurn(_) => "gateway.crash.mid_turn",
+        faults::Crash::At("before-turn") => "gateway.crash.before_turn",
+        faults::Crash::At("after-write") => "gateway.crash.after_write",
+        faults::Crash::At("after-mapping") => "gateway.crash.after_mapping",
+        faults::Crash::At(_) => "gateway.crash.before_ack",
+    }
+}
+
+/// Session hygiene compresses before the turn at this share of the window, per mille.
+pub const HYGIENE_WINDOW_PER_MILLE: u64 = 850;

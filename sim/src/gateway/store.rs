@@ -1,0 +1,206 @@
+//! The gateway's session store (hermes-domain §1.4, §1.5): a durable part — what
+//! state.db and the route index hold, the shape the oracle observes
+//! ([`StoreSnapshot`]) plus each stored row's content — and a volatile part (the
+//! in-memory route entries, the cached agent's session and its flush cursor) that a
+//! crash drops.
+//!
+//! CONTRACT: every durable change is one method call here, one ordered step (one SQLite
+//! transaction); the gateway turn places its crash points between these calls.
+
+use compactsim_model::{Message, MsgId, SessionNo, StoreSnapshot, StoredRow, StoredSession};
+use std::collections::BTreeMap;
+
+/// Hermes session-id form of session `no` (`YYYYMMDD_HHMMSS_<6 hex>`), for traces.
+pub fn session_id_text(no: SessionNo) -> String {
+    format!("20260101_{:06}_{:06x}", no / 60 % 1_000_000, no)
+}
+
+/// The durable part: survives a crash.
+#[derive(Clone, Debug, Default)]
+pub struct Durable {
+    pub snapshot: StoreSnapshot,
+    /// Content of every stored row (the latest write of its id).
+    bodies: BTreeMap<MsgId, Message>,
+}
+
+/// The volatile part: gone after a crash.
+#[derive(Clone, Debug, Default)]
+pub struct Volatile {
+    /// In-memory route entries: session key -> session id.
+    pub entries: BTreeMap<String, SessionNo>,
+    /// The session the cached agent holds, per key (none after a restart).
+    pub cached: BTreeMap<String, SessionNo>,
+    /// Rows of the live list already flushed (`_last_flushed_db_idx`), per key.
+    pub flushed: BTreeMap<String, usize>,
+}
+
+/// The store: both parts.
+#[derive(Clone, Debug, Default)]
+pub struct Store {
+    pub durable: Durable,
+    pub volatile: Volatile,
+}
+
+impl Durable {
+    fn session_mut(&mut self, id: SessionNo) -> &mut StoredSession {
+        self.snapshot
+            .sessions
+            .iter_mut()
+            .find(|s| s.id == id)
+            .expect("a stored session")
+    }
+
+    fn keep(&mut self, rows: &[Message]) {
+        for m in rows {
+            self.bodies.insert(m.id, m.clone());
+        }
+    }
+
+    fn next_id(&self) -> SessionNo {
+        self.snapshot.sessions.len() as SessionNo
+    }
+
+    /// Creates a session holding `rows` (a fresh or reset one has no parent; a rotated
+    /// child names its parent, which is ended).
+    pub fn create(&mut self, parent: Option<SessionNo>, rows: &[Message]) -> SessionNo {
+        let id = self.next_id();
+        if let Some(p) = parent {
+            self.session_mut(p).ended = true;
+        }
+        self.keep(rows);
+        self.snapshot.sessions.push(StoredSession {
+            id,
+            parent,
+            ended: false,
+            rows: rows.iter().map(|m| active(m.id)).collect(),
+        });
+        id
+    }
+
+    /// Ends a session (`end_reason` set) without a child (a reset).
+    pub fn end(&mut self, id: SessionNo) {
+        self.session_mut(id).ended = true;
+    }
+
+    /// `append_to_transcript`: appends `rows` as active rows.
+    pub fn append(&mut self, id: SessionNo, rows: &[Message]) {
+        self.keep(rows);
+        let s = self.session_mut(id);
+        s.rows.extend(rows.iter().map(|m| active(m.id)));
+    }
+
+    /// `archive_and_compact`: the active rows leave the active set — archived
+    /// (`active = 0, compacted = 1`, still searchable), except the rows carried into
+    /// the new set, which are only superseded (`compacted = 0`; H-86366 marks them
+    /// compacted too) — and `rows` are inserted as the new active set.
+    pub fn archive_and_compact(
+        &mut self,
+        id: SessionNo,
+        rows: &[Message],
+        carried_compacted: bool,
+    ) {
+        self.keep(rows);
+        let carried: Vec<MsgId> = rows.iter().map(|m| m.id).collect();
+        let s = self.session_mut(id);
+        for r in s.rows.iter_mut().filter(|r| r.active) {
+            r.active = false;
+            r.compacted = carried_compacted || !carried.contains(&r.id);
+        }
+        s.rows.extend(carried.into_iter().map(active));
+    }
+
+    /// Saves the route of `key`.
+    pub fn save_route(&mut self, key: &str, id: SessionNo) {
+        put(&mut self.snapshot.routes, key, id);
+    }
+
+    /// Re-syncs the topic binding of `key` (only a key in topic mode has one).
+    pub fn sync_binding(&mut self, key: &str, id: SessionNo) {
+        put(&mut self.snapshot.bindings, key, id);
+    }
+
+    /// Records that `inbound` was handled (the idempotency table).
+    pub fn record_delivered(&mut self, inbound: u64) {
+        if !self.snapshot.delivered.contains(&inbound) {
+            self.snapshot.delivered.push(inbound);
+        }
+    }
+
+    pub fn delivered(&self, inbound: u64) -> bool {
+        self.snapshot.delivered.contains(&inbound)
+    }
+
+    /// `load_transcript`: the active rows of session `id`, in order (`archived`: the
+    /// archived rows too, mutant G-load-archived).
+    pub fn load(&self, id: SessionNo, archived: bool) -> Vec<Message> {
+        self.snapshot
+            .session(id)
+            .map(|s| {
+                s.rows
+                    .iter()
+                    .filter(|r| r.active || (archived && r.compacted))
+                    .filter_map(|r| self.bodies.get(&r.id).cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+fn active(id: MsgId) -> StoredRow {
+    StoredRow {
+        id,
+        active: true,
+        compacted: false,
+    }
+}
+
+fn put(map: &mut Vec<(String, SessionNo)>, key: &str, id: SessionNo) {
+    match map.iter_mut().find(|(k, _)| k == key) {
+        Some(e) => e.1 = id,
+        None => {
+            map.push((key.to_string(), id));
+            map.sort();
+        }
+    }
+}
+
+impl Store {
+    /// A crash: the volatile part is gone.
+    pub fn crash(&mut self) {
+        self.volatile = Volatile::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compactsim_model::{Content, Role};
+
+    fn row(id: u32) -> Message {
+        Message::new(MsgId(id), Role::User, Content::empty())
+    }
+
+    #[test]
+    fn archive_and_compact_keeps_old_rows_archived_and_a_crash_keeps_only_the_durable_part() {
+        let mut s = Store::default();
+        let a = s.durable.create(None, &[row(0), row(1), row(2)]);
+        s.durable.save_route("k", a);
+        s.volatile.entries.insert("k".into(), a);
+        s.durable.archive_and_compact(a, &[row(0), row(9)], false);
+        let ids: Vec<u32> = s.durable.load(a, false).iter().map(|m| m.id.0).collect();
+        assert_eq!(ids, [0, 9]);
+        let stored = &s.durable.snapshot.sessions[0].rows;
+        assert_eq!(stored.len(), 5);
+        assert_eq!(stored.iter().filter(|r| r.compacted).count(), 2);
+        s.crash();
+        assert!(s.volatile.entries.is_empty());
+        assert_eq!(s.durable.snapshot.route("k"), Some(a));
+        let child = s.durable.create(Some(a), &[row(9)]);
+        assert!(s.durable.snapshot.sessions[0].ended);
+        assert_eq!(
+            s.durable.snapshot.children(a).next().map(|c| c.id),
+            Some(child)
+        );
+        assert!(session_id_text(7).ends_with("_000007"));
+    }
+}
