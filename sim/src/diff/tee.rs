@@ -338,16 +338,16 @@ impl Compactor for Tee {
         self.other.rewritten();
     }
 
-    fn cooling_down(&self, now_ms: u64) -> bool {
+    fn cooling_down(&mut self, now_ms: u64) -> Result<bool, CompactorFailure> {
         self.reference.cooling_down(now_ms)
     }
 
-    fn fallback_streak(&self) -> u32 {
+    fn fallback_streak(&mut self) -> Result<u32, CompactorFailure> {
         self.reference.fallback_streak()
     }
 
-    fn on_usage(&mut self, prompt_tokens: u64) {
-        self.reference.on_usage(prompt_tokens);
-        self.other.on_usage(prompt_tokens);
+    fn on_usage(&mut self, prompt_tokens: u64) -> Result<(), CompactorFailure> {
+        self.reference.on_usage(prompt_tokens)?;
+        self.other.on_usage(prompt_tokens)
     }
 }
