@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 ///   outside it. Then: a summary call the harness served during the
 ///   transition answered (a condense call re-summarizes the summary alone and does not
 ///   count), every fact spelled in the row was in the input or the answer of an
-///   answered call, and every fact of the row the answers kept is in a row of `after`
+///   answered call or is already held by a summary row of `before`, and every fact of the row the answers kept is in a row of `after`
 ///   that this transition wrote (new or changed) or in a summary row: the summary that is
 ///   now in the transcript. Facts the summarizer itself dropped are the summarizer's
 ///   retention policy (the harness's own fake), not the compactor's;
@@ -95,7 +95,7 @@ struct Answers {
     kept: Vec<FactId>,
 }
 
-fn answers(served: &[ServedCall]) -> Answers {
+fn answers(served: &[ServedCall], before: &[Message]) -> Answers {
     let ok: Vec<&ServedCall> = served.iter().filter(|c| c.ok && !c.condense).collect();
     let mut kept: Vec<FactId> = ok
         .iter()
@@ -105,6 +105,17 @@ fn answers(served: &[ServedCall]) -> Answers {
     kept.dedup();
     let mut seen: Vec<FactId> = ok.iter().flat_map(|c| c.facts_in.iter().copied()).collect();
     seen.extend(kept.iter().copied());
+    // A fact a live summary of `before` already holds was summarized earlier (the harness
+    // counts it as the previous summary's, not as new input); marker-contained judges
+    // what becomes of that summary.
+    if !ok.is_empty() {
+        seen.extend(
+            before
+                .iter()
+                .filter(|m| m.is_summary())
+                .flat_map(|m| m.content.facts()),
+        );
+    }
     seen.sort_unstable();
     seen.dedup();
     Answers {
@@ -201,7 +212,7 @@ impl<'a> Judge<'a> {
                 .iter()
                 .flat_map(|m| m.tool_calls.iter().map(|c| c.id))
                 .collect(),
-            answers: answers(t.served),
+            answers: answers(t.served, t.before),
             written: None,
             stray: if how == Judged::Repair {
                 stray_tool_rows(t.before)
@@ -412,6 +423,21 @@ mod tests {
     fn quiet_when_the_exchange_went_through_an_answered_call_into_the_marker() {
         let call = [served(true, 300, &[11, 12, 13])];
         assert!(observe(&absorbed(1, &[1, 2, 3]), &absorbed_rows(), &call).is_none());
+        // A fact a live summary already holds needs no new summary (an external
+        // compactor's call counts it as the previous summary's, not as input).
+        let mut held = start();
+        held.insert(0, batch_summary(20, &[12]));
+        let mut held_after = absorbed_rows();
+        held_after.insert(0, batch_summary(20, &[12]));
+        let call = [served(true, 300, &[11, 13])];
+        assert!(NoSilentDrop::default()
+            .observe(&transition_served(
+                &absorbed(1, &[1, 2, 3]),
+                &held,
+                &held_after,
+                &call
+            ))
+            .is_none());
         // The summarizer's own retention may drop a fact: it is not the compactor's.
         let mut lossy = served(true, 300, &[11, 12, 13]);
         lossy.facts_out = vec![FactId(11), FactId(13)];

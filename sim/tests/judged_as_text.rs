@@ -113,6 +113,10 @@ fn every_segment_the_default_suites_write_spells_exactly_its_facts() {
             );
         }
         let book = book.lock().unwrap();
+        println!(
+            "{strategy}: {} segments checked; with more facts than room to spell them: {:?}",
+            book.checked, book.crowded
+        );
         assert!(
             book.checked > 1_000,
             "{strategy}: {} segments",
