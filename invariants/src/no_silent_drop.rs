@@ -1,6 +1,6 @@
 use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::idset::IdMarks;
-use crate::text::{text_key, texts_of, TextKey};
+use crate::text::{text_facts, text_key, texts_of, TextKey};
 use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
 use compactsim_model::{CallId, Event, FactId, Message, Role, ServedCall, Transition, Witness};
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,7 +22,8 @@ use std::collections::{BTreeMap, BTreeSet};
 ///   run of `before` (summary and carried rows aside); a row past a row that stayed is
 ///   outside it. Then: a summary call the harness served during the
 ///   transition answered (a condense call re-summarizes the summary alone and does not
-///   count), every fact spelled in the row was in the input or the answer of an
+///   count), every fact spelled in the row's text (`text::text_facts`: a tiny row may
+///   list a fact its text has no room to spell) was in the input or the answer of an
 ///   answered call or is already held by a summary row of `before`, and every fact of the row the answers kept is in a row of `after`
 ///   that this transition wrote (new or changed) or in a summary row: the summary that is
 ///   now in the transcript. Facts the summarizer itself dropped are the summarizer's
@@ -247,7 +248,8 @@ impl<'a> Judge<'a> {
         if self.how == Judged::Batch && m.role == Role::Tool {
             return None;
         }
-        let facts = m.content.facts();
+        // The row's facts as its text spells them (an external compactor only sees text).
+        let facts = text_facts(&m.content);
         let unseen: Vec<FactId> = facts
             .iter()
             .copied()

@@ -16,7 +16,7 @@
 //! [`spelled_facts`] is the oracle's own reading of a text (it never imports the
 //! harness's reader), used by the tests that prove the two paths agree.
 
-use compactsim_model::{ContentKind, FactId, Message, Segment};
+use compactsim_model::{Content, ContentKind, FactId, Message, Segment};
 use std::collections::BTreeSet;
 
 /// The identity of a segment's bytes (see the module doc).
@@ -32,6 +32,23 @@ pub(crate) fn texts_of(rows: &[Message]) -> BTreeSet<TextKey<'_>> {
         .flat_map(|m| m.content.segments.iter())
         .map(text_key)
         .collect()
+}
+
+/// The facts a content's text spells, ascending, without duplicates: a segment with room
+/// for its facts spells exactly them (proven by the proptest below), so only a segment
+/// without that room (a tiny row that still lists a fact) is materialized and read.
+pub fn text_facts(content: &Content) -> Vec<FactId> {
+    let mut facts: Vec<FactId> = Vec::new();
+    for s in content.segments.iter() {
+        if s.chars >= chars_to_spell(s.kind, &s.facts) {
+            facts.extend_from_slice(&s.facts);
+        } else {
+            facts.extend(spelled_facts(&s.materialize()));
+        }
+    }
+    facts.sort_unstable();
+    facts.dedup();
+    facts
 }
 
 /// The spelled form of a fact: this prefix and at least this many digits.
@@ -117,6 +134,20 @@ mod tests {
             prop_assert_eq!(text_key(&a), text_key(&b));
             prop_assert_eq!(a.materialize(), b.materialize());
         }
+    }
+
+    #[test]
+    fn text_facts_reads_a_crowded_segment_from_its_text() {
+        let seg = |chars, facts: &[u32]| Segment {
+            kind: ContentKind::Json,
+            chars,
+            seed: 5,
+            origin: MsgId(1),
+            facts: facts.iter().map(|&f| FactId(f)).collect(),
+        };
+        let crowded = Content::from_segments(vec![seg(20, &[9]), seg(200, &[7])]);
+        assert_eq!(text_facts(&crowded), vec![FactId(7)]);
+        assert_eq!(crowded.facts(), vec![FactId(7), FactId(9)]);
     }
 
     #[test]
