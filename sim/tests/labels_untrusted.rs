@@ -265,7 +265,7 @@ const MUTANTS: &[(Misbehaviour, &str, &[&str])] = &[
     (
         Misbehaviour::AbsorbsTwoReportsOne,
         "micro",
-        &["exchange-absorbed-once", "no-silent-drop"],
+        &["exchange-absorbed-once"],
     ),
     (
         Misbehaviour::RewritesUserRow,
