@@ -15,12 +15,15 @@ mod head;
 mod head_protected;
 mod idset;
 mod marker_contained;
+mod marker_pristine;
 mod no_infinite_loop;
+mod no_silent_drop;
 mod one_marker_max;
 mod oracle;
 mod preflight_evaluated;
 mod summary_failure_safe;
 mod testkit;
+pub mod text;
 pub mod threshold;
 mod tokens_non_growing;
 mod user_turns_batch;
@@ -32,9 +35,11 @@ pub use count_non_growing::CountNonGrowing;
 pub use exchange_absorbed_once::ExchangeAbsorbedOnce;
 pub use head_protected::{HeadProtected, RESTART_PROBE_EXTRA_ROWS};
 pub use marker_contained::MarkerContained;
+pub use marker_pristine::MarkerPristine;
 pub use no_infinite_loop::{
     NoInfiniteLoop, COOLDOWN_MAX_MS, COOLDOWN_MIN_MS, FAILED_TURNS_IN_ROW_MAX, RECOVERY_SLACK_MS,
 };
+pub use no_silent_drop::NoSilentDrop;
 pub use one_marker_max::OneMarkerMax;
 pub use oracle::{Oracle, UnknownInvariant};
 pub use preflight_evaluated::PreflightEvaluated;
@@ -158,9 +163,11 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
     (exchange_absorbed_once::INFO, |c| {
         Box::new(ExchangeAbsorbedOnce::new(c))
     }),
+    (no_silent_drop::INFO, |_| Box::<NoSilentDrop>::default()),
     (marker_contained::INFO, |_| {
         Box::<MarkerContained>::default()
     }),
+    (marker_pristine::INFO, |_| Box::new(MarkerPristine)),
     (bounded_compaction::INFO, |c| {
         Box::new(BoundedCompaction::new(c))
     }),
@@ -230,7 +237,9 @@ mod tests {
                 "api-valid",
                 "head-protected",
                 "exchange-absorbed-once",
+                "no-silent-drop",
                 "marker-contained",
+                "marker-pristine",
                 "bounded-compaction",
                 "no-infinite-loop",
                 "preflight-evaluated",

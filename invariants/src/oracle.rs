@@ -187,7 +187,8 @@ mod tests {
                 "one-marker-max",
                 "user-turns-intact",
                 "api-valid",
-                "exchange-absorbed-once"
+                "exchange-absorbed-once",
+                "no-silent-drop"
             ]
         );
         assert!(found.iter().all(|v| v.step == 1 && v.turn == 1));
@@ -195,7 +196,8 @@ mod tests {
         let checked: Vec<u64> = oracle.checked().iter().map(|(_, n)| *n).collect();
         // one-marker-max, count, tokens (exempt first pass), summary-failure-safe (batch
         // passes only), user, api (not the append), head, exchange (only the pass),
-        // marker, then the agent-loop invariants (no agent events).
-        assert_eq!(checked, [2, 1, 0, 0, 2, 1, 2, 1, 2, 0, 0, 0]);
+        // no-silent-drop (only the pass), marker-contained, marker-pristine (only the
+        // pass), then the agent-loop invariants (no agent events).
+        assert_eq!(checked, [2, 1, 0, 0, 2, 1, 2, 1, 1, 2, 1, 0, 0, 0]);
     }
 }

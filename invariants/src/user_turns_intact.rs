@@ -1,8 +1,10 @@
 use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::idset::IdSet;
+use crate::text::{text_key, TextKey};
 use crate::user_turns_batch::batch_breach;
 use crate::{Invariant, InvariantInfo};
 use compactsim_model::{ContentKind, Event, Message, MsgId, Role, Segment, Transition, Witness};
+use std::collections::BTreeSet;
 
 /// Real user text is never lost, altered, duplicated or reordered.
 ///
@@ -14,7 +16,9 @@ use compactsim_model::{ContentKind, Event, Message, MsgId, Role, Segment, Transi
 /// segment by segment, in `after` as in `before` (rows an append adds are recorded after
 /// the check, so appends may add user text only at the end, as new rows). Merging
 /// two user rows keeps both segments and is allowed; a tracked segment that ends up in a
-/// non-user row (an assistant marker, say) is lost.
+/// non-user row (an assistant marker, say) is lost. On micro passes and repairs a real
+/// user row that keeps its id also gains no text but tracked user text: appending a
+/// marker's or any other text to a user message alters it as surely as cutting it.
 ///
 /// Batch compaction (compaction events that are not micro passes) summarizes user turns
 /// on purpose and is judged by the weaker batch rule of `user_turns_batch.rs`: kept user
@@ -129,6 +133,58 @@ impl UserTurnsIntact {
         (a.len() != b.len()).then_some(common)
     }
 
+    /// Micro passes and repairs: a real user row of `before` that holds tracked text and
+    /// is still in `after` with its id gained no text but tracked user text (the repair
+    /// merges user rows; nothing else is ever written into one).
+    fn grown_user_row(&self, t: &Transition<'_>) -> Option<Witness> {
+        // Real user rows keep their order (the sequence check above), so one forward walk
+        // over `before` finds each row's old self.
+        let holders: BTreeSet<usize> = self.seq_after.iter().map(|&(i, _)| i).collect();
+        let mut olds = t
+            .before
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.is_real_user());
+        let mut next_old = olds.next();
+        for i in holders {
+            let m = &t.after[i];
+            if !m.is_real_user() {
+                continue;
+            }
+            while next_old.is_some_and(|(_, o)| o.id < m.id) {
+                next_old = olds.next();
+            }
+            let Some((b, old)) = next_old.filter(|(_, o)| o.id == m.id) else {
+                continue;
+            };
+            if std::sync::Arc::ptr_eq(&old.content.segments, &m.content.segments) {
+                continue;
+            }
+            let own: BTreeSet<TextKey<'_>> = old.content.segments.iter().map(text_key).collect();
+            let foreign = m.content.segments.iter().find(|s| {
+                let user_text = !matches!(s.kind, ContentKind::Summary | ContentKind::Scaffold)
+                    && self.recorded.contains(s.origin);
+                !user_text && !own.contains(&text_key(s))
+            });
+            if let Some(s) = foreign {
+                return Some(
+                    Witness::default()
+                        .fact(format!(
+                            "real user row {} gained {} chars of text that is not user text \
+                             (written in {}) on {}",
+                            m.id,
+                            s.chars,
+                            s.origin,
+                            t.event.describe()
+                        ))
+                        .row(b, old, "before: the user row")
+                        .row(i, m, "after: the same row with text appended"),
+                );
+            }
+        }
+        None
+    }
+
     fn witness(&self, t: &Transition<'_>, j: usize) -> Witness {
         let mut w = Witness::default();
         if let Some(&at) = self.seq_before.get(j) {
@@ -208,10 +264,13 @@ impl Invariant for UserTurnsIntact {
         if matches!(class, EventClass::TurnFailed) {
             self.forget_turn(t, t.event.turn());
         }
-        let witness = if matches!(class, EventClass::OtherCompaction { .. }) {
-            batch_breach(t, &self.seq_before, &self.seq_after)
-        } else {
-            self.first_difference(t).map(|j| self.witness(t, j))
+        let witness = match class {
+            EventClass::OtherCompaction => batch_breach(t, &self.seq_before, &self.seq_after),
+            EventClass::Micro | EventClass::Repair => self
+                .first_difference(t)
+                .map(|j| self.witness(t, j))
+                .or_else(|| self.grown_user_row(t)),
+            _ => self.first_difference(t).map(|j| self.witness(t, j)),
         };
         self.after_append(class, t.event.turn(), t.after);
         witness
@@ -259,6 +318,25 @@ mod tests {
         after[4] = user_sized(4, 39);
         let fired = run_after_start(vec![(repair_event(1), after)]);
         assert_eq!(witness_ids(&fired[0].1), vec![4, 4]);
+    }
+
+    #[test]
+    fn fires_when_text_is_appended_to_a_user_row_by_a_pass_or_a_repair() {
+        for ev in [absorbed(1, &[1, 2, 3]), repair_event(1)] {
+            let mut after = three_turns();
+            after[4].merge_content(&micro_marker(7, &[1]).content);
+            let fired = run_after_start(vec![(ev, after)]);
+            let (step, w) = fired.first().expect("marker text appended to user 4");
+            assert_eq!(*step, 1);
+            assert!(w.facts[0].contains("m4 gained"), "{:?}", w.facts);
+            assert_eq!(witness_ids(w), vec![4, 4]);
+        }
+        // Its own text twice is a duplicate (the sequence check), another user's text a
+        // merge: quiet.
+        let mut merge = three_turns();
+        let six = merge.remove(6);
+        merge[4].merge_content(&six.content);
+        assert!(run_after_start(vec![(repair_event(1), merge)]).is_empty());
     }
 
     #[test]

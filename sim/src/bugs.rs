@@ -93,7 +93,12 @@ pub const CATALOGUE: &[BugInfo] = &[
         id: "H-75345-A",
         strategy: "micro",
         summary: "marker spliced as a user row; the pre-send repair merges it into the real user row and its metadata is lost",
-        expected: &["api-valid", "marker-contained", "tokens-non-growing"],
+        expected: &[
+            "api-valid",
+            "marker-contained",
+            "tokens-non-growing",
+            "marker-pristine",
+        ],
         requires: &[],
     },
     BugInfo {
@@ -125,7 +130,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         id: "H-M-defrag",
         strategy: "micro",
         summary: "defrag splices the whole compressible window into the marker, dropping every user turn in it",
-        expected: &["user-turns-intact"],
+        expected: &["user-turns-intact", "no-silent-drop"],
         requires: &[],
     },
     BugInfo {

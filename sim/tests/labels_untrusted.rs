@@ -6,12 +6,13 @@
 //! - mutants: the reference compactor wrapped so that it misbehaves while its labels
 //!   stay as they were; each is caught by a named invariant.
 
+mod common;
+
+use common::wrapper::{Hooks, Wrapped};
 use compactsim::bugs::CATALOGUE;
 use compactsim::cli::args::{CaseParams, SEED_DEFAULT};
 use compactsim::compactor::reference::Reference;
-use compactsim::compactor::seam::{
-    BatchReport, BatchRequest, Compactor, CompactorFailure, Harness,
-};
+use compactsim::compactor::seam::{BatchReport, Compactor};
 use compactsim::engine::scramble::Labels;
 use compactsim::engine::{reference, run_case_labels, CaseOutcome, CaseResult, CaseSpec, Record};
 use compactsim::selftest;
@@ -99,15 +100,25 @@ enum Misbehaviour {
     DeletesFreshMarker,
     /// A micro pass that absorbed one exchange removes the next one too.
     AbsorbsTwoReportsOne,
-    /// A micro pass rewrites the text of an older user row.
+    /// A micro pass rewrites an older user row by appending the marker's text to it.
     RewritesUserRow,
     /// A micro pass that found nothing to do drops the oldest exchange (no summary call).
     DropsWithoutSummaryCall,
-}
-
-struct Mutant {
-    inner: Reference,
-    how: Misbehaviour,
+    /// A micro pass whose exchange end is off by one: the user row after the exchange
+    /// goes too (the resume cursor itself cannot be off by one observably: the row after
+    /// a marker is a user or summary row, which the exchange search skips either way).
+    ExchangeEndOffByOne,
+    /// A micro pass whose exchange start is off by one: the first row of the exchange
+    /// (the assistant row that made the calls) stays in front of the marker.
+    ExchangeStartOffByOne,
+    /// A batch pass that summarized its window also drops the first reply after it,
+    /// which no summary call saw.
+    BatchDropsUnsummarizedRow,
+    /// A micro pass keeps the previous marker's text in the fresh marker (the summary
+    /// served last is lost).
+    StaleNewestMarker,
+    /// A micro pass writes its marker without the micro-marker flag.
+    StripsMarkerFlag,
 }
 
 /// The first run of assistant/tool rows (from an assistant row) after index `from`
@@ -126,21 +137,11 @@ fn next_exchange(msgs: &[Message], from: usize) -> Option<(usize, usize)> {
     (end < msgs.len()).then_some((start, end))
 }
 
-impl Compactor for Mutant {
-    fn name(&self) -> String {
-        format!("mutant:{:?}", self.how)
-    }
-
-    fn micro_pass(
-        &mut self,
-        msgs: &mut Vec<Message>,
-        turn: u32,
-        harness: &mut Harness<'_>,
-    ) -> Result<MicroPass, CompactorFailure> {
-        let before: Vec<MsgId> = msgs.iter().map(|m| m.id).collect();
-        let pass = self.inner.micro_pass(msgs, turn, harness)?;
+impl Hooks for Misbehaviour {
+    fn after_micro(&mut self, old: &[Message], msgs: &mut Vec<Message>, pass: &MicroPass) {
+        let before: Vec<MsgId> = old.iter().map(|m| m.id).collect();
         let marker_at = msgs.iter().rposition(|m| m.is_micro_marker());
-        match (self.how, pass.outcome) {
+        match (*self, pass.outcome) {
             (Misbehaviour::DeletesFreshMarker, MicroOutcome::Absorbed) => {
                 msgs.retain(|m| !m.is_micro_marker() || before.contains(&m.id));
             }
@@ -161,41 +162,60 @@ impl Compactor for Mutant {
                     msgs.drain(s..e);
                 }
             }
+            (Misbehaviour::ExchangeEndOffByOne, MicroOutcome::Absorbed) => {
+                if let Some(k) =
+                    marker_at.filter(|&k| msgs.get(k + 1).is_some_and(Message::is_real_user))
+                {
+                    msgs.remove(k + 1);
+                }
+            }
+            (Misbehaviour::ExchangeStartOffByOne, MicroOutcome::Absorbed) => {
+                let first = pass
+                    .exchange
+                    .first()
+                    .and_then(|id| old.iter().find(|m| m.id == *id));
+                if let (Some(k), Some(row)) = (marker_at, first) {
+                    msgs.insert(k, row.clone());
+                }
+            }
+            (Misbehaviour::StaleNewestMarker, MicroOutcome::Absorbed) => {
+                let previous = old.iter().rev().find(|m| m.is_micro_marker());
+                if let (Some(k), Some(p)) = (marker_at, previous) {
+                    msgs[k].set_content(p.content.clone());
+                }
+            }
+            (Misbehaviour::StripsMarkerFlag, MicroOutcome::Absorbed) => {
+                if let Some(k) = marker_at {
+                    msgs[k].flags.micro_marker = false;
+                }
+            }
             _ => {}
         }
-        Ok(pass)
     }
 
-    fn batch_pass(
-        &mut self,
-        msgs: &mut Vec<Message>,
-        request: BatchRequest,
-        harness: &mut Harness<'_>,
-    ) -> Result<BatchReport, CompactorFailure> {
-        let report = self.inner.batch_pass(msgs, request, harness)?;
+    fn after_batch(&mut self, _before: &[Message], msgs: &mut Vec<Message>, report: &BatchReport) {
         let unchanged = report.outcome != BatchPassOutcome::Compacted;
-        if self.how == Misbehaviour::UnchangedPassDropsWindow && unchanged && msgs.len() > 8 {
+        if *self == Misbehaviour::UnchangedPassDropsWindow && unchanged && msgs.len() > 8 {
             let head = usize::from(msgs[0].role == Role::System) + 1;
             let tail = msgs.len() - 4;
             msgs.drain(head..tail);
         }
-        Ok(report)
-    }
-
-    fn restart(&mut self) {
-        self.inner.restart();
-    }
-
-    fn rewritten(&mut self) {
-        self.inner.rewritten();
-    }
-
-    fn cooling_down(&mut self, now_ms: u64) -> Result<bool, CompactorFailure> {
-        self.inner.cooling_down(now_ms)
-    }
-
-    fn fallback_streak(&mut self) -> Result<u32, CompactorFailure> {
-        self.inner.fallback_streak()
+        let summarized = report.outcome == BatchPassOutcome::Compacted && !report.fallback;
+        if *self == Misbehaviour::BatchDropsUnsummarizedRow && summarized {
+            let newest_reply = msgs.iter().rposition(Message::is_visible_reply);
+            let after_summary = msgs
+                .iter()
+                .rposition(Message::is_summary)
+                .map_or(0, |i| i + 1);
+            let victim = (after_summary..msgs.len()).find(|&i| {
+                msgs[i].is_visible_reply()
+                    && msgs[i].tool_calls.is_empty()
+                    && Some(i) != newest_reply
+            });
+            if let Some(i) = victim {
+                msgs.remove(i);
+            }
+        }
     }
 }
 
@@ -205,7 +225,13 @@ fn caught_by(how: Misbehaviour, strategy: &str) -> Option<(u32, Vec<String>)> {
     let suite = CaseParams::parse(SEED_DEFAULT, 25, strategy, &[])
         .unwrap()
         .suite(0, MUTANT_CASES_MAX);
-    let make = |inner: Reference| -> Box<dyn Compactor> { Box::new(Mutant { inner, how }) };
+    let make = |inner: Reference| -> Box<dyn Compactor> {
+        Box::new(Wrapped {
+            inner,
+            hooks: how,
+            name: format!("mutant:{how:?}"),
+        })
+    };
     (0..MUTANT_CASES_MAX).find_map(|case| {
         let r = run_case_labels(
             &suite.spec(case),
@@ -223,40 +249,75 @@ fn caught_by(how: Misbehaviour, strategy: &str) -> Option<(u32, Vec<String>)> {
     })
 }
 
-/// Each mutant and the invariant that must be among those failing on the first
-/// transition that catches it. No-silent-drop is not implemented yet: a pass that drops
-/// rows with no summary (a deleted fresh marker, an exchange dropped with no call) is
-/// caught today by the invariants its remains break (API validity, head protection).
+/// Each mutant and the invariants that must all be among those failing on the first
+/// transition that catches it.
+const MUTANTS: &[(Misbehaviour, &str, &[&str])] = &[
+    (
+        Misbehaviour::UnchangedPassDropsWindow,
+        "batch",
+        &["summary-failure-safe"],
+    ),
+    (
+        Misbehaviour::DeletesFreshMarker,
+        "micro",
+        &["api-valid", "no-silent-drop"],
+    ),
+    (
+        Misbehaviour::AbsorbsTwoReportsOne,
+        "micro",
+        &["exchange-absorbed-once"],
+    ),
+    (
+        Misbehaviour::RewritesUserRow,
+        "micro",
+        &["user-turns-intact"],
+    ),
+    (
+        Misbehaviour::DropsWithoutSummaryCall,
+        "micro",
+        &["no-silent-drop"],
+    ),
+    (
+        Misbehaviour::ExchangeEndOffByOne,
+        "micro",
+        &["user-turns-intact"],
+    ),
+    (
+        Misbehaviour::ExchangeStartOffByOne,
+        "micro",
+        &["count-non-growing"],
+    ),
+    (
+        Misbehaviour::BatchDropsUnsummarizedRow,
+        "batch",
+        &["no-silent-drop"],
+    ),
+    (
+        Misbehaviour::StaleNewestMarker,
+        "micro",
+        &["marker-pristine"],
+    ),
+    (
+        Misbehaviour::StripsMarkerFlag,
+        "micro",
+        &["marker-pristine"],
+    ),
+];
+
 #[test]
 fn every_mutant_is_caught_by_its_named_invariant() {
-    let table = [
-        (
-            Misbehaviour::UnchangedPassDropsWindow,
-            "batch",
-            "summary-failure-safe",
-        ),
-        (Misbehaviour::DeletesFreshMarker, "micro", "api-valid"),
-        (
-            Misbehaviour::AbsorbsTwoReportsOne,
-            "micro",
-            "exchange-absorbed-once",
-        ),
-        (Misbehaviour::RewritesUserRow, "micro", "tokens-non-growing"),
-        (
-            Misbehaviour::DropsWithoutSummaryCall,
-            "micro",
-            "head-protected",
-        ),
-    ];
     let mut seen = Vec::new();
-    for (how, strategy, want) in table {
+    let mut missed = Vec::new();
+    for &(how, strategy, want) in MUTANTS {
         let got = caught_by(how, strategy);
         seen.push(format!("{how:?} ({strategy}): {got:?}"));
-        assert!(
-            got.as_ref()
-                .is_some_and(|(_, ids)| ids.iter().any(|i| i == want)),
-            "{how:?} not caught by {want}: {seen:#?}"
-        );
+        let caught = got
+            .as_ref()
+            .is_some_and(|(_, ids)| want.iter().all(|w| ids.iter().any(|i| i == w)));
+        if !caught {
+            missed.push(format!("{how:?} not caught by all of {want:?}"));
+        }
     }
     println!("{}", seen.join("\n"));
+    assert!(missed.is_empty(), "{missed:#?}\n{seen:#?}");
 }

@@ -16,17 +16,13 @@ use super::wire::{ChatFunction, ChatMessage, ChatToolCall};
 use crate::ids::IdAlloc;
 use crate::summarizer::RollingSummary;
 use compactsim_model::{
-    CallId, Content, ContentKind, FactId, Flags, Message, MsgId, Role, Segment, ToolCall,
-    MERGE_SEPARATOR,
+    CallId, Content, ContentKind, Flags, Message, MsgId, Role, Segment, ToolCall, MERGE_SEPARATOR,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Literal segments carry a seed with this bit set (and their bytes in the book).
 const LITERAL_SEED_TAG: u64 = 1 << 63;
-/// The spelled form of a fact: this prefix and at least this many digits.
-const FACT_PREFIX: &str = "FACT-";
-const FACT_DIGITS_MIN: usize = 6;
 
 /// Texts the harness has sent or served in one case, to read replies back.
 #[derive(Default)]
@@ -230,23 +226,9 @@ fn adopt(mut seg: Segment, origin: MsgId) -> Segment {
     seg
 }
 
-/// The facts whose names are spelled in `text`, ascending, without duplicates.
-pub fn spelled_facts(text: &str) -> Vec<FactId> {
-    let mut facts = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(FACT_PREFIX) {
-        rest = &rest[at + FACT_PREFIX.len()..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits >= FACT_DIGITS_MIN {
-            if let Ok(n) = rest[..digits].parse::<u32>() {
-                facts.push(FactId(n));
-            }
-        }
-    }
-    facts.sort_unstable();
-    facts.dedup();
-    facts
-}
+/// The facts whose names are spelled in a text: the oracle's own reading, so the harness
+/// and the invariants agree on what "a fact is in the text" means.
+pub use compactsim_invariants::text::spelled_facts;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {

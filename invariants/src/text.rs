@@ -1,0 +1,159 @@
+//! Rows judged as text (DESIGN "Judged as text"). An external compactor gives back only
+//! text; the harness reads it back into segments (sim's `external/chat.rs`), so the
+//! oracle's questions about text are asked through two contracts of the model:
+//!
+//! - **Text identity.** A segment's bytes are a function of (kind, seed, chars, facts):
+//!   a generated segment materializes from them, and a literal segment read back from an
+//!   adapter's text carries a hash of its bytes as its seed. So two segments with equal
+//!   [`TextKey`]s hold the same bytes, wherever they sit (the origin is bookkeeping, not
+//!   text, and is not part of the key).
+//! - **Facts are spelled.** A segment's `facts` are the fact names spelled in its text:
+//!   a literal's facts are exactly the names found in its bytes, and a generated segment
+//!   spells every fact it lists while it has room (checked by
+//!   `facts_of_text_equal_listed_facts_when_there_is_room` below and, over every
+//!   segment the default suites write, by sim's `tests/judged_as_text.rs`).
+//!
+//! [`spelled_facts`] is the oracle's own reading of a text (it never imports the
+//! harness's reader), used by the tests that prove the two paths agree.
+
+use compactsim_model::{Content, ContentKind, FactId, Message, Segment};
+use std::collections::BTreeSet;
+
+/// The identity of a segment's bytes (see the module doc).
+pub(crate) type TextKey<'a> = (ContentKind, u64, u32, &'a [FactId]);
+
+pub(crate) fn text_key(s: &Segment) -> TextKey<'_> {
+    (s.kind, s.seed, s.chars, &s.facts)
+}
+
+/// Every text of `rows`, by identity.
+pub(crate) fn texts_of(rows: &[Message]) -> BTreeSet<TextKey<'_>> {
+    rows.iter()
+        .flat_map(|m| m.content.segments.iter())
+        .map(text_key)
+        .collect()
+}
+
+/// The facts a content's text spells, ascending, without duplicates: a segment with room
+/// for its facts spells exactly them (proven by the proptest below), so only a segment
+/// without that room (a tiny row that still lists a fact) is materialized and read.
+pub fn text_facts(content: &Content) -> Vec<FactId> {
+    let mut facts: Vec<FactId> = Vec::new();
+    for s in content.segments.iter() {
+        if s.chars >= chars_to_spell(s.kind, &s.facts) {
+            facts.extend_from_slice(&s.facts);
+        } else {
+            facts.extend(spelled_facts(&s.materialize()));
+        }
+    }
+    facts.sort_unstable();
+    facts.dedup();
+    facts
+}
+
+/// The spelled form of a fact: this prefix and at least this many digits.
+const FACT_PREFIX: &str = "FACT-";
+const FACT_DIGITS_MIN: usize = 6;
+
+/// The facts whose names are spelled in `text`, ascending, without duplicates.
+pub fn spelled_facts(text: &str) -> Vec<FactId> {
+    let mut facts = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(FACT_PREFIX) {
+        rest = &rest[at + FACT_PREFIX.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits >= FACT_DIGITS_MIN {
+            if let Ok(n) = rest[..digits].parse::<u32>() {
+                facts.push(FactId(n));
+            }
+        }
+    }
+    facts.sort_unstable();
+    facts.dedup();
+    facts
+}
+
+/// Characters a generated segment of `kind` needs to spell every one of `facts` (the
+/// wrapper of code and JSON text, each name and a space before it).
+pub fn chars_to_spell(kind: ContentKind, facts: &[FactId]) -> u32 {
+    let wrapper = match kind {
+        ContentKind::Json => 9,
+        ContentKind::Code => 11,
+        _ => 0,
+    };
+    wrapper
+        + facts
+            .iter()
+            .map(|f| f.to_string().len() as u32 + 1)
+            .sum::<u32>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compactsim_model::MsgId;
+    use proptest::prelude::*;
+
+    fn kind_of(k: u8) -> ContentKind {
+        [
+            ContentKind::Prose,
+            ContentKind::Code,
+            ContentKind::Json,
+            ContentKind::Summary,
+            ContentKind::Scaffold,
+        ][k as usize % 5]
+    }
+
+    proptest! {
+        /// The segment path (`Segment::facts`) equals the text path (the names spelled
+        /// in the materialized bytes) whenever the segment has room for its facts.
+        #[test]
+        fn facts_of_text_equal_listed_facts_when_there_is_room(
+            k in 0u8..5,
+            seed in any::<u64>(),
+            raw in proptest::collection::btree_set(0u32..2_000_000, 0..12),
+            slack in 0u32..400,
+        ) {
+            let kind = kind_of(k);
+            let facts: Vec<FactId> = raw.into_iter().map(FactId).collect();
+            let seg = Segment {
+                kind,
+                chars: chars_to_spell(kind, &facts) + slack,
+                seed,
+                origin: MsgId(1),
+                facts: facts.clone(),
+            };
+            prop_assert_eq!(spelled_facts(&seg.materialize()), facts);
+        }
+
+        /// Equal text keys materialize to equal bytes.
+        #[test]
+        fn equal_keys_are_equal_text(k in 0u8..5, seed in any::<u64>(), chars in 0u32..600) {
+            let a = Segment { kind: kind_of(k), chars, seed, origin: MsgId(1), facts: vec![FactId(3)] };
+            let b = Segment { origin: MsgId(9), ..a.clone() };
+            prop_assert_eq!(text_key(&a), text_key(&b));
+            prop_assert_eq!(a.materialize(), b.materialize());
+        }
+    }
+
+    #[test]
+    fn text_facts_reads_a_crowded_segment_from_its_text() {
+        let seg = |chars, facts: &[u32]| Segment {
+            kind: ContentKind::Json,
+            chars,
+            seed: 5,
+            origin: MsgId(1),
+            facts: facts.iter().map(|&f| FactId(f)).collect(),
+        };
+        let crowded = Content::from_segments(vec![seg(20, &[9]), seg(200, &[7])]);
+        assert_eq!(text_facts(&crowded), vec![FactId(7)]);
+        assert_eq!(crowded.facts(), vec![FactId(7), FactId(9)]);
+    }
+
+    #[test]
+    fn spelled_facts_reads_names_with_six_digits_or_more() {
+        let text = "x FACT-000012 y FACT-12 FACT-0000099, FACT-000012 FACT-";
+        assert_eq!(spelled_facts(text), vec![FactId(12), FactId(99)]);
+        assert!(spelled_facts("").is_empty());
+    }
+}
