@@ -234,7 +234,7 @@ impl AgentLoop {
         } else {
             "turns.failed"
         });
-        let before = self.msgs.clone();
+        let before = sink.copy_of(&self.msgs);
         if !self.turn.compacted {
             self.msgs.retain(|m| m.id < first);
             self.changed();
@@ -247,7 +247,9 @@ impl AgentLoop {
             exhausted,
             removed,
         };
-        self.see_change(sink, event, &before)?;
+        let seen = self.see_change(sink, event, &before);
+        sink.give_back(before);
+        seen?;
         if exhausted {
             self.reset_session(sink, turn)?;
         }

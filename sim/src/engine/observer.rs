@@ -7,7 +7,7 @@ use super::{CaseOutcome, CaseResult, Record, TraceLine};
 use crate::agent::Sink;
 use compactsim_invariants::{Oracle, NO_INFINITE_LOOP};
 use compactsim_model::{
-    tokens_rough_total, Event, Message, ServedCall, Transition, Violation, Witness,
+    sync_copy, tokens_rough_total, Event, Message, ServedCall, Transition, Violation, Witness,
 };
 
 /// Reports transitions to the oracle and records the case's result.
@@ -25,6 +25,9 @@ pub(crate) struct Observer {
     pub served: Vec<ServedCall>,
     /// How events' labels are shown to the oracle.
     labels: Labels,
+    /// A copy of the list given back after a transition, lent again as the next
+    /// transition's `before` (see [`Sink::copy_of`]).
+    spare: Vec<Message>,
 }
 
 impl Observer {
@@ -40,6 +43,7 @@ impl Observer {
             tokens: 0,
             served: Vec::new(),
             labels: Labels::AsReported,
+            spare: Vec::new(),
         }
     }
 
@@ -110,6 +114,16 @@ impl Sink for Observer {
 
     fn served(&mut self, calls: Vec<ServedCall>) {
         self.served = calls;
+    }
+
+    fn copy_of(&mut self, live: &[Message]) -> Vec<Message> {
+        let mut copy = std::mem::take(&mut self.spare);
+        sync_copy(&mut copy, live);
+        copy
+    }
+
+    fn give_back(&mut self, copy: Vec<Message>) {
+        self.spare = copy;
     }
 }
 
