@@ -89,6 +89,7 @@ pub struct Content {
 /// Equal segments; shared segments are equal without comparing them (the standard
 /// library's pointer shortcut does not apply to slices).
 impl PartialEq for Content {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         let Content { segments } = self;
         Arc::ptr_eq(segments, &other.segments) || **segments == *other.segments

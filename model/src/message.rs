@@ -75,6 +75,7 @@ pub struct Message {
 /// Field-by-field equality, as derived, with shared text and calls equal without
 /// comparing them (the standard library's pointer shortcut does not apply to slices).
 impl PartialEq for Message {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         let Message {
             id,
@@ -86,10 +87,10 @@ impl PartialEq for Message {
             tokens,
         } = self;
         *id == other.id
+            && *tokens == other.tokens
             && *role == other.role
             && *tool_call_id == other.tool_call_id
             && *flags == other.flags
-            && *tokens == other.tokens
             && *content == other.content
             && (Arc::ptr_eq(tool_calls, &other.tool_calls) || **tool_calls == *other.tool_calls)
     }

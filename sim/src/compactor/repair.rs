@@ -19,6 +19,9 @@ pub struct RepairStats {
 /// without its call, and no call without its result.
 pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
     let mut stats = RepairStats::default();
+    if !needed(msgs) {
+        return stats;
+    }
     stats.merged_rows += merge_consecutive(msgs, Role::Assistant);
     stats.dropped_rows += drop_stray_tool_rows(msgs);
     stats.pruned_calls += prune_unanswered_calls(msgs);
@@ -27,6 +30,19 @@ pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
         .windows(2)
         .all(|w| !(w[0].role == w[1].role && matches!(w[0].role, Role::User | Role::Assistant))));
     stats
+}
+
+/// Whether any step below would change `msgs`: one read-only scan. When it is false
+/// every step is a no-op on the list as it stands (each step's condition is checked on
+/// that list), so skipping them all gives the same result.
+fn needed(msgs: &[Message]) -> bool {
+    let mergeable = msgs.windows(2).any(|w| {
+        w[0].role == w[1].role
+            && matches!(w[0].role, Role::User | Role::Assistant)
+            && w[0].tool_calls.is_empty()
+            && w[1].tool_calls.is_empty()
+    });
+    mergeable || stray_tool_rows(msgs).any(|stray| stray) || has_unanswered_call(msgs)
 }
 
 /// Merges runs of consecutive rows of `role` into their first row. Assistant rows with
@@ -85,6 +101,23 @@ fn stray_tool_rows(msgs: &[Message]) -> impl Iterator<Item = bool> + '_ {
     })
 }
 
+/// Whether some assistant row has a call the immediately following tool run does not
+/// answer.
+fn has_unanswered_call(msgs: &[Message]) -> bool {
+    msgs.iter().enumerate().any(|(i, m)| {
+        m.role == Role::Assistant && !m.tool_calls.is_empty() && !all_answered(msgs, i)
+    })
+}
+
+/// Whether every call of the assistant at `i` is answered in the tool run after it.
+fn all_answered(msgs: &[Message], i: usize) -> bool {
+    let run = msgs[i + 1..].iter().take_while(|m| m.role == Role::Tool);
+    msgs[i]
+        .tool_calls
+        .iter()
+        .all(|c| run.clone().any(|m| m.tool_call_id == Some(c.id)))
+}
+
 /// Removes from each assistant row the calls that the immediately following tool run
 /// does not answer; an assistant left with no calls and no text gets a short note. A
 /// row whose calls are all answered is left alone without allocating.
@@ -94,11 +127,11 @@ fn prune_unanswered_calls(msgs: &mut [Message]) -> u32 {
         if msgs[i].role != Role::Assistant || msgs[i].tool_calls.is_empty() {
             continue;
         }
-        let run = msgs[i + 1..].iter().take_while(|m| m.role == Role::Tool);
-        let answered = |id: CallId| run.clone().any(|m| m.tool_call_id == Some(id));
-        if msgs[i].tool_calls.iter().all(|c| answered(c.id)) {
+        if all_answered(msgs, i) {
             continue;
         }
+        let run = msgs[i + 1..].iter().take_while(|m| m.role == Role::Tool);
+        let answered = |id: CallId| run.clone().any(|m| m.tool_call_id == Some(id));
         let keep: Vec<ToolCall> = msgs[i]
             .tool_calls
             .iter()
