@@ -86,7 +86,7 @@ pub fn micro_step(
     }
     let stats = repair::repair(msgs);
     if stats == repair::RepairStats::default() {
-        sink.give_back(before);
+        sink.give_back_in_step(before, msgs);
         return Ok(end);
     }
     end.changed = true;
