@@ -81,9 +81,19 @@ fn splitmix(state: &mut u64) -> u64 {
 
 /// The content of one message: one or more segments joined by [`MERGE_SEPARATOR`].
 /// Segments are shared, so cloning a message (a transcript snapshot) is cheap.
-#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Eq, Debug, Default, Serialize, Deserialize)]
 pub struct Content {
     pub segments: Arc<[Segment]>,
+}
+
+/// Equal segments; shared segments are equal without comparing them (the standard
+/// library's pointer shortcut does not apply to slices).
+impl PartialEq for Content {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        let Content { segments } = self;
+        Arc::ptr_eq(segments, &other.segments) || **segments == *other.segments
+    }
 }
 
 impl Content {

@@ -7,6 +7,7 @@ pub mod describe;
 pub mod event;
 pub mod ids;
 pub mod message;
+pub mod snapshot;
 pub mod store;
 pub mod tokens;
 pub mod verdict;
@@ -18,6 +19,7 @@ pub use event::{
 };
 pub use ids::{CallId, FactId, MsgId};
 pub use message::{tokens_real_total, tokens_rough_total, Flags, Message, Role, ToolCall};
+pub use snapshot::sync_copy;
 pub use store::{GatewayEvent, SessionNo, StoreSnapshot, StoredRow, StoredSession, TurnOutcome};
 pub use tokens::{ContentKind, Tokens};
 pub use verdict::{Violation, Witness, WitnessRow};

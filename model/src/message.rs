@@ -61,7 +61,7 @@ pub struct Flags {
 
 /// One message. Construct with [`Message::new`] and change content only through the
 /// methods here, so the cached token counts stay equal to a recount.
-#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[derive(Clone, Eq, Debug, Serialize, Deserialize)]
 pub struct Message {
     pub id: MsgId,
     pub role: Role,
@@ -70,6 +70,30 @@ pub struct Message {
     pub tool_call_id: Option<CallId>,
     pub flags: Flags,
     tokens: Tokens,
+}
+
+/// Field-by-field equality, as derived, with shared text and calls equal without
+/// comparing them (the standard library's pointer shortcut does not apply to slices).
+impl PartialEq for Message {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        let Message {
+            id,
+            role,
+            content,
+            tool_calls,
+            tool_call_id,
+            flags,
+            tokens,
+        } = self;
+        *id == other.id
+            && *tokens == other.tokens
+            && *role == other.role
+            && *tool_call_id == other.tool_call_id
+            && *flags == other.flags
+            && *content == other.content
+            && (Arc::ptr_eq(tool_calls, &other.tool_calls) || **tool_calls == *other.tool_calls)
+    }
 }
 
 impl Message {

@@ -7,7 +7,7 @@ use crate::compactor::seam::{Compactor, CompactorFailure, Harness};
 use crate::ids::IdAlloc;
 use crate::summarizer::served::{self, Serving};
 use crate::summarizer::Summarizer;
-use compactsim_model::{Event, Message, MicroOutcome};
+use compactsim_model::{sync_copy, Event, Message, MicroOutcome};
 
 /// What the driver borrows from its loop.
 pub struct MicroParts<'a> {
@@ -53,7 +53,7 @@ pub fn micro_step(
         ids,
         now_ms,
     } = parts;
-    let before = msgs.clone();
+    let mut before = sink.copy_of(msgs);
     let mut serving = Serving::new(summarizer);
     let mut harness = Harness {
         summarizer: &mut serving,
@@ -74,14 +74,19 @@ pub fn micro_step(
     };
     sink.bump(outcome_counter(pass.outcome));
     sink.served(calls);
-    if !sink.observe(Event::MicroPass(pass), &before, msgs) {
+    // A pass observed to change nothing (`changed` compared the lists whole) is shown
+    // as the same slice on both sides, so the oracle's unchanged shortcuts apply.
+    let seen_before: &[Message] = if end.changed { &before } else { msgs };
+    if !sink.observe(Event::MicroPass(pass), seen_before, msgs) {
         return Err(MicroStop::Sink);
     }
-    // The repair's `before`: an unchanged pass left `msgs` equal to the pass's `before`
-    // (`changed` compared them whole), so that copy serves and the clone is saved.
-    let before = if end.changed { msgs.clone() } else { before };
+    // The repair's `before`: the pass's copy, brought in step with the rows it changed.
+    if end.changed {
+        sync_copy(&mut before, msgs);
+    }
     let stats = repair::repair(msgs);
     if stats == repair::RepairStats::default() {
+        sink.give_back_in_step(before, msgs);
         return Ok(end);
     }
     end.changed = true;
@@ -95,6 +100,7 @@ pub fn micro_step(
     if !sink.observe(event, &before, msgs) {
         return Err(MicroStop::Sink);
     }
+    sink.give_back(before);
     Ok(end)
 }
 

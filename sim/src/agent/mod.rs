@@ -63,6 +63,21 @@ pub trait Sink {
     /// The summarizer calls the harness served for the transition reported next (the
     /// pass that made them); they are shown to the oracle with it.
     fn served(&mut self, calls: Vec<ServedCall>);
+    /// A copy of `live`, to be a transition's `before`. A sink that keeps a spare copy
+    /// (one given back earlier) brings it in step with `live` in the rows that differ
+    /// instead of cloning the whole list.
+    fn copy_of(&mut self, live: &[Message]) -> Vec<Message> {
+        live.to_vec()
+    }
+    /// Takes back a copy made by [`Sink::copy_of`] once its transition was observed.
+    fn give_back(&mut self, _copy: Vec<Message>) {}
+    /// [`Sink::give_back`] for a copy the caller knows equals `live` (it compared or
+    /// synced them): a sink may then lend it again without comparing, for as long as
+    /// the transitions it observes provably only append to `live` or leave it alone.
+    fn give_back_in_step(&mut self, copy: Vec<Message>, live: &[Message]) {
+        debug_assert!(copy.as_slice() == live, "a copy given back in step differs");
+        self.give_back(copy);
+    }
 }
 
 /// The sink stopped the case.
@@ -267,9 +282,10 @@ impl AgentLoop {
         if !needed {
             return Ok(());
         }
-        let before = self.msgs.clone();
+        let before = sink.copy_of(&self.msgs);
         let stats = repair::repair(&mut self.msgs);
         if stats == repair::RepairStats::default() {
+            sink.give_back_in_step(before, &self.msgs);
             return Ok(());
         }
         self.totals = None;
@@ -280,13 +296,15 @@ impl AgentLoop {
             dropped_rows: stats.dropped_rows,
             pruned_calls: stats.pruned_calls,
         };
-        self.see_change(sink, event, &before)
+        let seen = self.see_change(sink, event, &before);
+        sink.give_back(before);
+        seen
     }
 
     /// One batch pass with `trigger`; feeds the anti-thrash guard and the usage state,
     /// rotates the session id in rotation mode.
     fn pass(&mut self, sink: &mut dyn Sink, turn: u32, trigger: BatchTrigger) -> Flow<PassEffect> {
-        let before = self.msgs.clone();
+        let before = sink.copy_of(&self.msgs);
         let at = self.now_ms;
         let request = BatchRequest {
             turn,
@@ -334,6 +352,7 @@ impl AgentLoop {
             committed,
             shrank: committed && (self.msgs.len() < before.len() || tokens_after < tokens_before),
         };
+        sink.give_back(before);
         if effect.committed {
             let rough = self.request_rough();
             let stands_in = self.config.has(Bug::H35054);
@@ -449,7 +468,7 @@ impl AgentLoop {
     /// Session auto-reset after compression exhaustion (#9893/#10063): the transcript
     /// restarts empty (a leading system row is kept) with fresh compactor and agent state.
     fn reset_session(&mut self, sink: &mut dyn Sink, turn: u32) -> Flow<()> {
-        let before = self.msgs.clone();
+        let before = sink.copy_of(&self.msgs);
         let keep = usize::from(self.msgs.first().is_some_and(|m| m.role == Role::System));
         self.msgs.truncate(keep);
         self.changed();
@@ -458,7 +477,9 @@ impl AgentLoop {
         self.session_id += 1;
         sink.bump("session.resets");
         let now_ms = self.now_ms;
-        self.see_change(sink, Event::SessionReset { turn, now_ms }, &before)
+        let seen = self.see_change(sink, Event::SessionReset { turn, now_ms }, &before);
+        sink.give_back(before);
+        seen
     }
 }
 

@@ -234,7 +234,7 @@ impl AgentLoop {
         } else {
             "turns.failed"
         });
-        let before = self.msgs.clone();
+        let before = sink.copy_of(&self.msgs);
         if !self.turn.compacted {
             // The turn's rows are its user row and what followed it (by position: a
             // gateway's `/compress` may mint rows with later ids before the turn).
@@ -250,7 +250,9 @@ impl AgentLoop {
             exhausted,
             removed,
         };
-        self.see_change(sink, event, &before)?;
+        let seen = self.see_change(sink, event, &before);
+        sink.give_back(before);
+        seen?;
         if exhausted {
             self.reset_session(sink, turn)?;
         }

@@ -4,9 +4,8 @@
 //! following tool run, (3) merge consecutive user rows. Merging keeps the first row and
 //! drops the second, so a marker that lands second loses its metadata (H-75345-A).
 
-use compactsim_model::{CallId, Message, Role};
+use compactsim_model::{CallId, Message, Role, ToolCall};
 use serde::Serialize;
-use std::collections::BTreeSet;
 
 /// What one repair did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -22,6 +21,9 @@ pub struct RepairStats {
 /// Any list is accepted (an external compactor's output included).
 pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
     let mut stats = RepairStats::default();
+    if !needed(msgs) {
+        return stats;
+    }
     stats.merged_rows += merge_consecutive(msgs, Role::Assistant);
     stats.dropped_rows += drop_stray_tool_rows(msgs);
     stats.pruned_calls += prune_unanswered_calls(msgs);
@@ -31,6 +33,19 @@ pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
         && w[0].tool_calls.is_empty()
         && w[1].tool_calls.is_empty())));
     stats
+}
+
+/// Whether any step below would change `msgs`: one read-only scan. When it is false
+/// every step is a no-op on the list as it stands (each step's condition is checked on
+/// that list), so skipping them all gives the same result.
+fn needed(msgs: &[Message]) -> bool {
+    let mergeable = msgs.windows(2).any(|w| {
+        w[0].role == w[1].role
+            && matches!(w[0].role, Role::User | Role::Assistant)
+            && w[0].tool_calls.is_empty()
+            && w[1].tool_calls.is_empty()
+    });
+    mergeable || stray_tool_rows(msgs).any(|stray| stray) || has_unanswered_call(msgs)
 }
 
 /// Merges runs of consecutive rows of `role` into their first row. Assistant rows with
@@ -57,48 +72,77 @@ fn merge_consecutive(msgs: &mut Vec<Message>, role: Role) -> u32 {
 }
 
 /// Drops tool rows whose id is not a call of the nearest preceding assistant (the known
-/// set resets at every assistant and user row).
+/// set resets at every assistant and user row). A list with no stray row is left alone
+/// without allocating.
 fn drop_stray_tool_rows(msgs: &mut Vec<Message>) -> u32 {
+    if !stray_tool_rows(msgs).any(|stray| stray) {
+        return 0;
+    }
+    let stray: Vec<bool> = stray_tool_rows(msgs).collect();
+    let mut flags = stray.iter();
     let before = msgs.len();
-    let mut known: BTreeSet<CallId> = BTreeSet::new();
-    msgs.retain(|m| match m.role {
-        Role::Assistant => {
-            known = m.tool_calls.iter().map(|c| c.id).collect();
-            true
-        }
-        Role::User => {
-            known.clear();
-            true
-        }
-        Role::Tool => m.tool_call_id.is_some_and(|id| known.contains(&id)),
-        Role::System => true,
-    });
+    msgs.retain(|_| !flags.next().copied().unwrap_or(false));
     (before - msgs.len()) as u32
 }
 
+/// For each row, whether it is a tool row its nearest preceding assistant did not call.
+fn stray_tool_rows(msgs: &[Message]) -> impl Iterator<Item = bool> + '_ {
+    let mut known: &[ToolCall] = &[];
+    msgs.iter().map(move |m| match m.role {
+        Role::Assistant => {
+            known = &m.tool_calls;
+            false
+        }
+        Role::User => {
+            known = &[];
+            false
+        }
+        Role::Tool => !m
+            .tool_call_id
+            .is_some_and(|id| known.iter().any(|c| c.id == id)),
+        Role::System => false,
+    })
+}
+
+/// Whether some assistant row has a call the immediately following tool run does not
+/// answer.
+fn has_unanswered_call(msgs: &[Message]) -> bool {
+    msgs.iter().enumerate().any(|(i, m)| {
+        m.role == Role::Assistant && !m.tool_calls.is_empty() && !all_answered(msgs, i)
+    })
+}
+
+/// Whether every call of the assistant at `i` is answered in the tool run after it.
+fn all_answered(msgs: &[Message], i: usize) -> bool {
+    let run = msgs[i + 1..].iter().take_while(|m| m.role == Role::Tool);
+    msgs[i]
+        .tool_calls
+        .iter()
+        .all(|c| run.clone().any(|m| m.tool_call_id == Some(c.id)))
+}
+
 /// Removes from each assistant row the calls that the immediately following tool run
-/// does not answer; an assistant left with no calls and no text gets a short note.
+/// does not answer; an assistant left with no calls and no text gets a short note. A
+/// row whose calls are all answered is left alone without allocating.
 fn prune_unanswered_calls(msgs: &mut [Message]) -> u32 {
     let mut pruned = 0;
     for i in 0..msgs.len() {
         if msgs[i].role != Role::Assistant || msgs[i].tool_calls.is_empty() {
             continue;
         }
-        let answered: BTreeSet<CallId> = msgs[i + 1..]
-            .iter()
-            .take_while(|m| m.role == Role::Tool)
-            .filter_map(|m| m.tool_call_id)
-            .collect();
-        let keep: Vec<_> = msgs[i]
+        if all_answered(msgs, i) {
+            continue;
+        }
+        let run = msgs[i + 1..].iter().take_while(|m| m.role == Role::Tool);
+        let answered = |id: CallId| run.clone().any(|m| m.tool_call_id == Some(id));
+        let keep: Vec<ToolCall> = msgs[i]
             .tool_calls
             .iter()
-            .filter(|c| answered.contains(&c.id))
+            .filter(|c| answered(c.id))
             .cloned()
             .collect();
-        if keep.len() < msgs[i].tool_calls.len() {
-            pruned += (msgs[i].tool_calls.len() - keep.len()) as u32;
-            msgs[i].set_tool_calls(keep);
-        }
+        pruned += (msgs[i].tool_calls.len() - keep.len()) as u32;
+        msgs[i].set_tool_calls(keep);
     }
     pruned
 }

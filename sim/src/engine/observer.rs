@@ -7,7 +7,7 @@ use super::{CaseOutcome, CaseResult, Record, TraceLine};
 use crate::agent::Sink;
 use compactsim_invariants::{Oracle, NO_INFINITE_LOOP};
 use compactsim_model::{
-    tokens_rough_total, Event, Message, ServedCall, Transition, Violation, Witness,
+    sync_copy, tokens_rough_total, Event, Message, ServedCall, Transition, Violation, Witness,
 };
 
 /// Reports transitions to the oracle and records the case's result.
@@ -25,6 +25,21 @@ pub(crate) struct Observer {
     pub served: Vec<ServedCall>,
     /// How events' labels are shown to the oracle.
     labels: Labels,
+    /// A copy of the list given back after a transition, lent again as the next
+    /// transition's `before` (see [`Sink::copy_of`]).
+    spare: Vec<Message>,
+    /// The list `spare` is known to equal (address and length of the last `after`),
+    /// kept through transitions that provably only append or change nothing; `None`
+    /// when unknown (the next lend compares).
+    spare_in_step: Option<ListAt>,
+}
+
+/// A list's address and length: with an observer seeing every change to the live
+/// list, equal `ListAt`s between two transitions mean the same rows.
+type ListAt = (usize, usize);
+
+fn at(rows: &[Message]) -> ListAt {
+    (rows.as_ptr() as usize, rows.len())
 }
 
 impl Observer {
@@ -40,6 +55,8 @@ impl Observer {
             tokens: 0,
             served: Vec::new(),
             labels: Labels::AsReported,
+            spare: Vec::new(),
+            spare_in_step: None,
         }
     }
 
@@ -52,6 +69,7 @@ impl Observer {
 
 impl Sink for Observer {
     fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
+        self.keep_spare_in_step(before, after);
         let served = std::mem::take(&mut self.served);
         let event = match self.labels {
             Labels::AsReported => event,
@@ -110,6 +128,48 @@ impl Sink for Observer {
 
     fn served(&mut self, calls: Vec<ServedCall>) {
         self.served = calls;
+    }
+
+    fn copy_of(&mut self, live: &[Message]) -> Vec<Message> {
+        let mut copy = std::mem::take(&mut self.spare);
+        if self.spare_in_step.take() != Some(at(live)) {
+            sync_copy(&mut copy, live);
+        }
+        debug_assert!(copy.as_slice() == live, "lent copy out of step");
+        copy
+    }
+
+    fn give_back(&mut self, copy: Vec<Message>) {
+        self.spare = copy;
+        self.spare_in_step = None;
+    }
+
+    fn give_back_in_step(&mut self, copy: Vec<Message>, live: &[Message]) {
+        debug_assert!(copy.as_slice() == live, "a copy given back in step differs");
+        self.spare = copy;
+        self.spare_in_step = Some(at(live));
+    }
+}
+
+impl Observer {
+    /// Keeps `spare` equal to the live list through a transition that provably only
+    /// appended (`before` a shorter view of `after`'s memory: the appended rows are
+    /// copied) or changed nothing (the same slice); forgets it after any other.
+    fn keep_spare_in_step(&mut self, before: &[Message], after: &[Message]) {
+        if self.spare_in_step != Some(at(before)) {
+            self.spare_in_step = None;
+            return;
+        }
+        if std::ptr::eq(before, after) {
+            return;
+        }
+        let appended = std::ptr::eq(before.as_ptr(), after.as_ptr()) && before.len() < after.len();
+        self.spare_in_step = if appended {
+            self.spare.extend_from_slice(&after[before.len()..]);
+            Some(at(after))
+        } else {
+            None
+        };
     }
 }
 

@@ -29,10 +29,13 @@ pub fn arguments(tool: &str, chars: u32, seed: u64) -> String {
     out.push_str("\":\"");
     let value_chars = (chars as usize).saturating_sub(out.len() + 2);
     let mut state = seed;
-    for _ in 0..value_chars {
-        state = mix64(state);
-        out.push(VALUE_ALPHABET[(state % VALUE_ALPHABET.len() as u64) as usize] as char);
-    }
+    let value: Vec<u8> = (0..value_chars)
+        .map(|_| {
+            state = mix64(state);
+            VALUE_ALPHABET[(state % VALUE_ALPHABET.len() as u64) as usize]
+        })
+        .collect();
+    out.push_str(std::str::from_utf8(&value).expect("the alphabet is ASCII"));
     out.push_str("\"}");
     out
 }

@@ -1,0 +1,86 @@
+//! Copies of the live transcript kept in step with it: a transition's `before` made by
+//! updating an older copy in the rows that differ, instead of cloning the whole list.
+
+use crate::message::Message;
+
+/// Makes `copy` equal to `live`, cloning only the rows between their longest common
+/// prefix and longest common suffix. Rows compare cheaply (their text and calls are
+/// shared, so equal rows usually compare by pointer), so the cost is a scan plus the
+/// rows that changed since `copy` was last in step.
+pub fn sync_copy(copy: &mut Vec<Message>, live: &[Message]) {
+    let prefix = copy.iter().zip(live).take_while(|(a, b)| a == b).count();
+    let suffix_max = copy.len().min(live.len()) - prefix;
+    let suffix = copy[prefix..]
+        .iter()
+        .rev()
+        .zip(live[prefix..].iter().rev())
+        .take(suffix_max)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (copy_end, live_end) = (copy.len() - suffix, live.len() - suffix);
+    if prefix == copy_end && prefix == live_end {
+        return;
+    }
+    copy.splice(prefix..copy_end, live[prefix..live_end].iter().cloned());
+    debug_assert!(
+        copy.as_slice() == live,
+        "sync_copy left the copy out of step"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::{Content, Segment};
+    use crate::ids::MsgId;
+    use crate::message::Role;
+    use crate::tokens::ContentKind;
+
+    fn row(id: u32, chars: u32) -> Message {
+        let seg = Segment {
+            kind: ContentKind::Prose,
+            chars,
+            seed: id as u64,
+            origin: MsgId(id),
+            facts: vec![],
+        };
+        Message::new(MsgId(id), Role::User, Content::single(seg))
+    }
+
+    fn rows(ids: &[u32]) -> Vec<Message> {
+        ids.iter().map(|&i| row(i, 10)).collect()
+    }
+
+    #[test]
+    fn the_copy_ends_equal_to_the_live_list_for_every_kind_of_change() {
+        let cases: &[(&[u32], &[u32])] = &[
+            (&[], &[]),
+            (&[], &[1, 2]),
+            (&[1, 2], &[]),
+            (&[1, 2], &[1, 2, 3, 4]),
+            (&[1, 2, 3, 4], &[1, 2]),
+            (&[1, 2, 3, 4], &[1, 9, 4]),
+            (&[1, 2, 3], &[9, 2, 3]),
+            (&[1, 2, 3], &[1, 2, 9]),
+            (&[1, 1, 1], &[1, 1]),
+            (&[1, 2], &[2, 1]),
+            (&[1, 2, 3], &[7, 8, 9, 10]),
+        ];
+        for (old, new) in cases {
+            let mut copy = rows(old);
+            let live = rows(new);
+            sync_copy(&mut copy, &live);
+            assert_eq!(copy, live, "{old:?} -> {new:?}");
+        }
+    }
+
+    #[test]
+    fn a_row_changed_in_place_is_replaced() {
+        let mut copy = rows(&[1, 2, 3]);
+        let mut live = copy.clone();
+        live[1] = row(2, 99);
+        sync_copy(&mut copy, &live);
+        assert_eq!(copy, live);
+        assert_eq!(copy[1].content.chars(), 99);
+    }
+}
