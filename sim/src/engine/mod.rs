@@ -5,6 +5,7 @@
 mod agent_setup;
 mod agent_world;
 mod coverage;
+pub mod fault_mix;
 mod observer;
 pub mod plan;
 pub mod scramble;
