@@ -31,6 +31,9 @@ pub enum Stream {
     /// Swarm knobs added after the other streams were fixed (extremes of a family's
     /// shape that reach rare paths); its own stream, so it reshuffles no other.
     Swarm,
+    /// Fault-mix knobs (storms of one fault kind) added after the provider and
+    /// summarizer draws were fixed; its own stream, so it reshuffles no other.
+    FaultMix,
 }
 
 impl Stream {
@@ -43,6 +46,7 @@ impl Stream {
             Stream::Gateway => 0x6761_7465,     // "gate"
             Stream::Faults => 0x0066_6175_6c74, // "fault"
             Stream::Swarm => 0x0073_7761_726d,  // "swarm"
+            Stream::FaultMix => 0x666d_6978,    // "fmix"
         }
     }
 }

@@ -3,6 +3,7 @@
 //! the fake provider's behaviour, the request overhead and how the provider counts it,
 //! rotation vs in-place compaction, the user's think time and a resumed session's fill.
 
+use super::fault_mix::FaultMix;
 use super::CaseSpec;
 use crate::agent::AgentParams;
 use crate::provider::ProviderConfig;
@@ -48,7 +49,8 @@ impl AgentSetup {
     /// positioned after it (the provider's per-call draws continue from there).
     pub fn draw(case_seed: u64) -> (AgentSetup, SimRng) {
         let mut rng = rng::stream(case_seed, Stream::Provider);
-        let provider = ProviderConfig::draw(&mut rng);
+        let mut provider = ProviderConfig::draw(&mut rng);
+        FaultMix::of_case(case_seed).apply_provider(&mut provider);
         let heavy = chance(&mut rng, HEAVY_SCHEMAS_PER_MILLE);
         let (overhead, real) = if heavy {
             (HEAVY_OVERHEAD_PER_MILLE, HEAVY_OVERHEAD_REAL_PER_MILLE)

@@ -5,6 +5,7 @@
 mod agent_setup;
 pub(crate) mod agent_world;
 mod coverage;
+pub mod fault_mix;
 pub(crate) mod observer;
 pub mod plan;
 pub mod scramble;

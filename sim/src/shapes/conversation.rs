@@ -14,10 +14,19 @@ const SYSTEM_FACTS: SizeRange = SizeRange::new(1, 2);
 /// Tool used when a shape lists none.
 const FALLBACK_TOOL: &str = "terminal";
 
+/// What sizes the rows of a turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TurnKind {
+    Ordinary,
+    /// A burst turn: every row is short.
+    Burst,
+    /// A marathon turn: every tool output is drawn from the marathon's range.
+    Marathon,
+}
+
 /// The rounds of one turn: the tools each round calls, in call order.
 struct TurnPlan {
-    /// A burst turn: every row is short.
-    burst: bool,
+    kind: TurnKind,
     rounds: Vec<Vec<&'static str>>,
 }
 
@@ -63,9 +72,9 @@ impl Conversation {
         let mut rows = vec![self.user_row(ids)];
         let plan = self.plan_turn();
         for tools in &plan.rounds {
-            self.push_round(tools, plan.burst, turn, ids, &mut rows);
+            self.push_round(tools, plan.kind, turn, ids, &mut rows);
         }
-        rows.push(self.reply_row(plan.burst, ids));
+        rows.push(self.reply_row(plan.kind == TurnKind::Burst, ids));
         rows
     }
 
@@ -97,12 +106,22 @@ impl Conversation {
     }
 
     fn plan_turn(&mut self) -> TurnPlan {
+        if let Some(m) = self.params.features.marathon {
+            if chance(&mut self.rng, m.per_mille) {
+                let n = m.rounds.draw(&mut self.rng);
+                let rounds = (0..n).map(|_| vec![self.pick_tool()]).collect();
+                return TurnPlan {
+                    kind: TurnKind::Marathon,
+                    rounds,
+                };
+            }
+        }
         if let Some(burst) = self.params.features.burst {
             if chance(&mut self.rng, burst.per_mille) {
                 let n = burst.rounds.draw(&mut self.rng);
                 let rounds = (0..n).map(|_| vec![self.pick_tool()]).collect();
                 return TurnPlan {
-                    burst: true,
+                    kind: TurnKind::Burst,
                     rounds,
                 };
             }
@@ -115,7 +134,7 @@ impl Conversation {
             self.fixed_plan.clone()
         };
         TurnPlan {
-            burst: false,
+            kind: TurnKind::Ordinary,
             rounds,
         }
     }
@@ -143,11 +162,12 @@ impl Conversation {
     fn push_round(
         &mut self,
         tools: &[&'static str],
-        burst: bool,
+        kind: TurnKind,
         turn: u32,
         ids: &mut IdAlloc,
         rows: &mut Vec<Message>,
     ) {
+        let burst = kind == TurnKind::Burst;
         let id = ids.msg();
         let calls: Vec<ToolCall> = tools
             .iter()
@@ -167,8 +187,11 @@ impl Conversation {
         rows.push(Message::new(id, Role::Assistant, content).with_tool_calls(calls.clone()));
         for call in calls {
             let id = ids.msg();
+            let marathon = self.params.features.marathon.map(|m| m.tool_chars);
             let chars = if burst {
                 self.size(true, self.params.tool_chars)
+            } else if let (TurnKind::Marathon, Some(range)) = (kind, marathon) {
+                range.draw(&mut self.rng)
             } else {
                 let drawn = self.params.tool_chars.draw(&mut self.rng);
                 self.grown(drawn, turn)

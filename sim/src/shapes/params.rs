@@ -97,6 +97,20 @@ pub struct HugePrompt {
     pub chars: SizeRange,
 }
 
+/// Occasional marathon turns: one user request answered by many rounds of large tool
+/// outputs, so that a single turn outgrows the tail budget (a compaction then falls
+/// inside the turn, and the turn alone can carry a session from below the trigger to
+/// past the window).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Marathon {
+    /// Chance a turn is a marathon.
+    pub per_mille: u32,
+    /// Rounds of one call each in a marathon turn.
+    pub rounds: SizeRange,
+    /// Characters of each of its tool outputs.
+    pub tool_chars: SizeRange,
+}
+
 /// Swarm-style feature switches: each is off (0 / None / false) in some cases.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Features {
@@ -108,6 +122,7 @@ pub struct Features {
     pub growth_per_mille: u32,
     pub burst: Option<Burst>,
     pub huge_prompt: Option<HugePrompt>,
+    pub marathon: Option<Marathon>,
     /// Every user prompt has the same size and text seed (a cron job's prompt).
     pub repeat_prompt: bool,
     /// Every tool turn runs the same rounds of the same tools (a cron job's plan).

@@ -3,6 +3,7 @@
 //! last-visible-reply anchors, the head-edge pair push (#22523) and the bridge that
 //! keeps the newest user row from being the merge target.
 
+use super::scaffold::split_row;
 use super::state::BatchState;
 use super::BatchConfig;
 use crate::bugs::Bug;
@@ -81,11 +82,23 @@ pub fn window(messages: &[Message], head_end: usize, config: &BatchConfig) -> Wi
     w
 }
 
-/// The newest user row a person wrote (not a summary, not blank).
+/// The newest user row holding words a person wrote: a real user row that is not blank,
+/// or a user row an earlier pass merged its summary into (its own text follows the
+/// summary, hermes-domain §2.3 role choice and merge). A merged row is still the
+/// newest user message: anchoring only unmerged rows would summarize it away on the
+/// next pass (found by marathon turns, whose compactions fall inside one turn).
 pub fn last_real_user(messages: &[Message]) -> Option<usize> {
-    messages
-        .iter()
-        .rposition(|m| m.is_real_user() && !m.content.is_empty())
+    messages.iter().rposition(holds_user_words)
+}
+
+fn holds_user_words(m: &Message) -> bool {
+    if m.role != Role::User {
+        return false;
+    }
+    if m.is_batch_summary() {
+        return !split_row(m).1.is_empty();
+    }
+    m.is_real_user() && !m.content.is_empty()
 }
 
 /// The newest assistant row the user sees.
@@ -150,6 +163,7 @@ mod tests {
     use crate::bugs::BugSet;
     use crate::compactor::batch::testkit::{index_of, Builder};
     use crate::summarizer::RollingSummary;
+    use compactsim_model::Content;
 
     fn config(budget: u32, bugs: &[Bug]) -> BatchConfig {
         BatchConfig {
@@ -263,6 +277,30 @@ mod tests {
         assert!(anchored.end < u, "{anchored:?} user at {u}");
         let w = window(&m, 0, &config(2_000, &[Bug::H10896]));
         assert!(w.start <= u && u < w.end, "{w:?} user at {u}");
+    }
+
+    #[test]
+    fn a_user_row_holding_a_merged_summary_is_still_the_newest_user() {
+        let mut b = Builder::new();
+        for _ in 0..5 {
+            b.turn(400, 1, 400);
+        }
+        b.user(400);
+        let own = b.rows.pop().expect("just pushed").content;
+        let s = b.summary(Role::User, &[1]);
+        let i = index_of(&b.rows, s).unwrap();
+        b.rows[i].merge_content(&own);
+        for _ in 0..6 {
+            b.talking_round(4_000);
+        }
+        let m = b.rows;
+        assert_eq!(last_real_user(&m), Some(i), "merged row with its own words");
+        let w = window(&m, 0, &config(2_000, &[]));
+        assert!(w.end <= i && !w.is_empty(), "{w:?} merged user at {i}");
+        let mut bare = m.clone();
+        let body = Content::single(bare[i].content.segments[0].clone());
+        bare[i].set_content(body);
+        assert_ne!(last_real_user(&bare), Some(i), "a summary alone is no user");
     }
 
     #[test]

@@ -48,7 +48,7 @@ fn a_recorded_case_replays_to_the_same_outcome_trace_and_tokens() {
     let mut failing = 0;
     let mut with_faults = 0;
     let mut with_restarts = 0;
-    for (case, bugs) in (0..40).map(|c| (c, [Bug::H75345B, Bug::HMCursor, Bug::HMResume])) {
+    for (case, bugs) in (0..48).map(|c| (c, [Bug::H75345B, Bug::HMCursor, Bug::HMResume])) {
         let bugs = &bugs[(case % 4) as usize..(case % 4) as usize + usize::from(case % 4 < 3)];
         let original = spec(case, bugs);
         let rec = record(&original);
