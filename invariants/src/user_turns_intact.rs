@@ -33,9 +33,6 @@ use std::collections::BTreeSet;
 #[derive(Debug, Default)]
 pub struct UserTurnsIntact {
     recorded: IdSet,
-    /// Largest id seen in any transcript so far: ids are assigned in creation order, so a
-    /// row with a larger id appears for the first time.
-    newest_id: Option<MsgId>,
     /// First id the latest turn's first append added, with that turn.
     turn_first: Option<(u32, MsgId)>,
     started: bool,
@@ -76,37 +73,36 @@ pub(crate) fn collect_tracked(recorded: &IdSet, rows: &[Message], out: &mut Vec<
 }
 
 impl UserTurnsIntact {
-    fn record_new(&mut self, rows: &[Message], newer_than: Option<MsgId>) {
+    fn record_new(&mut self, rows: &[Message], is_new: impl Fn(&Message) -> bool) {
         for m in rows {
-            if m.is_real_user() && newer_than.is_none_or(|n| m.id > n) {
+            if m.is_real_user() && is_new(m) {
                 self.recorded.add(m.id);
             }
         }
     }
 
-    fn advance_newest(&mut self, rows: &[Message]) {
-        let max = rows.iter().map(|m| m.id).max();
-        self.newest_id = self.newest_id.max(max);
-    }
-
-    /// Bookkeeping after a transition whose new rows are among `rows`: an append records
-    /// its real user rows and the first id of its turn.
-    fn after_append(&mut self, class: EventClass<'_>, turn: u32, rows: &[Message]) {
+    /// Bookkeeping after an append: records its real user rows and the first id of its
+    /// turn. The new rows are `after[from..]` when `before` is untouched (a pure
+    /// append), else the rows of `after` whose id is not in `before`. Ids need not grow
+    /// in append order (a gateway allocates a message's rows when it arrives, before a
+    /// `/compress` at the start of its turn writes a summary), so newness is judged by
+    /// presence, never by comparing ids.
+    fn after_append(&mut self, t: &Transition<'_>, class: EventClass<'_>, from: Option<usize>) {
         if matches!(class, EventClass::Append) {
-            let newer_than = self.newest_id;
+            let old: BTreeSet<MsgId> = match from {
+                Some(_) => BTreeSet::new(),
+                None => t.before.iter().map(|m| m.id).collect(),
+            };
+            let rows = &t.after[from.unwrap_or(0)..];
+            let is_new = |m: &Message| !old.contains(&m.id);
+            let turn = t.event.turn();
             if self.turn_first.is_none_or(|(last, _)| last != turn) {
-                let first = rows
-                    .iter()
-                    .map(|m| m.id)
-                    .filter(|id| newer_than.is_none_or(|n| *id > n))
-                    .min();
-                if let Some(first) = first {
+                if let Some(first) = rows.iter().filter(|m| is_new(m)).map(|m| m.id).min() {
                     self.turn_first = Some((turn, first));
                 }
             }
-            self.record_new(rows, newer_than);
+            self.record_new(rows, is_new);
         }
-        self.advance_newest(rows);
     }
 
     /// Drops from the sequences the segments written in turn `turn` (rolled back).
@@ -239,15 +235,13 @@ impl Invariant for UserTurnsIntact {
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
         if !self.started {
             self.started = true;
-            self.record_new(t.before, None);
-            self.advance_newest(t.before);
+            self.record_new(t.before, |_| true);
         }
         if unchanged(t) {
             return None;
         }
         let class = classify(t.event);
         if matches!(class, EventClass::SessionReset) {
-            self.advance_newest(t.after);
             return None;
         }
         if let Some(from) = pure_append(t) {
@@ -255,7 +249,7 @@ impl Invariant for UserTurnsIntact {
             // carries tracked text (checked in full below).
             collect_tracked(&self.recorded, &t.after[from..], &mut self.seq_after);
             if self.seq_after.is_empty() {
-                self.after_append(class, t.event.turn(), &t.after[from..]);
+                self.after_append(t, class, Some(from));
                 return None;
             }
         }
@@ -272,7 +266,7 @@ impl Invariant for UserTurnsIntact {
                 .or_else(|| self.grown_user_row(t)),
             _ => self.first_difference(t).map(|j| self.witness(t, j)),
         };
-        self.after_append(class, t.event.turn(), t.after);
+        self.after_append(t, class, None);
         witness
     }
 }
@@ -392,6 +386,33 @@ mod tests {
         let fired = run_after_start(vec![(append_event(2), fresh), (absorbed(2, &[]), dropped)]);
         assert_eq!(fired.len(), 1, "user 7 was recorded by its append");
         assert!(fired[0].1.facts[0].contains("m7"));
+    }
+
+    #[test]
+    fn an_appended_user_row_is_tracked_even_when_its_id_is_older_than_a_summary() {
+        // A gateway allocates a message's rows when it arrives; a `/compress` at the
+        // start of its turn then writes summary m9 before the user row m7 is appended.
+        let compacted = vec![user(0), micro_marker(9, &[1]), user(4), reply(5), user(6)];
+        let mut appended = compacted.clone();
+        appended.extend([user(7), reply(8)]);
+        let mut dropped = appended.clone();
+        dropped.remove(5);
+        let fired = run_after_start(vec![
+            (absorbed(1, &[1]), compacted.clone()),
+            (append_event(2), appended.clone()),
+            (absorbed(2, &[]), dropped),
+        ]);
+        assert_eq!(
+            fired.len(),
+            1,
+            "user 7 was recorded by its append: {fired:?}"
+        );
+        assert!(fired[0].1.facts[0].contains("m7"), "{fired:?}");
+        let quiet = run_after_start(vec![
+            (absorbed(1, &[1]), compacted),
+            (append_event(2), appended),
+        ]);
+        assert!(quiet.is_empty(), "{quiet:?}");
     }
 
     #[test]
