@@ -32,9 +32,6 @@ pub const EXEMPT: &[(Bug, &str, &str)] = &[
         "blind spot: needs process restarts in the agent loop (gateway issue)",
     ),
     (Bug::H29559, "both", SHALLOW_SUMMARY_FAULTS),
-    (Bug::H11529, "both", SHALLOW_SUMMARY_FAULTS),
-    (Bug::H14694, "batch", SHALLOW_SUMMARY_FAULTS),
-    (Bug::H14694, "both", SHALLOW_SUMMARY_FAULTS),
     (Bug::H27404, "batch", SHALLOW_OBSERVED_GATE),
     (Bug::H27404, "both", SHALLOW_OBSERVED_GATE),
 ];
