@@ -34,6 +34,15 @@ fn a_clean_case_is_not_shrunk() {
 }
 
 #[test]
+fn a_gateway_case_says_it_cannot_be_recorded_instead_of_claiming_it_is_clean() {
+    let mut s = spec(0, Bug::H29335);
+    s.strategy = Strategy::parse("gateway").unwrap();
+    let e = shrink(&s, untimed(10), &mut |_| {}).unwrap_err();
+    assert_eq!(e, ShrinkError::Unsupported(GATEWAY_NOT_RECORDED));
+    assert!(e.to_string().contains("[gateway]"), "{e}");
+}
+
+#[test]
 fn h_75345_b_shrinks_to_at_most_10_turns_and_still_fails_one_marker_max() {
     let original = spec(0, Bug::H75345B);
     let mut seen = Vec::new();
