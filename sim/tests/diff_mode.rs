@@ -5,13 +5,12 @@
 
 mod common;
 
+use common::wrapper::{Hooks, Wrapped};
 use common::{arg, compactsim, scratch};
 use compactsim::bugs::BugSet;
 use compactsim::compactor::choice::CompactorChoice;
 use compactsim::compactor::reference::Reference;
-use compactsim::compactor::seam::{
-    BatchReport, BatchRequest, Compactor, CompactorFailure, Harness,
-};
+use compactsim::compactor::seam::{BatchReport, Compactor};
 use compactsim::diff::{diff_suite, Aggregator, DiffReport, MakeOther};
 use compactsim::runner::Suite;
 use compactsim::strategy::Strategy;
@@ -59,7 +58,7 @@ fn the_reference_against_its_twin_agrees_on_every_pass_whatever_the_jobs() {
 
 /// A twin whose summaries come out as `user` rows where the reference writes
 /// `assistant` ones (and the other way round).
-struct RoleFlip(Reference);
+struct RoleFlip;
 
 fn flip(msgs: &mut [Message], before: &[Message]) {
     for m in msgs.iter_mut().filter(|m| m.is_summary()) {
@@ -73,37 +72,13 @@ fn flip(msgs: &mut [Message], before: &[Message]) {
     }
 }
 
-impl Compactor for RoleFlip {
-    fn name(&self) -> String {
-        "role-flip".into()
+impl Hooks for RoleFlip {
+    fn after_micro(&mut self, before: &[Message], msgs: &mut Vec<Message>, _: &MicroPass) {
+        flip(msgs, before);
     }
 
-    fn micro_pass(
-        &mut self,
-        msgs: &mut Vec<Message>,
-        turn: u32,
-        harness: &mut Harness<'_>,
-    ) -> Result<MicroPass, CompactorFailure> {
-        let before = msgs.clone();
-        let pass = self.0.micro_pass(msgs, turn, harness)?;
-        flip(msgs, &before);
-        Ok(pass)
-    }
-
-    fn batch_pass(
-        &mut self,
-        msgs: &mut Vec<Message>,
-        request: BatchRequest,
-        harness: &mut Harness<'_>,
-    ) -> Result<BatchReport, CompactorFailure> {
-        let before = msgs.clone();
-        let report = self.0.batch_pass(msgs, request, harness)?;
-        flip(msgs, &before);
-        Ok(report)
-    }
-
-    fn restart(&mut self) {
-        self.0.restart()
+    fn after_batch(&mut self, before: &[Message], msgs: &mut Vec<Message>, _: &BatchReport) {
+        flip(msgs, before);
     }
 }
 
@@ -111,7 +86,13 @@ impl Compactor for RoleFlip {
 fn a_mutant_disagrees_in_summary_role_only() {
     for strategy in ["micro", "batch"] {
         let s = suite(strategy, 32);
-        let mutant = |r: Reference| -> Box<dyn Compactor> { Box::new(RoleFlip(r)) };
+        let mutant = |r: Reference| -> Box<dyn Compactor> {
+            Box::new(Wrapped {
+                inner: r,
+                hooks: RoleFlip,
+                name: "role-flip".into(),
+            })
+        };
         let report = diff(&s, 2, &mutant);
         let t = &report.totals;
         assert!(t.passes_agreeing < t.passes, "{strategy}: {t:?}");
