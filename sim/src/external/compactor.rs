@@ -99,6 +99,22 @@ impl SummaryService for NoSummaries {
     }
 }
 
+/// Sends the `restart` owed since a new case or a process restart, before any other
+/// request.
+fn restart_if_pending(
+    session: &mut Session,
+    pending: &mut bool,
+    summaries: &mut dyn SummaryService,
+) -> Result<(), CompactorFailure> {
+    if *pending {
+        session
+            .request(|id| HarnessMsg::Restart { id }, summaries)
+            .map_err(failure)?;
+        *pending = false;
+    }
+    Ok(())
+}
+
 /// One case's external compactor.
 pub struct External {
     pool: Arc<Pool>,
@@ -176,12 +192,7 @@ impl External {
             summary_facts: summary_facts(msgs),
             input_texts,
         };
-        if self.restart_pending {
-            session
-                .request(|id| HarnessMsg::Restart { id }, &mut served)
-                .map_err(failure)?;
-            self.restart_pending = false;
-        }
+        restart_if_pending(session, &mut self.restart_pending, &mut served)?;
         let transcript = served.book.to_chat(msgs);
         let reply = session
             .request(
@@ -235,12 +246,7 @@ impl External {
         if !declared {
             return Ok(None);
         }
-        if self.restart_pending {
-            session
-                .request(|id| HarnessMsg::Restart { id }, &mut NoSummaries)
-                .map_err(failure)?;
-            self.restart_pending = false;
-        }
+        restart_if_pending(session, &mut self.restart_pending, &mut NoSummaries)?;
         let input = PassInput {
             turn: self.turn,
             transcript: Vec::new(),
