@@ -17,11 +17,20 @@ fn text(o: &Run) -> String {
 }
 
 fn run_external(name: &str, adapter_cmd: &str, extra: &[&str]) -> (Run, PathBuf) {
+    run_external_cases(name, adapter_cmd, "8", extra)
+}
+
+fn run_external_cases(
+    name: &str,
+    adapter_cmd: &str,
+    cases: &str,
+    extra: &[&str],
+) -> (Run, PathBuf) {
     let dir = scratch(&format!("external_cli/{name}"));
     let mut args = vec![
         "run",
         "--cases",
-        "8",
+        cases,
         "--shrink-time",
         "0",
         "--compactor",
@@ -77,6 +86,24 @@ fn a_crashing_adapter_is_exit_4_and_the_run_goes_on() {
         out.contains("--compactor external --adapter 'python3 "),
         "{out}"
     );
+}
+
+#[test]
+fn a_hanging_adapter_is_exit_4_naming_the_timeout() {
+    let cmd = adapter("reference/fixtures/hang.py");
+    let (o, _) = run_external_cases("hang", &cmd, "1", &["--adapter-timeout-ms", "5000"]);
+    let out = text(&o);
+    assert_eq!(o.code, 4, "{out}");
+    assert!(
+        out.contains("1 cases, 0 clean, 0 failed, 0 liveness, 1 internal"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("`{cmd}` at request 2 (micro_pass turn 0)")),
+        "{out}"
+    );
+    assert!(out.contains("no reply within 5000 ms (killed)"), "{out}");
+    assert!(out.contains("fixture hang: sleeping forever"), "{out}");
 }
 
 #[test]

@@ -8,9 +8,13 @@ use compactsim::external::{AdapterSpec, Session, SummarizeCall, SummaryService};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-const FIXTURE_TIMEOUT_MS: u64 = 2_000;
-/// Slack on top of the timeout for process start, kill and stderr drain.
-const SLACK_MS: u64 = 3_000;
+/// Per-request timeout of the fixtures; the hello shares it, so it is long enough for a
+/// Python start on a loaded 2-core machine.
+const FIXTURE_TIMEOUT_MS: u64 = 5_000;
+/// Bound on a failing request beyond its timeout (kill, reap, stderr drain). Far from
+/// the timeout, so machine load cannot flake it; what it proves is that the request
+/// ends (never a hang), while the lower bound of the hang proves the timeout fired.
+const SLACK_MS: u64 = 30_000;
 
 fn adapter(rel: &str) -> String {
     format!("python3 {}/../adapters/{rel}", env!("CARGO_MANIFEST_DIR"))
@@ -44,6 +48,8 @@ fn micro(id: u64) -> HarnessMsg {
 fn expect_failure(fixture: &str, kind: &str, stderr_needle: &str) {
     let command = adapter(&format!("reference/fixtures/{fixture}.py"));
     let mut s = Session::new(AdapterSpec::new(command.clone(), FIXTURE_TIMEOUT_MS)).unwrap();
+    // Every fixture answers its hello; the clock measures the request alone.
+    s.info().unwrap_or_else(|e| panic!("{fixture}: hello: {e}"));
     let started = Instant::now();
     let err = s.request(micro, &mut Canned).unwrap_err();
     let took = started.elapsed();
@@ -52,6 +58,15 @@ fn expect_failure(fixture: &str, kind: &str, stderr_needle: &str) {
         "{fixture}: {took:?}"
     );
     assert_eq!(err.kind.name(), kind, "{fixture}: {err}");
+    if kind == "timeout" {
+        // The harness waited the whole timeout: not an early failure of another kind.
+        assert!(
+            took >= Duration::from_millis(FIXTURE_TIMEOUT_MS),
+            "{fixture}: {took:?}"
+        );
+        let want = format!("no reply within {FIXTURE_TIMEOUT_MS} ms (killed)");
+        assert!(err.to_string().contains(&want), "{fixture}: {err}");
+    }
     let msg = err.to_string();
     assert!(msg.contains(&command), "{msg}");
     assert!(msg.contains("request 1 (micro_pass turn 1)"), "{msg}");
