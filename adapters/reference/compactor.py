@@ -1,12 +1,8 @@
 """The reference compactor of compactsim in Python (standard library only): per-turn
-micro-compaction into one rolling-summary marker and a Hermes-style batch pass, speaking
-the stdio protocol. Its micro pass follows the harness's reference model (hermes-domain
-§3) with no historical bug switched on, so the default (micro) suite passes through the
-protocol. Its batch pass is a simplified Hermes `compress()` (head decay, token tail with
-the newest user and reply anchored, role choice or merge into the tail, failure cooldown
-answered through the `cooling_down` hook); it does not model everything the batch
-oracle checks (e.g. a summary merged into the tail is not taken back out on the next
-compaction), so under `--strategy batch` it fails some cases.
+micro-compaction into one rolling-summary marker and a Hermes-style batch pass
+(`batch.py`), speaking the stdio protocol. Both follow the harness's reference model
+(hermes-domain §2.3, §3) with no historical bug switched on, so the default suites of
+`--strategy micro` and `--strategy batch` pass through the protocol.
 
 Usage: python3 adapters/reference/compactor.py
 """
@@ -16,13 +12,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from batch import Batch  # noqa: E402
 from protocol import SummaryError, serve  # noqa: E402
+from window import SEP, head_end, is_summary, tail_start  # noqa: E402
 
-SEP = "\n\n"
-TAIL_FLOOR_MAX = 8
-TAIL_SOFT_CEILING = 1.5
-TAIL_WALK_OVERHEAD = 10
-CALL_ENVELOPE_CHARS = 64
 MESSAGES_MIN = 4
 MICRO_PREFIX = "[MICRO-COMPACTION SUMMARY] Earlier agent turns, summarized:"
 
@@ -31,53 +24,6 @@ def micro_prefix(cfg):
     """The marker's scaffolding, padded to the `scaffold_tokens` the model declares (the
     Rust reference wraps its summary in exactly that many tokens)."""
     return MICRO_PREFIX.ljust(4 * cfg.get("scaffold_tokens", 0), "-")
-BATCH_PREFIX = "[CONTEXT COMPACTION] Earlier conversation, summarized:"
-
-
-def rough(m):
-    chars = len(m.get("content") or "")
-    calls = sum(CALL_ENVELOPE_CHARS + len(c["function"]["name"]) + len(c["function"]["arguments"])
-                for c in m.get("tool_calls") or [])
-    return -(-chars // 4) + -(-calls // 4)
-
-
-def is_summary(m):
-    return bool(m.get("_compressed_summary") or m.get("_micro_compact_marker"))
-
-
-def head_end(msgs, protect_first_n):
-    system = 1 if msgs and msgs[0]["role"] == "system" else 0
-    end = min(system + protect_first_n, len(msgs))
-    while end < len(msgs) and msgs[end]["role"] == "tool":
-        end += 1
-    return end
-
-
-def _walk(msgs, head, ceiling, floor):
-    n, cut, acc = len(msgs), len(msgs), 0
-    for i in range(n - 1, head - 1, -1):
-        t = rough(msgs[i]) + TAIL_WALK_OVERHEAD
-        if acc + t > ceiling and n - cut >= floor:
-            break
-        acc += t
-        cut = i
-    return cut
-
-
-def tail_start(msgs, head, budget, protect_last_n):
-    n = len(msgs)
-    if head >= n:
-        return n
-    avail = n - head
-    floor = min(max(3, min(protect_last_n, TAIL_FLOOR_MAX)), max(3, avail - 2), avail)
-    cut = _walk(msgs, head, budget * TAIL_SOFT_CEILING, floor)
-    if cut == head:
-        cut = _walk(msgs, head, budget, floor)
-    if cut <= head:
-        cut = min(head + 1, n)
-    while head < cut < n and msgs[cut]["role"] == "tool":
-        cut -= 1
-    return cut
 
 
 class Micro:
@@ -212,93 +158,16 @@ def merge_user_neighbours(out, before):
     return merged
 
 
-# The summary-failure cooldown of the batch pass (volatile: `restart` clears it).
-COOLDOWN = {"until_ms": 0}
-
-
-def summary_role(msgs, head, tail):
-    """The summary's role between the head and the tail: the first visible message must
-    be `user`; otherwise the role that alternates with the row before it, flipped if it
-    would repeat the row after it; `merge` when no role fits (hermes-domain §2.3)."""
-    prev_role = msgs[head - 1]["role"] if head > 0 else None
-    next_role = msgs[tail]["role"] if tail < len(msgs) else None
-    first_visible = prev_role in (None, "system")
-    role = "assistant" if prev_role == "user" else "user"
-    if role != next_role:
-        return role
-    flipped = "assistant" if role == "user" else "user"
-    if first_visible or flipped == prev_role:
-        return "merge"
-    return flipped
-
-
-def batch_pass(req, summarize):
-    cfg, msgs = req["config"], req["transcript"]
-    # The head decays once a summary exists (#11996): protect_first_n protects the first
-    # compaction only; later ones keep just the system prompt.
-    protect = 0 if any(is_summary(m) for m in msgs) else cfg["protect_first_n"]
-    head = head_end(msgs, protect)
-    if len(msgs) <= head + 3 + 1:
-        return {"transcript": msgs, "labels": {"outcome": "too_few_messages"}}
-    tail = tail_start(msgs, head, cfg["tail_budget_tokens"], cfg["protect_last_n"])
-    # The newest real user message stays verbatim in the tail.
-    last_user = max((i for i, m in enumerate(msgs) if m["role"] == "user" and not is_summary(m)),
-                    default=None)
-    last_reply = max((i for i, m in enumerate(msgs) if m["role"] == "assistant"
-                      and not is_summary(m) and m.get("content")), default=None)
-    for keep in (last_user, last_reply):
-        if keep is not None and keep < tail:
-            tail = keep
-    if tail <= head:
-        return {"transcript": msgs, "labels": {"outcome": "nothing_to_compress"}}
-    middle = msgs[head:tail]
-    prompt = SEP.join(m.get("content") or "" for m in middle)
-    now_ms = req.get("now_ms", 0)
-    if now_ms < COOLDOWN["until_ms"] and not req.get("force"):
-        return {"transcript": msgs, "labels": {"outcome": "aborted", "reason": "cooldown"}}
-    try:
-        text, finish = summarize(prompt=prompt, max_tokens=cfg.get("summary_tokens_max"))
-    except SummaryError as e:
-        text, finish = "", e.error
-    if not text or finish != "stop":
-        # A failed summary pauses automatic compaction (hermes-domain §2.3): 30 s after
-        # a dropped connection, 60 s after anything else.
-        pause_ms = 30_000 if finish == "network" else 60_000
-        COOLDOWN["until_ms"] = now_ms + pause_ms
-        return {"transcript": msgs, "labels": {"outcome": "aborted",
-                                               "cooldown_until_ms": COOLDOWN["until_ms"]}}
-    COOLDOWN["until_ms"] = 0
-    has_user = any(m["role"] == "user" and not is_summary(m) for m in middle)
-    summary = {"role": summary_role(msgs, head, tail), "content": BATCH_PREFIX + SEP + text,
-               "_compressed_summary": True}
-    if has_user:
-        summary["_compressed_summary_has_user_turn"] = True
-    rest = msgs[tail:]
-    if summary["role"] == "merge":
-        # Neither role fits between its neighbours: the summary goes in front of the
-        # first tail row's text, which keeps its role and calls.
-        first = dict(rest[0])
-        first["content"] = summary["content"] + SEP + (first.get("content") or "")
-        first["_compressed_summary"] = True
-        if has_user or first["role"] == "user":
-            first["_compressed_summary_has_user_turn"] = True
-        rest = [first] + rest[1:]
-        summary = None
-    out = msgs[:head] + ([summary] if summary else []) + rest
-    for m in out:
-        m.pop("_db_persisted", None)
-    return {"transcript": out, "labels": {"outcome": "compacted"}}
-
-
 def main():
     micro = Micro()
+    batch = Batch()
 
     usage = {"prompt_tokens": 0}
 
     def restart(req, summarize):
         micro.restart()
+        batch.restart()
         usage["prompt_tokens"] = 0
-        COOLDOWN["until_ms"] = 0
         return {}
 
     def hook(req, summarize):
@@ -309,7 +178,7 @@ def main():
             usage["prompt_tokens"] = int(req["args"]["prompt_tokens"])
             return {}
         if name == "cooling_down":
-            return {"value": req["now_ms"] < COOLDOWN["until_ms"]}
+            return {"value": batch.cooling_down(req["now_ms"])}
         if name == "fallback_streak":
             return {"value": 0}
         raise ValueError("unknown hook " + name)
@@ -317,7 +186,7 @@ def main():
     serve("compactsim-reference-py", "1.0.0",
           {"micro_pass": True, "batch_pass": True,
            "hooks": ["cooling_down", "fallback_streak", "usage"]},
-          {"micro_pass": micro.pass_, "batch_pass": batch_pass, "restart": restart,
+          {"micro_pass": micro.pass_, "batch_pass": batch.pass_, "restart": restart,
            "hook": hook})
 
 
