@@ -41,6 +41,11 @@ pub trait SummaryBackend {
     fn fork(&self) -> Option<Summarizer> {
         None
     }
+
+    /// The newest `summarize` answer reached the compactor cut at the `max_tokens` it
+    /// asked for (finish reason `length`): a failed call, not a summary. A backend that
+    /// records calls records it so. Default: nothing recorded.
+    fn truncated(&mut self) {}
 }
 
 impl SummaryBackend for Summarizer {

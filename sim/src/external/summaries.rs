@@ -70,10 +70,14 @@ impl SummaryService for Served<'_> {
                 let seg = self.serve(&summary);
                 let text = self.book.register_served(&seg, &summary);
                 match call.max_tokens {
-                    Some(max) if summary.tokens > max => SummaryAnswer::Ok {
-                        text: text[..chars_for_rough_tokens(max) as usize].to_string(),
-                        finish_reason: "length".into(),
-                    },
+                    Some(max) if summary.tokens > max => {
+                        // Cut at the adapter's max_tokens: a failed call, as observed.
+                        self.backend.truncated();
+                        SummaryAnswer::Ok {
+                            text: text[..chars_for_rough_tokens(max) as usize].to_string(),
+                            finish_reason: "length".into(),
+                        }
+                    }
                     _ => SummaryAnswer::Ok {
                         text: text.to_string(),
                         finish_reason: "stop".into(),

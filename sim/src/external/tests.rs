@@ -162,6 +162,8 @@ fn spelled_facts_need_six_digits() {
 struct Scripted {
     asked: Vec<(RollingSummary, Vec<FactId>, u32)>,
     answer: Result<RollingSummary, SummaryFailure>,
+    /// Calls reported cut at `max_tokens`.
+    truncated: u32,
 }
 
 impl SummaryBackend for Scripted {
@@ -187,6 +189,10 @@ impl SummaryBackend for Scripted {
 
     fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
         self.summarize(summary, &[], 0)
+    }
+
+    fn truncated(&mut self) {
+        self.truncated += 1;
     }
 }
 
@@ -223,6 +229,7 @@ fn a_served_summary_is_the_previous_summary_of_the_next_prompt() {
             facts: Vec::new(),
             tokens: 50,
         }),
+        truncated: 0,
     };
     let SummaryAnswer::Ok {
         text,
@@ -275,6 +282,7 @@ fn faults_reach_the_adapter() {
     let mut backend = Scripted {
         asked: Vec::new(),
         answer: Err(SummaryFailure::Error(SummaryErrorClass::RateLimited)),
+        truncated: 0,
     };
     assert_eq!(
         ask(&mut book, &mut backend, "x", None),
@@ -290,8 +298,16 @@ fn faults_reach_the_adapter() {
         facts: Vec::new(),
         tokens: 100,
     });
+    assert!(matches!(ask(&mut book, &mut backend, "x", Some(100)),
+        SummaryAnswer::Ok { finish_reason, .. } if finish_reason == "stop"));
+    assert_eq!(
+        backend.truncated, 0,
+        "an answer within max_tokens is a summary"
+    );
     assert!(matches!(ask(&mut book, &mut backend, "x", Some(10)),
         SummaryAnswer::Ok { text, finish_reason } if text.len() == 40 && finish_reason == "length"));
+    // The cut answer is recorded as the failed call the adapter saw.
+    assert_eq!(backend.truncated, 1);
 }
 
 #[test]

@@ -74,9 +74,40 @@ impl SummaryBackend for Serving<'_> {
     fn fork(&self) -> Option<Summarizer> {
         Some(self.inner.clone())
     }
+
+    /// The answer the compactor got was a cut text with finish reason `length`, which a
+    /// compactor discards like the summarizer's own `length` failure: recorded failed.
+    fn truncated(&mut self) {
+        if let Some(last) = self.calls.last_mut() {
+            last.ok = false;
+            last.facts_out.clear();
+        }
+    }
 }
 
 /// Virtual milliseconds the calls took, in total.
 pub fn latency_ms(calls: &[ServedCall]) -> u64 {
     calls.iter().map(|c| c.latency_ms).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, Stream};
+    use crate::summarizer::SummarizerConfig;
+
+    #[test]
+    fn a_truncated_answer_is_recorded_as_a_failed_call() {
+        let mut inner =
+            Summarizer::new(SummarizerConfig::reliable(), stream(1, Stream::Summarizer));
+        let mut serving = Serving::new(&mut inner);
+        let previous = RollingSummary::default();
+        serving.summarize(&previous, &[FactId(1)], 400);
+        serving.summarize(&previous, &[FactId(2)], 400);
+        serving.truncated();
+        let calls = serving.into_calls();
+        assert!(calls[0].ok && calls[0].facts_out.contains(&FactId(1)));
+        assert!(!calls[1].ok, "cut at max_tokens: failed");
+        assert!(calls[1].facts_out.is_empty(), "nothing kept");
+    }
 }
