@@ -64,9 +64,18 @@ pub(crate) fn changed(t: &Transition<'_>) -> bool {
     !unchanged(t) && t.before != t.after
 }
 
-/// A batch (non-micro) compaction pass that changed the list (observed).
+/// A batch (non-micro) compaction pass that compacted, as observed: it changed the list
+/// and a row of `before` left it. A pass that only rewrote rows in place compacted
+/// nothing (hermes-agent 0.19.0 returns its tool-output prune when it aborts; it counts
+/// no compaction, so its head does not decay).
 pub(crate) fn committed_batch(t: &Transition<'_>) -> bool {
-    matches!(classify(t.event), EventClass::OtherCompaction) && changed(t)
+    matches!(classify(t.event), EventClass::OtherCompaction) && changed(t) && rows_left(t)
+}
+
+/// Some row of `before` is not in `after` (by id).
+fn rows_left(t: &Transition<'_>) -> bool {
+    let after: std::collections::BTreeSet<_> = t.after.iter().map(|m| m.id).collect();
+    t.before.iter().any(|m| !after.contains(&m.id))
 }
 
 /// The transition provably only appended rows: `before` is a shorter view of the same

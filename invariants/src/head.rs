@@ -43,7 +43,7 @@ pub(crate) struct ProtectedHead {
 }
 
 /// Whether `t` ends head protection for the non-system head (the batch decay hook): a
-/// batch compaction that changed the list (observed).
+/// batch compaction that removed rows (observed, see `class::committed_batch`).
 pub(crate) fn releases_head(t: &Transition<'_>) -> bool {
     crate::class::committed_batch(t)
 }

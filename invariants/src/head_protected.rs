@@ -388,8 +388,10 @@ mod tests {
         assert_eq!(witness_ids(&fired[0].1), vec![4, 1]);
     }
 
-    #[test]
-    fn the_head_must_decay_after_the_first_batch_compaction() {
+    /// Eight rows after a system row; the first compaction keeps head rows 1-3 and
+    /// writes summary 10; `summarized(id)` is the list after another compaction that
+    /// kept the head before summary `id`.
+    fn decay_rows() -> (Vec<Message>, Vec<Message>) {
         let start = vec![
             system(0),
             user(1),
@@ -400,42 +402,68 @@ mod tests {
             reply(6),
             user(7),
         ];
-        let first = vec![
+        (start, summarized(10))
+    }
+
+    fn summarized(summary: u32) -> Vec<Message> {
+        vec![
             system(0),
             user(1),
             reply(2),
             user(3),
-            batch_summary(10, &[1]),
+            batch_summary(summary, &[1]),
             user(7),
-        ];
-        let kept = vec![
-            system(0),
-            user(1),
-            reply(2),
-            user(3),
-            batch_summary(11, &[1]),
-            user(7),
-        ];
+        ]
+    }
+
+    fn batch_pass() -> Event {
+        batch_event(1, compactsim_model::BatchTrigger::Preflight, true)
+    }
+
+    #[test]
+    fn the_head_must_decay_after_the_first_batch_compaction() {
+        let (start, first) = decay_rows();
         let decayed = vec![system(0), batch_summary(11, &[1]), user(7)];
-        let pass = || batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
-        let fired = run(
-            &mut inv(3),
-            &[],
-            &[
-                (append_event(0), start.clone()),
-                (pass(), first.clone()),
-                (pass(), kept),
-            ],
-        );
+        let steps = [
+            (append_event(0), start.clone()),
+            (batch_pass(), first.clone()),
+            (batch_pass(), summarized(11)),
+        ];
+        let fired = run(&mut inv(3), &[], &steps);
         assert_eq!(fired.len(), 1, "{fired:?}");
         assert_eq!(fired[0].0, 2);
         assert_eq!(witness_ids(&fired[0].1), vec![1, 11]);
-        let quiet = run(
-            &mut inv(3),
-            &[],
-            &[(append_event(0), start), (pass(), first), (pass(), decayed)],
-        );
+        let steps = [
+            (append_event(0), start),
+            (batch_pass(), first),
+            (batch_pass(), decayed),
+        ];
+        let quiet = run(&mut inv(3), &[], &steps);
         assert!(quiet.is_empty(), "{quiet:?}");
+    }
+
+    /// 0.19.0 returns its tool-output prune from an aborted pass: the list changed, no
+    /// row left, no compaction happened, and the head does not decay on it.
+    #[test]
+    fn a_pass_that_only_rewrote_rows_is_not_a_compaction_for_the_decay() {
+        let (start, first) = decay_rows();
+        let mut pruned = first.clone();
+        pruned[2].set_content(prose(99, 60, &[]));
+        let steps = [
+            (append_event(0), start),
+            (batch_pass(), first),
+            (batch_pass(), pruned),
+            (batch_pass(), summarized(11)),
+        ];
+        let fired = run(&mut inv(3), &[], &steps);
+        // Only the real second compaction (step 3) must decay the head.
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert_eq!(fired[0].0, 3);
+        assert!(
+            fired[0].1.facts[0].contains("after compaction 2"),
+            "{:?}",
+            fired[0].1.facts
+        );
     }
 
     #[test]
