@@ -85,6 +85,12 @@ fn witness(t: &Transition<'_>, before: u64, after: u64, committed: u32) -> Witne
         after - before,
         t.event.describe()
     ));
+    // What the harness served: an expansion fault is an answer longer than its input.
+    let expanded = t.served.iter().filter(|c| c.ok && c.expanded).count();
+    w = w.fact(format!(
+        "{} summarizer calls served during the pass, {expanded} answered with an expanded summary",
+        t.served.len()
+    ));
     let old: BTreeMap<MsgId, u32> = t.before.iter().map(|m| (m.id, m.tokens().rough)).collect();
     let mut grown: Vec<(u32, usize, &Message)> = t
         .after
@@ -113,10 +119,11 @@ mod tests {
         vec![user(0), calling(1, &[1]), tool(2, 1), reply(3), user(4)]
     }
 
-    #[test]
-    fn first_committed_pass_may_grow_the_second_may_not() {
-        let start = exchange();
-        let mut second = vec![user(0), micro_marker(5, &[1]), user(4)];
+    /// An exchange, the list after absorbing it, a second exchange appended, and the
+    /// list after a second pass that grew it (a second marker).
+    fn two_passes() -> (Vec<Message>, Vec<Message>, Vec<Message>, Vec<Message>) {
+        let after_first = vec![user(0), micro_marker(5, &[1]), user(4)];
+        let mut second = after_first.clone();
         second.extend([calling(6, &[2]), tool(7, 2), reply(8), user(9)]);
         let after_second = vec![
             user(0),
@@ -125,12 +132,15 @@ mod tests {
             micro_marker(10, &[1, 2]),
             user(9),
         ];
+        (exchange(), after_first, second, after_second)
+    }
+
+    #[test]
+    fn first_committed_pass_may_grow_the_second_may_not() {
+        let (start, after_first, second, after_second) = two_passes();
         let steps = vec![
             (micro(1, MicroOutcome::NoExchange, &[], &[]), start.clone()),
-            (
-                absorbed(2, &[1, 2, 3]),
-                vec![user(0), micro_marker(5, &[1]), user(4)],
-            ),
+            (absorbed(2, &[1, 2, 3]), after_first),
             (append_event(3), second),
             (absorbed(3, &[6, 7, 8]), after_second),
         ];
@@ -140,6 +150,25 @@ mod tests {
         assert_eq!(*step, 3);
         assert_eq!(w.rows[0].id, MsgId(10), "the new marker is the growth");
         assert_eq!(w.rows[0].index, 3);
+        assert!(w.facts[1].contains("0 summarizer calls"), "{:?}", w.facts);
+    }
+
+    /// The witness says when the growth came with an expansion fault the harness served.
+    #[test]
+    fn the_witness_names_an_expanded_answer() {
+        let (start, after_first, second, after_second) = two_passes();
+        let mut expanded = served(true, 40, &[1, 2]);
+        expanded.expanded = true;
+        let steps: Vec<ServedStep> = vec![
+            (absorbed(1, &[1, 2, 3]), Some(after_first), vec![]),
+            (append_event(2), Some(second), vec![]),
+            (absorbed(2, &[6, 7, 8]), Some(after_second), vec![expanded]),
+        ];
+        let fired = run_served(&mut TokensNonGrowing::default(), &start, &steps);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        let facts = &fired[0].1.facts;
+        let want = "1 summarizer calls served during the pass, 1 answered with an expanded summary";
+        assert!(facts[1].contains(want), "{facts:?}");
     }
 
     #[test]
