@@ -139,9 +139,13 @@ impl ExchangeAbsorbedOnce {
         for call in calls {
             // The first matching exchange not skipped already (identical exchanges are
             // tried in order).
-            let skipped = &self.skipped;
-            let open =
-                |&(s, e): &(usize, usize)| !t.before[s..e].iter().all(|m| skipped.contains(m.id));
+            // Micro never summarizes its protected head: a call is for an exchange past it
+            // (a call spelling no fact would otherwise be pinned on a head exchange).
+            let (skipped, head) = (&self.skipped, &self.head);
+            let open = |&(s, e): &(usize, usize)| {
+                !head.contains(t.before[s].id)
+                    && !t.before[s..e].iter().all(|m| skipped.contains(m.id))
+            };
             let found = exchanges_matching(t.before, call.input_tokens, &call.facts_in)
                 .find(open)
                 .or_else(|| exchanges_covered(t.before, &call.facts_in).find(open));
@@ -347,6 +351,26 @@ mod tests {
         }
         steps.push((absorbed(3, &[9, 10, 11]), Some(without(&[1, 9])), vec![]));
         run_served(&mut inv(1), &[], &steps).len()
+    }
+
+    /// A failed call whose prompt spells no fact (iot cuts long tool outputs, the
+    /// exchange's facts were in the cut) is for the first exchange past the protected
+    /// head, never for a head exchange micro does not summarize.
+    #[test]
+    fn a_failed_call_spelling_no_fact_is_never_pinned_on_a_head_exchange() {
+        let unused = [served(true, 9_999, &[])];
+        let fail = || micro(2, MicroOutcome::SummarizeFailed, &[], &[]);
+        let jump = |failures: u32| {
+            let mut steps = vec![(append_event(1), Some(start()), vec![])];
+            for _ in 0..failures {
+                steps.push((fail(), None, unused.to_vec()));
+            }
+            steps.push((absorbed(3, &[9, 10, 11]), Some(without(&[9])), vec![]));
+            // Rows 0-3 (user 0 and exchange 1-3) are the protected head.
+            run_served(&mut inv(4), &[], &steps).len()
+        };
+        assert_eq!(jump(SKIP_AFTER_FAILURES - 1), 1, "exchange 5 jumped over");
+        assert_eq!(jump(SKIP_AFTER_FAILURES), 0, "exchange 5 skipped");
     }
 
     #[test]
