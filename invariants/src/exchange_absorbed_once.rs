@@ -139,16 +139,23 @@ impl ExchangeAbsorbedOnce {
         for call in calls {
             // The first matching exchange not skipped already (identical exchanges are
             // tried in order).
-            // Micro never summarizes its protected head: a call is for an exchange past it
-            // (a call spelling no fact would otherwise be pinned on a head exchange).
-            let (skipped, head) = (&self.skipped, &self.head);
-            let open = |&(s, e): &(usize, usize)| {
-                !head.contains(t.before[s].id)
-                    && !t.before[s..e].iter().all(|m| skipped.contains(m.id))
+            let skipped = &self.skipped;
+            let open =
+                |&(s, e): &(usize, usize)| !t.before[s..e].iter().all(|m| skipped.contains(m.id));
+            // A call that spells no fact gives no evidence of its exchange: it is for the
+            // first open exchange past the protected head (micro never summarizes the
+            // head; iot cuts long tool outputs and their facts with them).
+            let head = &self.head;
+            let evidence = |&(s, _): &(usize, usize)| {
+                !call.facts_in.is_empty() || !head.contains(t.before[s].id)
             };
             let found = exchanges_matching(t.before, call.input_tokens, &call.facts_in)
                 .find(open)
-                .or_else(|| exchanges_covered(t.before, &call.facts_in).find(open));
+                .or_else(|| {
+                    exchanges_covered(t.before, &call.facts_in)
+                        .filter(evidence)
+                        .find(open)
+                });
             let Some((s, e)) = found else {
                 continue;
             };
