@@ -115,8 +115,10 @@ fn faults(plan: &CasePlan) -> Vec<Candidate> {
     let no_summary_faults = |p: &mut CasePlan| p.summary_outcomes = Some(Vec::new());
     let no_provider_faults = |p: &mut CasePlan| p.provider_outcomes = Some(Vec::new());
     let no_restarts = |p: &mut CasePlan| p.restarts = Some(Vec::new());
+    let gateway = plan.gateway.schedule.clone().unwrap_or_default();
+    let no_gateway_faults = |p: &mut CasePlan| p.gateway.schedule = Some(Default::default());
     type Clear<'a> = (&'a str, bool, &'a dyn Fn(&mut CasePlan));
-    let kinds: [Clear; 3] = [
+    let kinds: [Clear; 4] = [
         ("every summary ok", !summary.is_empty(), &no_summary_faults),
         (
             "every provider call ok",
@@ -124,6 +126,7 @@ fn faults(plan: &CasePlan) -> Vec<Candidate> {
             &no_provider_faults,
         ),
         ("no restarts", !restarts.is_empty(), &no_restarts),
+        ("no gateway events", !gateway.is_empty(), &no_gateway_faults),
     ];
     let present: Vec<&Clear> = kinds.iter().filter(|k| k.1).collect();
     let mut out = Vec::new();
@@ -137,6 +140,13 @@ fn faults(plan: &CasePlan) -> Vec<Candidate> {
         let mut p = plan.clone();
         clear(&mut p);
         out.push(cand(*name, p));
+    }
+    if gateway.len() > 1 {
+        for (change, schedule) in gateway.without_each() {
+            let mut p = plan.clone();
+            p.gateway.schedule = Some(schedule);
+            out.push(cand(change, p));
+        }
     }
     if restarts.len() > 1 {
         for i in 0..restarts.len() {

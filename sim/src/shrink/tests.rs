@@ -33,13 +33,27 @@ fn a_clean_case_is_not_shrunk() {
     );
 }
 
+/// A gateway case is recorded with its fault schedule and shrinks like the rest: the
+/// seed scenario of H-29335 (case 3 of the default seed) to at most 10 turns, still
+/// failing session-id-persisted, and the written file reads back to the same case.
 #[test]
-fn a_gateway_case_says_it_cannot_be_recorded_instead_of_claiming_it_is_clean() {
-    let mut s = spec(0, Bug::H29335);
+fn a_gateway_case_shrinks_with_its_fault_schedule_to_at_most_10_turns() {
+    let mut s = spec(3, Bug::H29335);
     s.strategy = Strategy::parse("gateway").unwrap();
-    let e = shrink(&s, untimed(10), &mut |_| {}).unwrap_err();
-    assert_eq!(e, ShrinkError::Unsupported(GATEWAY_NOT_RECORDED));
-    assert!(e.to_string().contains("[gateway]"), "{e}");
+    let shrunk = shrink(&s, untimed(SHRINK_ATTEMPTS_MAX), &mut |_| {}).unwrap();
+    assert_eq!(shrunk.invariant, "session-id-persisted");
+    assert!(shrunk.after.turns <= 10, "{}", shrunk.after);
+    let plan = shrunk.spec.plan.as_deref().expect("a plan");
+    assert!(plan.gateway.schedule.is_some() && plan.gateway.topic.is_some());
+    let written = scenario::render(
+        &scenario::Header::default(),
+        &shrunk.spec,
+        &scenario::Expect::Clean,
+    );
+    let back = scenario::parse(Path::new("g.toml"), &written).expect("reads back");
+    assert_eq!(back.spec, shrunk.spec, "{written}");
+    let again = run_case(&back.spec, Record::default());
+    assert!(fails(&again, "session-id-persisted"));
 }
 
 #[test]
