@@ -105,3 +105,31 @@ proptest! {
         prop_assert!(matches!(again.outcome, CaseOutcome::Violation(_) | CaseOutcome::Liveness(_)));
     }
 }
+
+/// Gateway cases replay from their recording (schedule, topic, the conversation turns
+/// taken around redeliveries), over a run of drawn cases with and without each gateway
+/// switch: the drawn suite has retries, crashes and duplicates in most of them.
+#[test]
+fn recorded_gateway_cases_replay_turn_for_turn() {
+    let gateway = Strategy::parse("gateway").unwrap();
+    let switches: Vec<Option<usize>> = std::iter::once(None)
+        .chain(
+            (0..CATALOGUE.len())
+                .filter(|i| CATALOGUE[*i].strategy == "gateway")
+                .map(Some),
+        )
+        .collect();
+    for bug in switches {
+        for case in 0..12 {
+            let mut original = spec(7, case, bug, 0);
+            original.strategy = gateway;
+            let rec = record(&original);
+            let planned = original.clone().with_plan(rec.plan);
+            let replay = run_case(&planned, Record { trace: true });
+            let what = format!("case {case} bug {bug:?}");
+            assert_eq!(replay.outcome, rec.result.outcome, "{what}");
+            assert_eq!(replay.tokens_per_turn, rec.result.tokens_per_turn, "{what}");
+            assert_eq!(replay.gateway_trace, rec.result.gateway_trace, "{what}");
+        }
+    }
+}

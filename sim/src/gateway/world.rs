@@ -97,7 +97,9 @@ pub(crate) fn run_logged(
     let mut next_inbound = 0u64;
     // The next turn of the conversation (a redelivery takes none).
     let mut conversation_turn = opened.resumed_turns;
-    for turn in first..first + turns_max {
+    // The loop's budget is not cut to a script's length: a redelivery is a turn of the
+    // loop that takes no turn of the script (the script running out ends the case).
+    for turn in first..first + budget_turns(spec) {
         if gw.observer.result.outcome != CaseOutcome::Clean {
             break;
         }
