@@ -219,16 +219,28 @@ fn turns(plan: &CasePlan) -> Vec<Candidate> {
             .restarts
             .as_ref()
             .map(|r| shift_restarts(r, start, len));
+        // A gateway's loop numbers the script's turns after its history.
+        let history = script.history.len();
+        shift_gateway(&mut p, history + start, len);
         out.push(cand(format!("drop {}", span("turn", start, len)), p));
     }
     for (start, len) in chunks(script.history.len()) {
-        let p = with_script(plan, |s| {
+        let mut p = with_script(plan, |s| {
             s.history.drain(start..start + len);
         });
+        shift_gateway(&mut p, start, len);
         let change = format!("drop history {}", span("turn", start, len));
         out.push(cand(change, p));
     }
     out
+}
+
+/// A gateway schedule after loop turns `start..start + len` are removed (exact while no
+/// redelivery comes before them; a redelivery takes a loop turn but no script turn).
+fn shift_gateway(plan: &mut CasePlan, start: usize, len: usize) {
+    if let Some(s) = plan.gateway.schedule.as_mut() {
+        *s = s.without_turns(start as u32, len as u32);
+    }
 }
 
 /// (start, len) of every chunk: sizes halving from n (n/2 first unless n == 1), each

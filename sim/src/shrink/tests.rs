@@ -114,3 +114,28 @@ fn faults_and_restarts_go_when_the_bug_does_not_need_them() {
     assert_eq!(plan.summary_outcomes.as_deref(), Some(&[][..]));
     println!("{} -> {} ({})", s.before, s.after, s.stop);
 }
+
+/// Every gateway switch shrinks to at most 10 turns from the case of its seed scenario
+/// (and from the first case selftest credits it on seed 1), still failing the invariant
+/// that caught it.
+#[test]
+fn every_gateway_switch_shrinks_to_at_most_10_turns() {
+    let cases: [(Bug, u64, u32, &str); 8] = [
+        (Bug::H29335, 20_260_731, 3, "session-id-persisted"),
+        (Bug::H35809, 20_260_731, 6, "exhausted-resets-clean"),
+        (Bug::H9893, 20_260_731, 1, "exhausted-resets-clean"),
+        (Bug::H4095, 20_260_731, 0, "persisted-equals-live"),
+        (Bug::GNoDedupe, 20_260_731, 0, "idempotent-delivery"),
+        (Bug::GAckEarly, 20_260_731, 0, "persist-before-ack"),
+        (Bug::GLoadArchived, 20_260_731, 0, "loaded-is-compacted"),
+        (Bug::GLoadArchived, 1, 1, "loaded-is-compacted"),
+    ];
+    for (bug, seed, case, invariant) in cases {
+        let mut s = spec(case, bug);
+        s.root_seed = seed;
+        s.strategy = Strategy::parse("gateway").unwrap();
+        let shrunk = shrink(&s, untimed(SHRINK_ATTEMPTS_MAX), &mut |_| {}).unwrap();
+        assert_eq!(shrunk.invariant, invariant, "{bug:?}");
+        assert!(shrunk.after.turns <= 10, "{bug:?}: {}", shrunk.after);
+    }
+}

@@ -164,6 +164,27 @@ impl GatewaySchedule {
         Ok(())
     }
 
+    /// The schedule after turns `start..start + len` of the case's loop are removed:
+    /// their events go, later ones move down with their turns.
+    pub fn without_turns(&self, start: u32, len: u32) -> GatewaySchedule {
+        let keep = |t: u32| t < start || t >= start + len;
+        let moved = |t: u32| if t >= start + len { t - len } else { t };
+        let shift =
+            |l: &[u32]| -> Vec<u32> { l.iter().copied().filter(|&t| keep(t)).map(moved).collect() };
+        GatewaySchedule {
+            restarts: shift(&self.restarts),
+            crashes: self
+                .crashes
+                .iter()
+                .filter(|(t, _)| keep(*t))
+                .map(|&(t, c)| (moved(t), c))
+                .collect(),
+            duplicates: shift(&self.duplicates),
+            compress: shift(&self.compress),
+            reset: shift(&self.reset),
+        }
+    }
+
     /// Each single event removed, one schedule per event, with a description.
     pub fn without_each(&self) -> Vec<(String, GatewaySchedule)> {
         let mut out = Vec::new();
@@ -182,5 +203,51 @@ impl GatewaySchedule {
             out.push((format!("no crash ({}) at turn {t}", crash_name(c)), s));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schedule() -> GatewaySchedule {
+        GatewaySchedule {
+            restarts: vec![1, 4, 9],
+            crashes: vec![(3, Crash::At("after-write")), (8, Crash::MidTurn(2))],
+            duplicates: vec![5],
+            compress: vec![],
+            reset: vec![7],
+        }
+    }
+
+    #[test]
+    fn removed_turns_take_their_events_and_later_events_move_down() {
+        let s = schedule().without_turns(3, 2);
+        assert_eq!(s.restarts, vec![1, 7]);
+        assert_eq!(s.crashes, vec![(6, Crash::MidTurn(2))]);
+        assert_eq!(s.duplicates, vec![3]);
+        assert_eq!(s.reset, vec![5]);
+        assert_eq!(schedule().without_turns(20, 3), schedule());
+        let mut cut = schedule();
+        cut.truncate(5);
+        assert_eq!(cut.len(), 3);
+        assert_eq!(schedule().without_each().len(), schedule().len());
+    }
+
+    #[test]
+    fn events_are_looked_up_by_turn_and_crash_points_parse_back() {
+        let s = schedule();
+        let f = s.at(8);
+        assert_eq!(f.crash, Some(Crash::MidTurn(2)));
+        assert!(!f.restart && !f.duplicate && s.at(9).restart && s.at(5).duplicate);
+        let mut logged = GatewaySchedule::default();
+        for t in 0..10 {
+            logged.push(t, s.at(t));
+        }
+        assert_eq!(logged, s);
+        for c in [Crash::At("before-ack"), Crash::MidTurn(MID_TURN_STEP_MAX)] {
+            assert_eq!(parse_crash(&crash_name(c)), Ok(c));
+        }
+        assert!(parse_crash("mid-turn:13").is_err() && parse_crash("after").is_err());
     }
 }
