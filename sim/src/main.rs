@@ -56,6 +56,10 @@ struct CaseKnobs {
     /// hermes-iot-0.22.2 (micro; batch and both under era c). Sets the era.
     #[arg(long, value_name = "RELEASE")]
     profile: Option<String>,
+    /// Agent-loop strategies: every case rotates its session id on compaction or
+    /// compacts in place: rotate or in-place (default: each case's drawn mode).
+    #[arg(long = "session-mode", value_name = "MODE")]
+    session_mode: Option<String>,
     #[command(flatten)]
     compactor: CompactorFlags,
 }
@@ -184,6 +188,10 @@ enum Command {
         /// No progress bar (it is shown only when stderr is a terminal).
         #[arg(long)]
         quiet: bool,
+        /// Every agent-loop scenario rotates or compacts in place, whatever its file
+        /// says: rotate or in-place (files of other strategies are refused).
+        #[arg(long = "session-mode", value_name = "MODE")]
+        session_mode: Option<String>,
         #[command(flatten)]
         compactor: CompactorFlags,
     },
@@ -294,6 +302,7 @@ impl CaseFlags {
             || k.era.is_some()
             || k.anti_thrash.is_some()
             || k.profile.is_some()
+            || k.session_mode.is_some()
     }
 }
 
@@ -315,7 +324,7 @@ fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
     params.compactor =
         compactsim::compactor::choice::CompactorChoice::parse(&k.compactor.compactor)
             .map_err(Failure::bad_input)?;
-    Ok(params)
+    params.with_session_mode(k.session_mode.as_deref())
 }
 
 /// `FILE` with case flags is bad input: the file says every one of them.
@@ -323,7 +332,7 @@ fn file_alone(command: &str, flags: &CaseFlags, case: Option<u32>) -> Result<(),
     if flags.any() || case.is_some() {
         return Err(Failure::bad_input(format!(
             "{command} FILE.toml takes no --seed, --passes, --strategy, --bug, --era, \
-             --anti-thrash or --case: the file sets them (edit it, or drop FILE)"
+             --anti-thrash, --session-mode or --case: the file sets them (edit it, or drop FILE)"
         )));
     }
     Ok(())
@@ -492,6 +501,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             trace,
             jobs,
             quiet,
+            session_mode,
             compactor,
         } => {
             choose_compactor(&compactor, false)?;
@@ -501,6 +511,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
                 trace,
                 jobs: args::jobs(jobs)?,
                 quiet,
+                session_mode: args::session_mode(session_mode.as_deref())?,
             })
         }
         Command::Sweep(a) => sweep::sweep(&sweep::SweepRequest {

@@ -25,14 +25,17 @@ impl Strategy {
         Strategy::Batch(LoopOptions {
             era: Era::DEFAULT,
             anti_thrash: AntiThrashPolicy::V2_2,
+            session_mode: None,
         }),
         Strategy::Both(LoopOptions {
             era: Era::DEFAULT,
             anti_thrash: AntiThrashPolicy::V2_2,
+            session_mode: None,
         }),
         Strategy::Gateway(LoopOptions {
             era: Era::DEFAULT,
             anti_thrash: AntiThrashPolicy::V2_2,
+            session_mode: None,
         }),
     ];
 

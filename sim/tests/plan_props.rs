@@ -19,13 +19,10 @@ const SHRINK_ATTEMPTS: u32 = 40;
 /// agent-loop switches fail in a few cases of a hundred).
 const SCAN_CASES: u32 = 12;
 
-/// Catalogue indexes of the bug switches the plans record: all but the gateway's (a
-/// plan does not record the gateway's redeliveries and retries yet, so a gateway case
-/// does not replay from its plan: issue 10, step 6, is open).
+/// Catalogue indexes of the bug switches the plans record: every one (a gateway case
+/// is recorded with its `[gateway]` fault schedule).
 fn recordable_bugs() -> Vec<usize> {
-    (0..CATALOGUE.len())
-        .filter(|i| CATALOGUE[*i].strategy != "gateway")
-        .collect()
+    (0..CATALOGUE.len()).collect()
 }
 
 /// Case `case` of `root_seed` with catalogue switch `bug` on its own strategy, or with
@@ -63,7 +60,7 @@ proptest! {
         root_seed in any::<u64>(),
         case in 0u32..10_000,
         bug in proptest::option::of(proptest::sample::select(recordable_bugs())),
-        strategy in 0usize..3,
+        strategy in 0usize..4,
     ) {
         let original = spec(root_seed, case, bug, strategy);
         let rec = record(&original);
@@ -72,6 +69,7 @@ proptest! {
         prop_assert_eq!(&replay.outcome, &rec.result.outcome);
         prop_assert_eq!(&replay.tokens_per_turn, &rec.result.tokens_per_turn);
         prop_assert_eq!(&replay.trace, &rec.result.trace);
+        prop_assert_eq!(&replay.gateway_trace, &rec.result.gateway_trace);
         let text = scenario::render(&Header::default(), &planned, &Expect::Clean);
         let back = scenario::parse(Path::new("p.toml"), &text).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(back.spec, planned);
@@ -105,5 +103,33 @@ proptest! {
             "the shrunk case no longer fails {}", s.invariant
         );
         prop_assert!(matches!(again.outcome, CaseOutcome::Violation(_) | CaseOutcome::Liveness(_)));
+    }
+}
+
+/// Gateway cases replay from their recording (schedule, topic, the conversation turns
+/// taken around redeliveries), over a run of drawn cases with and without each gateway
+/// switch: the drawn suite has retries, crashes and duplicates in most of them.
+#[test]
+fn recorded_gateway_cases_replay_turn_for_turn() {
+    let gateway = Strategy::parse("gateway").unwrap();
+    let switches: Vec<Option<usize>> = std::iter::once(None)
+        .chain(
+            (0..CATALOGUE.len())
+                .filter(|i| CATALOGUE[*i].strategy == "gateway")
+                .map(Some),
+        )
+        .collect();
+    for bug in switches {
+        for case in 0..12 {
+            let mut original = spec(7, case, bug, 0);
+            original.strategy = gateway;
+            let rec = record(&original);
+            let planned = original.clone().with_plan(rec.plan);
+            let replay = run_case(&planned, Record { trace: true });
+            let what = format!("case {case} bug {bug:?}");
+            assert_eq!(replay.outcome, rec.result.outcome, "{what}");
+            assert_eq!(replay.tokens_per_turn, rec.result.tokens_per_turn, "{what}");
+            assert_eq!(replay.gateway_trace, rec.result.gateway_trace, "{what}");
+        }
     }
 }

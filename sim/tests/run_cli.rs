@@ -174,3 +174,49 @@ fn list_prints_every_catalogue() {
     assert_eq!(shapes.lines().count(), 8, "{shapes}");
     assert_eq!(compactsim(&["list", "nothing"]).status.code(), Some(2));
 }
+
+/// `--session-mode` fixes how every case's compactions land: rotate never compacts in
+/// place and in-place never rotates (the drawn suite has both); it is in the first line
+/// and refused for micro (exit 2).
+#[test]
+fn session_mode_fixes_rotation_or_in_place_for_every_case() {
+    let count = |summary: &str, counter: &str| -> u64 {
+        summary
+            .lines()
+            .find(|l| l.starts_with(&format!("| {counter} ")))
+            .and_then(|l| l.split('|').nth(2))
+            .map_or(0, |v| v.trim().replace(',', "").parse().unwrap())
+    };
+    let mut seen = Vec::new();
+    for mode in ["", "rotate", "in-place"] {
+        let dir = out_dir(&format!("session-mode-{mode}"));
+        let mut args = vec!["run", "--strategy", "gateway", "--cases", "40"];
+        if !mode.is_empty() {
+            args.extend(["--session-mode", mode]);
+        }
+        args.extend(["--out", dir.to_str().unwrap()]);
+        let o = compactsim(&args);
+        let text = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{text}");
+        let first = text.lines().next().unwrap();
+        assert_eq!(
+            first.contains(&format!("session_mode={mode}")),
+            !mode.is_empty(),
+            "{first}"
+        );
+        let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        seen.push((
+            count(&summary, "gateway.rotations"),
+            count(&summary, "gateway.in_place_compactions"),
+        ));
+    }
+    let [drawn, rotate, in_place] = [seen[0], seen[1], seen[2]];
+    assert!(drawn.0 > 0 && drawn.1 > 0, "{seen:?}");
+    assert!(
+        rotate.0 > drawn.0 && in_place.0 == 0 && in_place.1 > drawn.1,
+        "{seen:?}"
+    );
+    let o = compactsim(&["run", "--session-mode", "rotate", "--cases", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--session-mode applies"));
+}

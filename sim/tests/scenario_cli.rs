@@ -115,13 +115,17 @@ fn a_malformed_file_exits_2_naming_file_line_and_column_before_anything_runs() {
 }
 
 #[test]
-fn gateway_tables_are_rejected_as_not_supported_yet() {
+fn a_malformed_gateway_table_is_exit_2_naming_file_and_line() {
     let dir = scratch("scenarios-gateway");
     let f = dir.join("g.toml");
-    std::fs::write(&f, "format = 1\nexpect = \"clean\"\n\n[gateway]\nsession_key = \"agent:main:telegram:dm:42\"\n").unwrap();
+    std::fs::write(
+        &f,
+        "format = 1\nstrategy = \"gateway\"\nexpect = \"clean\"\n\n[gateway]\ncrashes = [{ turn = 1, at = \"nowhere\" }]\n",
+    )
+    .unwrap();
     let r = compactsim(&["scenario", arg(&f)]).expect_code(2);
     assert!(
-        r.stderr.contains(":4:1:") && r.stderr.contains("not supported yet"),
+        r.stderr.contains("g.toml:6:") && r.stderr.contains("unknown crash point `nowhere`"),
         "{}",
         r.stderr
     );

@@ -153,6 +153,10 @@ impl fmt::Display for Era {
 pub struct LoopOptions {
     pub era: Era,
     pub anti_thrash: AntiThrashPolicy,
+    /// `--session-mode`: every case rotates or compacts in place (wins over a plan's
+    /// `in_place`); `None`: each case keeps the mode it drew.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_mode: Option<super::SessionMode>,
 }
 
 impl LoopOptions {
@@ -160,6 +164,15 @@ impl LoopOptions {
         LoopOptions {
             era,
             anti_thrash: anti_thrash.unwrap_or(era.anti_thrash_default()),
+            session_mode: None,
+        }
+    }
+
+    /// These options with every case in `mode` (`None`: as drawn).
+    pub fn with_session_mode(self, mode: Option<super::SessionMode>) -> Self {
+        LoopOptions {
+            session_mode: mode,
+            ..self
         }
     }
 }

@@ -27,6 +27,7 @@ mod config;
 mod era;
 pub mod micro_step;
 mod preflight;
+mod session_mode;
 #[cfg(test)]
 mod tests;
 mod turn;
@@ -36,6 +37,7 @@ pub use antithrash::{AntiThrash, Gate, PassSeen, RECOVERY_WINDOW_MS};
 pub use config::{AgentConfig, AgentParams, MAX_ATTEMPTS_DEFAULT};
 pub use era::{AntiThrashPolicy, Era, LoopOptions};
 pub use preflight::PREFLIGHT_PASSES_MAX;
+pub use session_mode::SessionMode;
 pub use turn::{TurnEnd, CALLS_PER_TURN_MAX, RETRIES_PER_CALL_MAX, ROUNDS_PER_TURN_MAX};
 pub use usage::UsageState;
 

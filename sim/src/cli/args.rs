@@ -1,7 +1,7 @@
 //! Run parameters shared by `run`, `replay` and the repro lines, validated.
 
 use super::exit::Failure;
-use crate::agent::{AntiThrashPolicy, Era, LoopOptions};
+use crate::agent::{AntiThrashPolicy, Era, LoopOptions, SessionMode};
 use crate::bugs::{Bug, BugSet};
 use crate::compactor::choice::CompactorChoice;
 use crate::runner::Suite;
@@ -112,6 +112,25 @@ impl CaseParams {
         })
     }
 
+    /// These parameters with `--session-mode` (`None`: as drawn); bad input for a
+    /// strategy without the agent loop.
+    pub fn with_session_mode(mut self, mode: Option<&str>) -> Result<CaseParams, Failure> {
+        let Some(mode) = session_mode(mode)? else {
+            return Ok(self);
+        };
+        let Some(options) = self.strategy.loop_options() else {
+            return Err(Failure::bad_input(format!(
+                "--session-mode applies to the agent-loop strategies (batch, both, gateway), \
+                 not `{}`",
+                self.strategy
+            )));
+        };
+        self.strategy = self
+            .strategy
+            .with_options(options.with_session_mode(Some(mode)));
+        Ok(self)
+    }
+
     /// The flags that reproduce these parameters, as `replay` accepts them.
     pub fn flags(&self) -> String {
         format!("--seed {} {}", self.seed, self.flags_but_seed())
@@ -122,6 +141,9 @@ impl CaseParams {
         let mut s = format!("--passes {} --strategy {}", self.passes, self.strategy);
         if let Some(o) = self.strategy.loop_options() {
             s.push_str(&format!(" --era {} --anti-thrash {}", o.era, o.anti_thrash));
+            if let Some(m) = o.session_mode {
+                s.push_str(&format!(" --session-mode {m}"));
+            }
         }
         for b in self.bugs.iter() {
             s.push_str(&format!(" --bug {b}"));
@@ -146,6 +168,13 @@ impl CaseParams {
             compactor: self.compactor.clone(),
         }
     }
+}
+
+/// Parses `--session-mode` (`None` when absent).
+pub fn session_mode(mode: Option<&str>) -> Result<Option<SessionMode>, Failure> {
+    mode.map(SessionMode::parse)
+        .transpose()
+        .map_err(Failure::bad_input)
 }
 
 /// `--shard K/N`: this process runs the K-th of N equal slices of the case range.

@@ -131,6 +131,9 @@ fn seed_line(req: &RunRequest) -> String {
     );
     if let Some(o) = req.params.strategy.loop_options() {
         line.push_str(&format!(" era={} anti_thrash={}", o.era, o.anti_thrash));
+        if let Some(m) = o.session_mode {
+            line.push_str(&format!(" session_mode={m}"));
+        }
     }
     if let Some(pool) = crate::external::select::selected() {
         line.push_str(&format!(

@@ -29,6 +29,8 @@ pub struct ScenarioRequest {
     pub jobs: usize,
     /// No progress bar even on a terminal.
     pub quiet: bool,
+    /// `--session-mode`: every scenario in this mode (agent-loop files only).
+    pub session_mode: Option<crate::agent::SessionMode>,
 }
 
 /// One scenario and how it went.
@@ -299,7 +301,23 @@ pub fn render_trace(s: &Scenario, r: &CaseResult) -> String {
 
 /// Runs the request; prints the table and the failures; writes the reports.
 pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
-    let scenarios = load_all(&req.paths)?;
+    let mut scenarios = load_all(&req.paths)?;
+    if let Some(mode) = req.session_mode {
+        for s in &mut scenarios {
+            let Some(options) = s.spec.strategy.loop_options() else {
+                return Err(Failure::bad_input(format!(
+                    "--session-mode applies to the agent-loop strategies (batch, both, \
+                     gateway): {} runs {}",
+                    s.path.display(),
+                    s.spec.strategy
+                )));
+            };
+            s.spec.strategy = s
+                .spec
+                .strategy
+                .with_options(options.with_session_mode(Some(mode)));
+        }
+    }
     super::outdir::prepare(&req.out)?;
     super::outdir::clear_stale(&req.out, &[SCENARIOS_TXT, reports::JUNIT_XML], &[])?;
     let bar = super::progress::bar(scenarios.len() as u64, "scenarios", req.quiet);

@@ -79,9 +79,7 @@ pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
     });
     let s = match result {
         Ok(s) => s,
-        Err(e @ (ShrinkError::Clean | ShrinkError::Unsupported(_))) => {
-            return Err(Failure::bad_input(e.to_string()))
-        }
+        Err(e @ ShrinkError::Clean) => return Err(Failure::bad_input(e.to_string())),
         Err(e) => return Err(Failure::internal(e.to_string())),
     };
     crate::outln!(

@@ -80,12 +80,16 @@ impl AgentSetup {
     }
 
     /// The setup of `spec`: drawn as [`AgentSetup::draw`] does, then the plan's agent
-    /// and provider overrides applied (the stream is positioned as without them).
+    /// and provider overrides applied (the stream is positioned as without them), then
+    /// the run's `--session-mode`.
     pub fn draw_for(spec: &CaseSpec) -> (AgentSetup, SimRng) {
         let (mut setup, rng) = Self::draw(spec.case_seed());
         if let Some(plan) = spec.plan.as_deref() {
             setup.provider = plan.provider.apply(setup.provider);
             setup.params = plan.agent.apply(setup.params);
+        }
+        if let Some(mode) = spec.strategy.loop_options().and_then(|o| o.session_mode) {
+            setup.params.in_place = mode.in_place();
         }
         (setup, rng)
     }

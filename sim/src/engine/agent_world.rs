@@ -190,6 +190,19 @@ pub(crate) struct AgentLog {
     /// Turns of the conversation a resumed session loaded by its fill (after a script's
     /// history), before the first turn ran.
     pub resumed_turns: u32,
+    /// Strategy `gateway`: what its recording needs beyond the agent loop's.
+    pub gateway: Option<GatewayLog>,
+}
+
+/// What a recording of a gateway case needs: the fault schedule it ran and how many
+/// turns of the conversation it took (a redelivery is a turn of the case's loop that
+/// takes none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct GatewayLog {
+    pub schedule: super::plan::GatewaySchedule,
+    /// Turns of the conversation (after a script's history) the case took, resumed ones
+    /// included.
+    pub conversation_turns: u32,
 }
 
 /// How a session opened: the turns loaded before the first one ran.
@@ -259,6 +272,7 @@ pub(crate) fn run_logged(
     let log = AgentLog {
         provider_calls: agent.provider.log().to_vec(),
         resumed_turns: opened.resumed_turns,
+        gateway: None,
     };
     (result, log)
 }

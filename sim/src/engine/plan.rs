@@ -15,11 +15,13 @@
 //! has them and fixing one knob does not reshuffle the others.
 
 mod agent;
+mod gateway;
 mod record;
 mod script;
 mod source;
 
 pub use agent::{AgentOverrides, ProviderOverrides};
+pub use gateway::{crash_name, parse_crash, GatewayPlan, GatewaySchedule};
 pub use record::{record, run_logged, Logged, Recording};
 pub use script::{
     build_rows, facts_room, CallPlan, RowPlan, Script, TurnPlan, CONTENT_SEED_SALT, FACT_CHARS,
@@ -72,6 +74,8 @@ pub struct CasePlan {
     /// The compactor under test the file declares (`[compactor]`): an external adapter;
     /// `None` is the process's choice (`--compactor`, by default the reference).
     pub compactor: Option<crate::external::AdapterSpec>,
+    /// The gateway's topic mode and fault schedule (strategy `gateway`).
+    pub gateway: GatewayPlan,
 }
 
 impl CasePlan {
@@ -237,6 +241,9 @@ impl CasePlan {
         if let Some(script) = &self.script {
             script.validate()?;
         }
+        if let Some(schedule) = &self.gateway.schedule {
+            schedule.validate()?;
+        }
         let p = &self.provider;
         if [p.disconnect_per_mille, p.server_error_per_mille]
             .iter()
@@ -273,6 +280,17 @@ impl CasePlan {
             Strategy::Batch(_) | Strategy::Both(_) if restarts => Err(format!(
                 "the agent loop ({strategy}) does not model process restarts: remove restarts and restart_per_mille"
             )),
+            Strategy::Gateway(_) if restarts => Err(
+                "the gateway's restarts and crashes are its [gateway] schedule, not [faults]"
+                    .into(),
+            ),
+            Strategy::Micro | Strategy::Batch(_) | Strategy::Both(_)
+                if !self.gateway.is_empty() =>
+            {
+                Err(format!(
+                    "gateway settings apply to the gateway strategy, not {strategy}"
+                ))
+            }
             Strategy::Batch(_) if self.micro != MicroOverrides::default() => Err(
                 "micro settings apply to the strategies that run micro passes (micro, both), not batch"
                     .into(),

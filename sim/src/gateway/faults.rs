@@ -2,8 +2,10 @@
 //! so the conversation, summarizer and provider streams of a seed are the same as under
 //! `batch`: the chat's key form, topic mode, and per inbound message whether it is
 //! delivered twice, a `/compress` or `/reset` comes first, and whether and where the
-//! process crashes.
+//! process crashes. A plan's [`GatewayPlan`] replaces the drawn topic mode and the drawn
+//! events after the draw (the stream stays where an unplanned case has it).
 
+use crate::engine::plan::{GatewayPlan, GatewaySchedule};
 use crate::rng::{self, between, chance, SimRng, Stream};
 
 /// Crash points between the durable writes of a handled turn (and before the ack).
@@ -45,15 +47,26 @@ pub struct FaultPlan {
     crash_per_mille: u32,
     restart_per_mille: u32,
     command_per_mille: u32,
+    /// A plan's explicit schedule, used instead of the draws.
+    schedule: Option<GatewaySchedule>,
+    /// The events of every turn so far, as used (what a recording writes down).
+    pub log: GatewaySchedule,
 }
 
 impl FaultPlan {
-    pub fn draw(case_seed: u64) -> FaultPlan {
+    /// The drawn plan of the case with seed `case_seed`, with `plan`'s overrides.
+    pub fn draw(case_seed: u64, plan: Option<&GatewayPlan>) -> FaultPlan {
         let mut rng = rng::stream(case_seed, Stream::Gateway);
         let chat = between(&mut rng, 1, 9_999);
-        let topic = chance(&mut rng, 500);
+        let drawn_topic = chance(&mut rng, 500);
+        let thread = if drawn_topic {
+            between(&mut rng, 1, 99)
+        } else {
+            1
+        };
+        let topic = plan.and_then(|p| p.topic).unwrap_or(drawn_topic);
         let key = if topic {
-            format!("agent:main:telegram:dm:{chat}:{}", between(&mut rng, 1, 99))
+            format!("agent:main:telegram:dm:{chat}:{thread}")
         } else {
             format!("agent:main:telegram:dm:{chat}")
         };
@@ -69,11 +82,25 @@ impl FaultPlan {
             crash_per_mille,
             restart_per_mille,
             command_per_mille,
+            schedule: plan.and_then(|p| p.schedule.clone()),
+            log: GatewaySchedule::default(),
         }
     }
 
+    /// The events of turn `turn` (turns in ascending order): the plan's schedule, else
+    /// the draws. Logged.
+    pub fn next_inbound(&mut self, turn: u32) -> InboundFaults {
+        let drawn = self.draw_inbound();
+        let used = match &self.schedule {
+            Some(s) => s.at(turn),
+            None => drawn,
+        };
+        self.log.push(turn, used);
+        used
+    }
+
     /// The draws for the next inbound message (always the same number of draws).
-    pub fn next_inbound(&mut self) -> InboundFaults {
+    fn draw_inbound(&mut self) -> InboundFaults {
         let duplicate = chance(&mut self.rng, self.duplicate_per_mille);
         let crashes = chance(&mut self.rng, self.crash_per_mille);
         let mid = chance(&mut self.rng, 500);

@@ -13,6 +13,7 @@ mod turn;
 mod world;
 
 pub use world::run;
+pub(crate) use world::run_logged;
 
 /// Coverage counters of a gateway case (beside the agent loop's).
 pub const GATEWAY_COUNTERS: &[&str] = &[

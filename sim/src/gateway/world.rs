@@ -9,7 +9,9 @@ use super::faults::{Crash, FaultPlan};
 use super::store::Store;
 use crate::agent::{AgentLoop, Flow, Sink, Stop};
 use crate::bugs::BugSet;
-use crate::engine::agent_world::{all_ids, budget_turns, build_agent, open_session, oracle_config};
+use crate::engine::agent_world::{
+    all_ids, budget_turns, build_agent, open_session, oracle_config, AgentLog, GatewayLog,
+};
 use crate::engine::observer::Observer;
 use crate::engine::plan::{CasePlan, Source};
 use crate::engine::scramble::Labels;
@@ -44,6 +46,16 @@ pub(super) struct Gateway {
 
 /// Runs one gateway case.
 pub fn run(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>, labels: Labels) -> CaseResult {
+    run_logged(spec, record, make, labels).0
+}
+
+/// Runs one gateway case; also returns what a recording needs.
+pub(crate) fn run_logged(
+    spec: &CaseSpec,
+    record: Record,
+    make: MakeCompactor<'_>,
+    labels: Labels,
+) -> (CaseResult, AgentLog) {
     let options = spec
         .strategy
         .loop_options()
@@ -69,7 +81,7 @@ pub fn run(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>, labels: Lab
         agent,
         observer,
         store: Store::default(),
-        plan: FaultPlan::draw(spec.case_seed()),
+        plan: FaultPlan::draw(spec.case_seed(), spec.plan.as_deref().map(|p| &p.gateway)),
         bugs: spec.bugs.clone(),
         oracle: GatewayOracle::with_only(&CasePlan::narrow(spec.plan.as_deref(), gateway_ids())),
         narrow,
@@ -83,21 +95,26 @@ pub fn run(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>, labels: Lab
     let history = opened.history_turns;
     let first = history + opened.resumed_turns;
     let mut next_inbound = 0u64;
-    for turn in first..first + turns_max {
+    // The next turn of the conversation (a redelivery takes none).
+    let mut conversation_turn = opened.resumed_turns;
+    // The loop's budget is not cut to a script's length: a redelivery is a turn of the
+    // loop that takes no turn of the script (the script running out ends the case).
+    for turn in first..first + budget_turns(spec) {
         if gw.observer.result.outcome != CaseOutcome::Clean {
             break;
         }
-        let faults = gw.plan.next_inbound();
+        let faults = gw.plan.next_inbound(turn);
         let inbound = match gw.pending.take() {
             Some(retry) => {
                 gw.observer.bump("gateway.retries");
                 retry
             }
             None => {
-                let script = source.next_turn(turn - history, &mut gw.agent.ids);
+                let script = source.next_turn(conversation_turn, &mut gw.agent.ids);
                 if script.is_empty() {
                     break;
                 }
+                conversation_turn += 1;
                 next_inbound += 1;
                 Inbound {
                     id: next_inbound,
@@ -117,7 +134,15 @@ pub fn run(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>, labels: Lab
             break;
         }
     }
-    gw.finish()
+    let log = AgentLog {
+        provider_calls: gw.agent.provider.log().to_vec(),
+        resumed_turns: opened.resumed_turns,
+        gateway: Some(GatewayLog {
+            schedule: std::mem::take(&mut gw.plan.log),
+            conversation_turns: conversation_turn,
+        }),
+    };
+    (gw.finish(), log)
 }
 
 /// Gateway invariant ids (a plan's subset narrows them like the transition ones).

@@ -46,12 +46,6 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
             ),
         );
     }
-    if let Some(gateway) = &doc.gateway {
-        return at(
-            gateway.span(),
-            "[gateway] is not supported yet: gateway stories (unsaved session id, topic binding, auto-reset) join when the gateway simulator exists",
-        );
-    }
     let strategy = toplevel::strategy(&doc)?;
     let bugs = toplevel::bugs(&doc.bugs, strategy)?;
     let passes = value(doc.passes).unwrap_or(PASSES_DEFAULT);
@@ -134,6 +128,9 @@ fn plan(doc: &Doc, strategy: Strategy) -> Result<CasePlan, Located> {
     }
     if let Some(p) = &doc.provider {
         apply_provider(&mut plan, p)?;
+    }
+    if let Some(g) = &doc.gateway {
+        super::gateway::apply(&mut plan, g, strategy)?;
     }
     if let Some(t) = doc.turns_max {
         plan.turns_max = Some(t.get());

@@ -35,8 +35,8 @@ pub struct Doc {
     pub agent: Option<AgentDoc>,
     pub provider: Option<ProviderDoc>,
     pub compactor: Option<Spanned<CompactorDoc>>,
-    /// Reserved for gateway stories; rejected until the gateway exists.
-    pub gateway: Option<Spanned<toml::Value>>,
+    /// Strategy `gateway`: session mode, topic mode, fault schedule.
+    pub gateway: Option<Spanned<super::gateway::GatewayDoc>>,
     // Top-level keys of the agent loop and the oracle (checked in `toplevel.rs` and
     // `counters.rs`).
     pub era: Option<Spanned<String>>,

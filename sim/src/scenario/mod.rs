@@ -13,6 +13,7 @@ mod discover;
 mod doc;
 mod error;
 mod expect;
+mod gateway;
 mod input;
 pub mod limits;
 mod toplevel;

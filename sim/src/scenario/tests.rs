@@ -49,9 +49,33 @@ fn errors_name_file_line_and_column_of_the_offending_value() {
     assert_eq!(e.position, Some((4, 10)), "{e}");
     assert!(e.message.contains("chaty") && e.message.contains("chatty"));
 
-    let e = err("format = 1\nexpect = \"clean\"\n\n[gateway]\nsession_key = \"a\"\n");
-    assert!(e.message.contains("not supported yet"), "{e}");
+    let e = err("format = 1\nexpect = \"clean\"\n\n[gateway]\ntopic = true\n");
+    assert!(e.message.contains("strategy = \"gateway\""), "{e}");
     assert_eq!(e.position, Some((4, 1)), "{e}");
+
+    let gw = "format = 1\nstrategy = \"gateway\"\nexpect = \"clean\"\n[gateway]\n";
+    let e = err(&format!("{gw}session_key = \"a\"\n"));
+    assert_eq!(e.position.map(|p| p.0), Some(5), "{e}");
+    let e = err(&format!(
+        "{gw}crashes = [{{ turn = 2, at = \"after-lunch\" }}]\n"
+    ));
+    assert!(
+        e.message.contains("after-lunch") && e.message.contains("mid-turn:N"),
+        "{e}"
+    );
+    assert_eq!(e.position, Some((5, 29)), "{e}");
+    let e = err(&format!("{gw}restarts = [3, 2]\n"));
+    assert!(e.message.contains("strictly ascending"), "{e}");
+    assert_eq!(e.position, Some((5, 16)), "{e}");
+    let e = err(&format!("{gw}duplicates = [-1]\n"));
+    assert!(e.message.contains("out of range"), "{e}");
+    let e = err(&format!("{gw}session_mode = \"sideways\"\n"));
+    assert!(e.message.contains("rotate, in-place"), "{e}");
+    assert_eq!(e.position, Some((5, 16)), "{e}");
+    let e = err(&format!(
+        "{gw}session_mode = \"rotate\"\n[agent]\nin_place = true\n"
+    ));
+    assert!(e.message.contains("contradicts"), "{e}");
 
     let e = err("format = 2\nexpect = \"clean\"\n");
     assert_eq!(e.position, Some((1, 10)));

@@ -5,7 +5,7 @@
 use super::convert::{facts_default, ARGS_CHARS_DEFAULT};
 use super::expect::Expect;
 use super::FORMAT_VERSION;
-use crate::engine::plan::{CasePlan, RowPlan, Script, TurnPlan};
+use crate::engine::plan::{crash_name, CasePlan, RowPlan, Script, TurnPlan};
 use crate::engine::CaseSpec;
 use compactsim_model::ContentKind;
 use std::fmt::Write;
@@ -175,6 +175,7 @@ fn plan_tables(out: &mut String, plan: &CasePlan) {
         ],
     );
     agent_tables(out, plan);
+    gateway_table(out, plan);
     if let Some(script) = &plan.script {
         script_tables(out, script);
     }
@@ -214,6 +215,37 @@ fn agent_tables(out: &mut String, plan: &CasePlan) {
             ("base_latency_ms", p.base_latency_ms.map(|n| n.to_string())),
             ("prefill_tokens_per_s", num(p.prefill_tokens_per_s)),
             ("outcomes", outcomes),
+        ],
+    );
+}
+
+/// `[gateway]`: the topic mode and the explicit schedule (every list, empty ones too,
+/// so the file reads back as the same explicit schedule).
+fn gateway_table(out: &mut String, plan: &CasePlan) {
+    let g = &plan.gateway;
+    let list = |l: &[u32]| {
+        let turns: Vec<String> = l.iter().map(u32::to_string).collect();
+        Some(format!("[{}]", turns.join(", ")))
+    };
+    let s = g.schedule.as_ref();
+    let crashes = s.map(|s| {
+        let c: Vec<String> = s
+            .crashes
+            .iter()
+            .map(|(t, p)| format!("{{ turn = {t}, at = {} }}", quoted(&crash_name(*p))))
+            .collect();
+        format!("[{}]", c.join(", "))
+    });
+    table(
+        out,
+        "gateway",
+        &[
+            ("topic", g.topic.map(|b| b.to_string())),
+            ("restarts", s.and_then(|s| list(&s.restarts))),
+            ("crashes", crashes),
+            ("duplicates", s.and_then(|s| list(&s.duplicates))),
+            ("compress", s.and_then(|s| list(&s.compress))),
+            ("reset", s.and_then(|s| list(&s.reset))),
         ],
     );
 }

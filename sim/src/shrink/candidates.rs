@@ -115,8 +115,10 @@ fn faults(plan: &CasePlan) -> Vec<Candidate> {
     let no_summary_faults = |p: &mut CasePlan| p.summary_outcomes = Some(Vec::new());
     let no_provider_faults = |p: &mut CasePlan| p.provider_outcomes = Some(Vec::new());
     let no_restarts = |p: &mut CasePlan| p.restarts = Some(Vec::new());
+    let gateway = plan.gateway.schedule.clone().unwrap_or_default();
+    let no_gateway_faults = |p: &mut CasePlan| p.gateway.schedule = Some(Default::default());
     type Clear<'a> = (&'a str, bool, &'a dyn Fn(&mut CasePlan));
-    let kinds: [Clear; 3] = [
+    let kinds: [Clear; 4] = [
         ("every summary ok", !summary.is_empty(), &no_summary_faults),
         (
             "every provider call ok",
@@ -124,6 +126,7 @@ fn faults(plan: &CasePlan) -> Vec<Candidate> {
             &no_provider_faults,
         ),
         ("no restarts", !restarts.is_empty(), &no_restarts),
+        ("no gateway events", !gateway.is_empty(), &no_gateway_faults),
     ];
     let present: Vec<&Clear> = kinds.iter().filter(|k| k.1).collect();
     let mut out = Vec::new();
@@ -137,6 +140,13 @@ fn faults(plan: &CasePlan) -> Vec<Candidate> {
         let mut p = plan.clone();
         clear(&mut p);
         out.push(cand(*name, p));
+    }
+    if gateway.len() > 1 {
+        for (change, schedule) in gateway.without_each() {
+            let mut p = plan.clone();
+            p.gateway.schedule = Some(schedule);
+            out.push(cand(change, p));
+        }
     }
     if restarts.len() > 1 {
         for i in 0..restarts.len() {
@@ -209,16 +219,28 @@ fn turns(plan: &CasePlan) -> Vec<Candidate> {
             .restarts
             .as_ref()
             .map(|r| shift_restarts(r, start, len));
+        // A gateway's loop numbers the script's turns after its history.
+        let history = script.history.len();
+        shift_gateway(&mut p, history + start, len);
         out.push(cand(format!("drop {}", span("turn", start, len)), p));
     }
     for (start, len) in chunks(script.history.len()) {
-        let p = with_script(plan, |s| {
+        let mut p = with_script(plan, |s| {
             s.history.drain(start..start + len);
         });
+        shift_gateway(&mut p, start, len);
         let change = format!("drop history {}", span("turn", start, len));
         out.push(cand(change, p));
     }
     out
+}
+
+/// A gateway schedule after loop turns `start..start + len` are removed (exact while no
+/// redelivery comes before them; a redelivery takes a loop turn but no script turn).
+fn shift_gateway(plan: &mut CasePlan, start: usize, len: usize) {
+    if let Some(s) = plan.gateway.schedule.as_mut() {
+        *s = s.without_turns(start as u32, len as u32);
+    }
 }
 
 /// (start, len) of every chunk: sizes halving from n (n/2 first unless n == 1), each

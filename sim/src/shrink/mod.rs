@@ -112,7 +112,8 @@ impl Size {
                     .flatten()
                     .filter(|o| !o.is_ok())
                     .count()
-                + plan.restarts.as_ref().map_or(0, Vec::len),
+                + plan.restarts.as_ref().map_or(0, Vec::len)
+                + plan.gateway.schedule.as_ref().map_or(0, |s| s.len()),
         }
     }
 }
@@ -156,11 +157,6 @@ pub struct Shrunk {
     pub after: Size,
 }
 
-/// Why a gateway case is not shrunk (its faults and inbound schedule have no scenario
-/// table to be written into yet).
-pub const GATEWAY_NOT_RECORDED: &str = "gateway cases are not recorded into plans yet (no \
-     [gateway] scenario table): replay the case instead";
-
 /// Why a case cannot be shrunk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ShrinkError {
@@ -170,8 +166,6 @@ pub enum ShrinkError {
     Internal(String),
     /// The recorded plan does not fail the way the case does (a harness bug).
     Diverged(String),
-    /// The case's loop cannot be written down as a plan yet.
-    Unsupported(&'static str),
 }
 
 impl fmt::Display for ShrinkError {
@@ -180,7 +174,6 @@ impl fmt::Display for ShrinkError {
             ShrinkError::Clean => f.write_str("the case holds every invariant: nothing to shrink"),
             ShrinkError::Internal(w) => write!(f, "the case ends in a harness failure: {w}"),
             ShrinkError::Diverged(w) => write!(f, "the recorded case does not replay: {w}"),
-            ShrinkError::Unsupported(w) => f.write_str(w),
         }
     }
 }
@@ -208,6 +201,9 @@ fn cut_to_run(spec: &CaseSpec, plan: &mut CasePlan, run: &Logged) {
     }
     if let Some(restarts) = plan.restarts.as_mut() {
         restarts.retain(|&t| t < r.turns);
+    }
+    if let Some(s) = plan.gateway.schedule.as_mut() {
+        s.truncate(r.turns);
     }
     if let Some(o) = plan.summary_outcomes.as_mut() {
         o.truncate(r.summary_calls.len());
@@ -316,9 +312,6 @@ pub fn shrink_to(
     budget: Budget,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Shrunk, ShrinkError> {
-    if matches!(spec.strategy, crate::strategy::Strategy::Gateway(_)) {
-        return Err(ShrinkError::Unsupported(GATEWAY_NOT_RECORDED));
-    }
     let started = Instant::now();
     let rec = record(spec);
     let broken = match &rec.result.outcome {

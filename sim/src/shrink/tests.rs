@@ -33,13 +33,27 @@ fn a_clean_case_is_not_shrunk() {
     );
 }
 
+/// A gateway case is recorded with its fault schedule and shrinks like the rest: the
+/// seed scenario of H-29335 (case 3 of the default seed) to at most 10 turns, still
+/// failing session-id-persisted, and the written file reads back to the same case.
 #[test]
-fn a_gateway_case_says_it_cannot_be_recorded_instead_of_claiming_it_is_clean() {
-    let mut s = spec(0, Bug::H29335);
+fn a_gateway_case_shrinks_with_its_fault_schedule_to_at_most_10_turns() {
+    let mut s = spec(3, Bug::H29335);
     s.strategy = Strategy::parse("gateway").unwrap();
-    let e = shrink(&s, untimed(10), &mut |_| {}).unwrap_err();
-    assert_eq!(e, ShrinkError::Unsupported(GATEWAY_NOT_RECORDED));
-    assert!(e.to_string().contains("[gateway]"), "{e}");
+    let shrunk = shrink(&s, untimed(SHRINK_ATTEMPTS_MAX), &mut |_| {}).unwrap();
+    assert_eq!(shrunk.invariant, "session-id-persisted");
+    assert!(shrunk.after.turns <= 10, "{}", shrunk.after);
+    let plan = shrunk.spec.plan.as_deref().expect("a plan");
+    assert!(plan.gateway.schedule.is_some() && plan.gateway.topic.is_some());
+    let written = scenario::render(
+        &scenario::Header::default(),
+        &shrunk.spec,
+        &scenario::Expect::Clean,
+    );
+    let back = scenario::parse(Path::new("g.toml"), &written).expect("reads back");
+    assert_eq!(back.spec, shrunk.spec, "{written}");
+    let again = run_case(&back.spec, Record::default());
+    assert!(fails(&again, "session-id-persisted"));
 }
 
 #[test]
@@ -99,4 +113,29 @@ fn faults_and_restarts_go_when_the_bug_does_not_need_them() {
     assert_eq!(plan.restarts.as_ref().map(Vec::len), Some(1), "{}", s.after);
     assert_eq!(plan.summary_outcomes.as_deref(), Some(&[][..]));
     println!("{} -> {} ({})", s.before, s.after, s.stop);
+}
+
+/// Every gateway switch shrinks to at most 10 turns from the case of its seed scenario
+/// (and from the first case selftest credits it on seed 1), still failing the invariant
+/// that caught it.
+#[test]
+fn every_gateway_switch_shrinks_to_at_most_10_turns() {
+    let cases: [(Bug, u64, u32, &str); 8] = [
+        (Bug::H29335, 20_260_731, 3, "session-id-persisted"),
+        (Bug::H35809, 20_260_731, 6, "exhausted-resets-clean"),
+        (Bug::H9893, 20_260_731, 1, "exhausted-resets-clean"),
+        (Bug::H4095, 20_260_731, 0, "persisted-equals-live"),
+        (Bug::GNoDedupe, 20_260_731, 0, "idempotent-delivery"),
+        (Bug::GAckEarly, 20_260_731, 0, "persist-before-ack"),
+        (Bug::GLoadArchived, 20_260_731, 0, "loaded-is-compacted"),
+        (Bug::GLoadArchived, 1, 1, "loaded-is-compacted"),
+    ];
+    for (bug, seed, case, invariant) in cases {
+        let mut s = spec(case, bug);
+        s.root_seed = seed;
+        s.strategy = Strategy::parse("gateway").unwrap();
+        let shrunk = shrink(&s, untimed(SHRINK_ATTEMPTS_MAX), &mut |_| {}).unwrap();
+        assert_eq!(shrunk.invariant, invariant, "{bug:?}");
+        assert!(shrunk.after.turns <= 10, "{bug:?}: {}", shrunk.after);
+    }
 }

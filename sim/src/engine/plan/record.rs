@@ -29,6 +29,8 @@ pub struct Logged {
     pub provider_calls: Vec<ProviderOutcome>,
     /// Turns a resumed agent session loaded by its fill before the first turn ran.
     pub resumed_turns: u32,
+    /// Strategy `gateway`: the fault schedule it ran and the conversation turns it took.
+    pub(crate) gateway: Option<agent_world::GatewayLog>,
 }
 
 /// [`run_case`] with the provider's call log. Never panics: a panicking case is run
@@ -38,22 +40,25 @@ pub fn run_logged(spec: &CaseSpec, record: Record) -> Logged {
         result: run_case(spec, record),
         provider_calls: Vec::new(),
         resumed_turns: 0,
+        gateway: None,
     };
     if spec.strategy.loop_options().is_none() {
         return plain(spec);
     }
+    let gateway = matches!(spec.strategy, crate::strategy::Strategy::Gateway(_));
     match std::panic::catch_unwind(|| {
-        agent_world::run_logged(
-            spec,
-            record,
-            &|r| crate::engine::compactor_of(spec, r),
-            Default::default(),
-        )
+        let make = &|r| crate::engine::compactor_of(spec, r);
+        if gateway {
+            crate::gateway::run_logged(spec, record, make, Default::default())
+        } else {
+            agent_world::run_logged(spec, record, make, Default::default())
+        }
     }) {
         Ok((result, log)) => Logged {
             result,
             provider_calls: log.provider_calls,
             resumed_turns: log.resumed_turns,
+            gateway: log.gateway,
         },
         Err(_) => plain(spec),
     }
@@ -72,14 +77,19 @@ pub fn record(spec: &CaseSpec) -> Recording {
     let logged = run_logged(spec, Record { trace: true });
     let result = logged.result.clone();
     let agent_loop = spec.strategy.loop_options().is_some();
+    // A gateway case takes a turn of the conversation per new message, not per turn.
+    let taken = |history: usize| match &logged.gateway {
+        Some(g) => g.conversation_turns as usize,
+        None => result.turns as usize - history,
+    };
     let script = match spec.plan.as_ref().and_then(|p| p.script.clone()) {
         Some(mut script) => {
             // The agent world counts a script's history among the case's turns.
             let history = if agent_loop { script.history.len() } else { 0 };
-            script.turns.truncate(result.turns as usize - history);
+            script.turns.truncate(taken(history));
             script
         }
-        None => generated_script(spec, &setup, result.turns),
+        None => generated_script(spec, &setup, taken(0) as u32),
     };
     let restarts: Vec<u32> = result
         .trace
@@ -108,9 +118,24 @@ pub fn record(spec: &CaseSpec) -> Recording {
         invariants: spec.plan.as_ref().and_then(|p| p.invariants.clone()),
         // The compactor the case ran, so the written case replays against it.
         compactor: crate::engine::adapter_of(spec),
+        gateway: Default::default(),
     };
     if agent_loop {
         pin_agent_loop(spec, &mut plan, &logged);
+    }
+    if let Some(g) = &logged.gateway {
+        let mut schedule = g.schedule.clone();
+        schedule.truncate(result.turns);
+        plan.gateway = super::GatewayPlan {
+            topic: Some(
+                crate::gateway::faults::FaultPlan::draw(
+                    spec.case_seed(),
+                    spec.plan.as_ref().map(|p| &p.gateway),
+                )
+                .topic,
+            ),
+            schedule: Some(schedule),
+        };
     }
     Recording { plan, result }
 }
