@@ -481,13 +481,7 @@ mod tests {
         let call = call_event(1, Some(10), None);
         let n = buf.len();
         buf.push(reply(9));
-        let t = Transition {
-            step: 0,
-            event: &call,
-            before: &buf[..n],
-            after: &buf,
-            served: &[],
-        };
+        let t = Transition::new(0, &call, &buf[..n], &buf, &[]);
         assert!(
             inv.observe(&t).is_none(),
             "valid request, response appended"
@@ -496,22 +490,10 @@ mod tests {
             let n = buf.len();
             buf.push(user(id));
             let ev = append_event(2);
-            let t = Transition {
-                step: 1,
-                event: &ev,
-                before: &buf[..n],
-                after: &buf,
-                served: &[],
-            };
+            let t = Transition::new(1, &ev, &buf[..n], &buf, &[]);
             assert!(inv.observe(&t).is_none(), "appends are not judged");
         }
-        let t = Transition {
-            step: 3,
-            event: &call,
-            before: &buf,
-            after: &buf,
-            served: &[],
-        };
+        let t = Transition::new(3, &call, &buf, &buf, &[]);
         let resumed = inv.observe(&t).expect("consecutive users in the request");
         let full = ApiValid::default()
             .observe(&t)

@@ -59,9 +59,9 @@ pub(crate) fn unchanged(t: &Transition<'_>) -> bool {
 }
 
 /// The transition changed the list, as observed (not as any label claims): `after`
-/// differs from `before` in length, ids or content.
+/// differs from `before` in length, ids or content (its delta is not empty).
 pub(crate) fn changed(t: &Transition<'_>) -> bool {
-    !unchanged(t) && t.before != t.after
+    !t.delta.is_empty()
 }
 
 /// A batch (non-micro) compaction pass that compacted, as observed: it changed the list

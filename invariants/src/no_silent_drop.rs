@@ -2,8 +2,10 @@ use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::idset::IdMarks;
 use crate::text::{text_facts, text_key, texts_of, TextKey};
 use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
-use compactsim_model::{CallId, Event, FactId, Message, Role, ServedCall, Transition, Witness};
-use std::collections::{BTreeMap, BTreeSet};
+use compactsim_model::{
+    CallId, Content, Event, FactId, Message, MsgId, Role, ServedCall, Transition, Witness,
+};
+use std::collections::BTreeSet;
 
 /// Every row that leaves the transcript either went through a summarizer call the
 /// harness served, or left by an explicit, declared policy.
@@ -96,7 +98,7 @@ struct Answers {
     kept: Vec<FactId>,
 }
 
-fn answers(served: &[ServedCall], before: &[Message]) -> Answers {
+fn answers(how: Judged, served: &[ServedCall], before: &[Message]) -> Answers {
     let ok: Vec<&ServedCall> = served.iter().filter(|c| c.ok && !c.condense).collect();
     let mut kept: Vec<FactId> = ok
         .iter()
@@ -104,21 +106,25 @@ fn answers(served: &[ServedCall], before: &[Message]) -> Answers {
         .collect();
     kept.sort_unstable();
     kept.dedup();
-    let mut seen: Vec<FactId> = ok.iter().flat_map(|c| c.facts_in.iter().copied()).collect();
-    seen.extend(kept.iter().copied());
-    // A fact a live summary of `before` already holds was summarized earlier (the harness
-    // counts it as the previous summary's, not as new input); marker-contained judges
-    // what becomes of that summary.
-    if !ok.is_empty() {
-        seen.extend(
-            before
-                .iter()
-                .filter(|m| m.is_summary())
-                .flat_map(|m| m.content.facts()),
-        );
+    // Only a batch pass is held to what its calls saw (see `Judge::verdict`).
+    let mut seen: Vec<FactId> = Vec::new();
+    if how == Judged::Batch {
+        seen.extend(ok.iter().flat_map(|c| c.facts_in.iter().copied()));
+        seen.extend(kept.iter().copied());
+        // A fact a live summary of `before` already holds was summarized earlier (the
+        // harness counts it as the previous summary's, not as new input);
+        // marker-contained judges what becomes of that summary.
+        if !ok.is_empty() {
+            seen.extend(
+                before
+                    .iter()
+                    .filter(|m| m.is_summary())
+                    .flat_map(|m| m.content.facts()),
+            );
+        }
+        seen.sort_unstable();
+        seen.dedup();
     }
-    seen.sort_unstable();
-    seen.dedup();
     Answers {
         any: !ok.is_empty(),
         seen,
@@ -126,19 +132,107 @@ fn answers(served: &[ServedCall], before: &[Message]) -> Answers {
     }
 }
 
-/// Facts of the rows of `after` this transition wrote (new or changed) and of every
-/// summary row of `after`, ascending.
-fn written_facts(t: &Transition<'_>) -> Vec<FactId> {
-    let old: BTreeMap<_, _> = t.before.iter().map(|m| (m.id, &m.content)).collect();
-    let mut facts: Vec<FactId> = t
-        .after
-        .iter()
-        .filter(|m| m.is_summary() || old.get(&m.id) != Some(&&m.content))
-        .flat_map(|m| m.content.facts())
-        .collect();
+/// The facts of `after` a transition wrote, asked one fact at a time: those of the rows
+/// of the changed window that are new or changed (by id against `before`) and of every
+/// summary row of `after`. The window is read first; the summary rows outside it only
+/// when a fact is not found there.
+struct Written {
+    window: Vec<FactId>,
+    summaries_kept: Option<Vec<FactId>>,
+}
+
+fn sorted_facts<'m>(rows: impl Iterator<Item = &'m Message>) -> Vec<FactId> {
+    let mut facts: Vec<FactId> = rows.flat_map(|m| m.content.facts()).collect();
     facts.sort_unstable();
     facts.dedup();
     facts
+}
+
+/// The content `before` holds under `id` (the last row with it), window first.
+fn old_content<'m>(t: &Transition<'m>, id: MsgId) -> Option<&'m Content> {
+    let removed = t.delta.removed_range();
+    t.before[removed.clone()]
+        .iter()
+        .rev()
+        .chain(t.before[removed.end..].iter().rev())
+        .chain(t.before[..removed.start].iter().rev())
+        .find(|m| m.id == id)
+        .map(|m| &m.content)
+}
+
+impl Written {
+    fn new(t: &Transition<'_>) -> Self {
+        let window = sorted_facts(
+            t.delta
+                .added(t.after)
+                .iter()
+                .filter(|m| m.is_summary() || old_content(t, m.id) != Some(&m.content)),
+        );
+        Written {
+            window,
+            summaries_kept: None,
+        }
+    }
+
+    fn holds(&mut self, t: &Transition<'_>, fact: FactId) -> bool {
+        if self.window.binary_search(&fact).is_ok() {
+            return true;
+        }
+        let added = t.delta.added_range();
+        let rest = self.summaries_kept.get_or_insert_with(|| {
+            sorted_facts(
+                t.after[..added.start]
+                    .iter()
+                    .chain(&t.after[added.end..])
+                    .filter(|m| m.is_summary()),
+            )
+        });
+        rest.binary_search(&fact).is_ok()
+    }
+}
+
+/// Whether each row of `before` at `left` is carried into `after`: every segment of its
+/// text (by identity) and every tool call it made is still in `after`. The changed
+/// window of `after` is read first; the rows the transition kept are scanned once for
+/// what is still missing.
+fn carried_rows(t: &Transition<'_>, left: &[usize]) -> Vec<bool> {
+    let window = t.delta.added(t.after);
+    let texts = texts_of(window);
+    let calls: BTreeSet<CallId> = window
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().map(|c| c.id))
+        .collect();
+    let mut missing_texts: BTreeSet<TextKey<'_>> = BTreeSet::new();
+    let mut missing_calls: BTreeSet<CallId> = BTreeSet::new();
+    for &i in left {
+        let m = &t.before[i];
+        let keys = m.content.segments.iter().map(text_key);
+        missing_texts.extend(keys.filter(|k| !texts.contains(k)));
+        let ids = m.tool_calls.iter().map(|c| c.id);
+        missing_calls.extend(ids.filter(|c| !calls.contains(c)));
+    }
+    let added = t.delta.added_range();
+    for m in t.after[..added.start].iter().chain(&t.after[added.end..]) {
+        if missing_texts.is_empty() && missing_calls.is_empty() {
+            break;
+        }
+        for s in m.content.segments.iter() {
+            missing_texts.remove(&text_key(s));
+        }
+        for c in m.tool_calls.iter() {
+            missing_calls.remove(&c.id);
+        }
+    }
+    left.iter()
+        .map(|&i| {
+            let m = &t.before[i];
+            m.content
+                .segments
+                .iter()
+                .all(|s| !missing_texts.contains(&text_key(s)))
+                && m.tool_calls.iter().all(|c| !missing_calls.contains(&c.id))
+        })
+        .collect()
 }
 
 /// Tool rows of `rows` that answer no call of the nearest preceding assistant row (the
@@ -177,12 +271,10 @@ enum Unaccounted {
     NotInSummary(Vec<FactId>),
 }
 
-struct Judge<'a> {
+struct Judge {
     how: Judged,
-    texts: BTreeSet<TextKey<'a>>,
-    calls: BTreeSet<CallId>,
     answers: Answers,
-    written: Option<Vec<FactId>>,
+    written: Option<Written>,
     stray: BTreeSet<usize>,
     /// A batch window large enough for the block cap to have cut its middle.
     block_capped: bool,
@@ -202,18 +294,12 @@ fn block_capped(t: &Transition<'_>, left: &[usize]) -> bool {
     chars >= SUMMARY_INPUT_CAP_CHARS / 2
 }
 
-impl<'a> Judge<'a> {
-    fn new(how: Judged, t: &Transition<'a>, left: &[usize]) -> Self {
+impl Judge {
+    fn new(how: Judged, t: &Transition<'_>, left: &[usize]) -> Self {
         Judge {
             block_capped: how == Judged::Batch && block_capped(t, left),
             how,
-            texts: texts_of(t.after),
-            calls: t
-                .after
-                .iter()
-                .flat_map(|m| m.tool_calls.iter().map(|c| c.id))
-                .collect(),
-            answers: answers(t.served, t.before),
+            answers: answers(how, t.served, t.before),
             written: None,
             stray: if how == Judged::Repair {
                 stray_tool_rows(t.before)
@@ -223,17 +309,14 @@ impl<'a> Judge<'a> {
         }
     }
 
-    fn carried(&self, m: &Message) -> bool {
-        m.content
-            .segments
-            .iter()
-            .all(|s| self.texts.contains(&text_key(s)))
-            && m.tool_calls.iter().all(|c| self.calls.contains(&c.id))
-    }
-
     /// `None` when row `i` of `before` that left is accounted for.
-    fn verdict(&mut self, t: &Transition<'_>, i: usize, m: &Message) -> Option<Unaccounted> {
-        if self.carried(m) {
+    fn verdict(
+        &mut self,
+        t: &Transition<'_>,
+        (i, m): (usize, &Message),
+        carried: bool,
+    ) -> Option<Unaccounted> {
+        if carried {
             return None;
         }
         match self.how {
@@ -264,12 +347,12 @@ impl<'a> Judge<'a> {
         if !unseen.is_empty() && !capped && self.how == Judged::Batch {
             return Some(Unaccounted::NotSummarized(unseen));
         }
-        let written = self.written.get_or_insert_with(|| written_facts(t));
+        let written = self.written.get_or_insert_with(|| Written::new(t));
         let missing: Vec<FactId> = facts
             .iter()
             .copied()
             .filter(|f| self.answers.kept.binary_search(f).is_ok())
-            .filter(|f| written.binary_search(f).is_err())
+            .filter(|&f| !written.holds(t, f))
             .collect();
         (!missing.is_empty()).then_some(Unaccounted::NotInSummary(missing))
     }
@@ -348,19 +431,23 @@ impl Invariant for NoSilentDrop {
             return None;
         }
         self.kept.fill(t.after.iter().map(|m| m.id));
-        let left: Vec<usize> = (0..t.before.len())
+        // Only rows in the changed window can have left.
+        let left: Vec<usize> = t
+            .delta
+            .removed_range()
             .filter(|&i| !t.before[i].is_summary() && !self.kept.contains(t.before[i].id))
             .collect();
         if left.is_empty() {
             return None;
         }
         let mut judge = Judge::new(how, t, &left);
+        let carried = carried_rows(t, &left);
         let mut bad: Vec<(usize, Unaccounted)> = Vec::new();
         let mut window_end: Option<usize> = None;
-        for i in left {
-            if let Some(u) = judge.verdict(t, i, &t.before[i]) {
+        for (i, carried) in left.into_iter().zip(carried) {
+            if let Some(u) = judge.verdict(t, (i, &t.before[i]), carried) {
                 bad.push((i, u));
-            } else if how == Judged::Batch && !judge.carried(&t.before[i]) {
+            } else if how == Judged::Batch && !carried {
                 // Rows between the window's previous row and this one that stayed.
                 let outside = window_end.is_some_and(|end| {
                     (end + 1..i)

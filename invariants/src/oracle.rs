@@ -113,13 +113,7 @@ mod tests {
         before: &'a [Message],
         after: &'a [Message],
     ) -> Transition<'a> {
-        Transition {
-            step: n,
-            event,
-            before,
-            after,
-            served: &[],
-        }
+        Transition::new(n, event, before, after, &[])
     }
 
     #[test]

@@ -136,13 +136,7 @@ pub fn run(
     let mut fired = Vec::new();
     let mut before: &[Message] = initial;
     for (step, (event, after)) in steps.iter().enumerate() {
-        let t = Transition {
-            step: step as u32,
-            event,
-            before,
-            after,
-            served: &[],
-        };
+        let t = Transition::new(step as u32, event, before, after, &[]);
         if let Some(w) = inv.observe(&t) {
             fired.push((step as u32, readable(w)));
         }
@@ -205,10 +199,7 @@ pub fn transition_served<'a>(
     after: &'a [Message],
     calls: &'a [ServedCall],
 ) -> Transition<'a> {
-    Transition {
-        served: calls,
-        ..transition(event, before, after)
-    }
+    Transition::new(0, event, before, after, calls)
 }
 
 pub fn transition<'a>(
@@ -216,13 +207,7 @@ pub fn transition<'a>(
     before: &'a [Message],
     after: &'a [Message],
 ) -> Transition<'a> {
-    Transition {
-        step: 0,
-        event,
-        before,
-        after,
-        served: &[],
-    }
+    Transition::new(0, event, before, after, &[])
 }
 
 /// A batch pass event at virtual time `turn` seconds.
@@ -336,13 +321,13 @@ pub fn run_served(
     let mut current: Vec<Message> = initial.to_vec();
     for (step, (event, after, calls)) in steps.iter().enumerate() {
         let next = after.clone().unwrap_or_else(|| current.clone());
-        let t = Transition {
-            step: step as u32,
+        let t = Transition::new(
+            step as u32,
             event,
-            before: &current,
-            after: if after.is_some() { &next } else { &current },
-            served: calls,
-        };
+            &current,
+            if after.is_some() { &next } else { &current },
+            calls,
+        );
         if let Some(w) = inv.observe(&t) {
             fired.push((step as u32, readable(w)));
         }
@@ -362,21 +347,15 @@ pub fn run_same(
     let mut current: Vec<Message> = initial.to_vec();
     for (step, (event, after)) in steps.iter().enumerate() {
         let w = match after {
-            None => inv.observe(&Transition {
-                step: step as u32,
+            None => inv.observe(&Transition::new(
+                step as u32,
                 event,
-                before: &current,
-                after: &current,
-                served: &[],
-            }),
+                &current,
+                &current,
+                &[],
+            )),
             Some(after) => {
-                let w = inv.observe(&Transition {
-                    step: step as u32,
-                    event,
-                    before: &current,
-                    after,
-                    served: &[],
-                });
+                let w = inv.observe(&Transition::new(step as u32, event, &current, after, &[]));
                 current = after.clone();
                 w
             }

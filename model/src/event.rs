@@ -312,4 +312,26 @@ pub struct Transition<'a> {
     /// Every summarizer call the harness served during this transition, in order (an
     /// observation: the harness is the summarizer).
     pub served: &'a [ServedCall],
+    /// What changed between `before` and `after`, computed once by [`Transition::new`].
+    pub delta: crate::delta::Delta,
+}
+
+impl<'a> Transition<'a> {
+    /// A transition with its [`Delta`](crate::delta::Delta) computed.
+    pub fn new(
+        step: u32,
+        event: &'a Event,
+        before: &'a [Message],
+        after: &'a [Message],
+        served: &'a [ServedCall],
+    ) -> Self {
+        Transition {
+            step,
+            event,
+            before,
+            after,
+            served,
+            delta: crate::delta::Delta::between(before, after),
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! here beyond what keeps a value consistent with itself.
 
 pub mod content;
+pub mod delta;
 pub mod describe;
 pub mod event;
 pub mod ids;
@@ -13,6 +14,7 @@ pub mod tokens;
 pub mod verdict;
 
 pub use content::{Content, Segment, MERGE_SEPARATOR};
+pub use delta::Delta;
 pub use event::{
     BatchPass, BatchPassOutcome, BatchTrigger, CallErrorClass, Event, MicroOutcome, MicroPass,
     Preflight, PreflightDecision, ProviderCall, ServedCall, Transition,

@@ -39,13 +39,7 @@ fn primed_oracle(config: OracleConfig, rows: &[Message]) -> Oracle {
         turn: 1,
         appended: rows.len() as u32,
     };
-    oracle.observe(&Transition {
-        step: 0,
-        event: &appended,
-        before: &[],
-        after: rows,
-        served: &[],
-    });
+    oracle.observe(&Transition::new(0, &appended, &[], rows, &[]));
     oracle
 }
 
@@ -61,13 +55,7 @@ fn oracle_check(c: &mut Criterion) {
             bench.iter_batched(
                 || primed_oracle(config, &before),
                 |mut oracle| {
-                    let found = oracle.observe(&Transition {
-                        step: 1,
-                        event: &event,
-                        before: &before,
-                        after: &after,
-                        served: &[],
-                    });
+                    let found = oracle.observe(&Transition::new(1, &event, &before, &after, &[]));
                     assert!(found.is_empty(), "{found:?}");
                     black_box(oracle)
                 },

@@ -25,13 +25,13 @@ struct Recorder {
 impl Sink for Recorder {
     fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
         let served = std::mem::take(&mut self.served);
-        let t = compactsim_model::Transition {
-            step: self.events.len() as u32,
-            event: &event,
+        let t = compactsim_model::Transition::new(
+            self.events.len() as u32,
+            &event,
             before,
             after,
-            served: &served,
-        };
+            &served,
+        );
         self.violations.extend(self.oracle.observe(&t));
         self.events.push(event);
         true

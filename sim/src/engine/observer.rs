@@ -75,13 +75,7 @@ impl Sink for Observer {
             Labels::AsReported => event,
             Labels::Scrambled => scramble(event),
         };
-        let t = Transition {
-            step: self.step,
-            event: &event,
-            before,
-            after,
-            served: &served,
-        };
+        let t = Transition::new(self.step, &event, before, after, &served);
         let violations = self.oracle.observe(&t);
         if self.record.trace {
             self.result
