@@ -237,6 +237,33 @@ impl ApiValid {
     }
 }
 
+/// The scan state of a valid prefix of `before` carried to the last user row before the
+/// changed window and inside that prefix, where the checks of `after` resume: rows up to there are the same in both
+/// lists, and no rule looks past a user row backwards (the known calls reset there, and
+/// a tool run ends there), so they are as valid in `after` as they were in `before`.
+/// The rows from that user row on are checked again.
+fn resume_before_window(t: &Transition<'_>, scan: Scan) -> Option<Scan> {
+    // The scan may end before `before` does (rows appended since are not checked yet).
+    if scan.len > t.before.len() {
+        return None;
+    }
+    let same_until = t.delta.prefix_rows.min(scan.len);
+    let user = t.before[..same_until]
+        .iter()
+        .rposition(|m| m.role == Role::User)
+        .filter(|&u| u > 0)?;
+    let users_from = t.before[user..scan.len]
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .count();
+    Some(Scan {
+        len: user,
+        users: scan.users - users_from,
+        known_from: None,
+        known_ids: Vec::new(),
+    })
+}
+
 /// Rule 4: after the optional system prompt the first visible row is a user row.
 fn check_first_visible(rows: &[Message], found: &mut Breaches) {
     let start = usize::from(rows.first().is_some_and(|m| m.role == Role::System));
@@ -308,7 +335,9 @@ impl Invariant for ApiValid {
         let resume = if request || keeps {
             self.valid_prefix.take()
         } else {
-            None
+            self.valid_prefix
+                .take()
+                .and_then(|scan| resume_before_window(t, scan))
         };
         let (found, scan) = self.check(rows, resume);
         let valid = found.iter().all(Option::is_none);
@@ -507,5 +536,59 @@ mod tests {
         ] {
             assert!(!inv.checks(&ev), "{ev:?} is not a request");
         }
+    }
+
+    #[test]
+    fn a_pass_resumes_at_the_last_user_row_before_its_window_and_matches_a_full_scan() {
+        let before = vec![
+            user(0),
+            reply(1),
+            user(2),
+            calling(3, &[3]),
+            tool(4, 3),
+            reply(5),
+            user(6),
+            reply(7),
+        ];
+        // The pass drops the exchange 3..=5: users 2 and 6 meet.
+        let after = vec![user(0), reply(1), user(2), user(6), reply(7)];
+        let repair = repair_event(1);
+        let pass = absorbed(1, &[3, 4, 5]);
+        let mut inv = ApiValid::default();
+        assert!(inv
+            .observe(&Transition::new(0, &repair, &before, &before, &[]))
+            .is_none());
+        let t = Transition::new(1, &pass, &before, &after, &[]);
+        assert_eq!(t.delta.prefix_rows, 3);
+        let resumed = inv.observe(&t).expect("consecutive users after the pass");
+        let full = ApiValid::default().observe(&t).expect("same from scratch");
+        assert_eq!(resumed, full);
+        assert_eq!(witness_ids(&resumed), vec![2, 6]);
+        // A valid pass resumes and stays quiet; the next one still sees the whole list.
+        let good = vec![user(0), reply(1), user(2), reply(7)];
+        let mut inv = ApiValid::default();
+        inv.observe(&Transition::new(0, &repair, &before, &before, &[]));
+        assert!(inv
+            .observe(&Transition::new(1, &pass, &before, &good, &[]))
+            .is_none());
+        // Rows appended since the last check are checked from the resume point too.
+        let mut longer = good.clone();
+        longer.extend([user(20), user(21)]);
+        let append = append_event(2);
+        let n = good.len();
+        assert!(inv
+            .observe(&Transition::new(2, &append, &longer[..n], &longer, &[]))
+            .is_none());
+        let mut passed = longer.clone();
+        passed.remove(3);
+        let t = Transition::new(3, &pass, &longer, &passed, &[]);
+        let resumed = inv.observe(&t).expect("consecutive users 2, 20");
+        assert_eq!(resumed, ApiValid::default().observe(&t).unwrap());
+        assert_eq!(witness_ids(&resumed), vec![2, 20]);
+        let bad = vec![reply(1), user(2), reply(7)];
+        let w = inv
+            .observe(&Transition::new(2, &pass, &good, &bad, &[]))
+            .expect("first visible row is no longer a user row");
+        assert!(w.facts[0].contains(&ApiRule::FirstVisibleUser.label()));
     }
 }

@@ -187,7 +187,9 @@ impl ExchangeAbsorbedOnce {
         let mut newest_removed: Option<(usize, &Message)> = None;
         let mut again: Option<(usize, &Message)> = None;
         let mut span: Option<(usize, usize)> = None;
-        for (i, m) in t.before.iter().enumerate() {
+        // Rows outside the changed window are in `after`: only the window can lose rows.
+        let window = t.delta.removed_range();
+        for (i, m) in window.clone().zip(&t.before[window]) {
             if m.is_summary() || self.after_ids.contains(m.id) {
                 continue;
             }

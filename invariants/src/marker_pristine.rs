@@ -87,7 +87,7 @@ fn after_pass(t: &Transition<'_>) -> Option<Witness> {
         );
     }
     let answer = adopted(t.served)?;
-    if t.before == t.after {
+    if t.delta.is_empty() {
         return None;
     }
     let newest = micro_markers(t.after).max_by_key(|(_, m)| m.id);

@@ -202,25 +202,31 @@ fn carried_rows(t: &Transition<'_>, left: &[usize]) -> Vec<bool> {
         .iter()
         .flat_map(|m| m.tool_calls.iter().map(|c| c.id))
         .collect();
-    let mut missing_texts: BTreeSet<TextKey<'_>> = BTreeSet::new();
-    let mut missing_calls: BTreeSet<CallId> = BTreeSet::new();
+    let mut texts_missing: Missing<TextKey<'_>> = Missing::default();
+    let mut calls_missing: Missing<CallId> = Missing::default();
     for &i in left {
         let m = &t.before[i];
         let keys = m.content.segments.iter().map(text_key);
-        missing_texts.extend(keys.filter(|k| !texts.contains(k)));
+        texts_missing
+            .keys
+            .extend(keys.filter(|k| !texts.contains(k)));
         let ids = m.tool_calls.iter().map(|c| c.id);
-        missing_calls.extend(ids.filter(|c| !calls.contains(c)));
+        calls_missing
+            .keys
+            .extend(ids.filter(|c| !calls.contains(c)));
     }
+    texts_missing.seal();
+    calls_missing.seal();
     let added = t.delta.added_range();
     for m in t.after[..added.start].iter().chain(&t.after[added.end..]) {
-        if missing_texts.is_empty() && missing_calls.is_empty() {
+        if texts_missing.unfound == 0 && calls_missing.unfound == 0 {
             break;
         }
         for s in m.content.segments.iter() {
-            missing_texts.remove(&text_key(s));
+            texts_missing.find(&text_key(s));
         }
         for c in m.tool_calls.iter() {
-            missing_calls.remove(&c.id);
+            calls_missing.find(&c.id);
         }
     }
     left.iter()
@@ -229,10 +235,52 @@ fn carried_rows(t: &Transition<'_>, left: &[usize]) -> Vec<bool> {
             m.content
                 .segments
                 .iter()
-                .all(|s| !missing_texts.contains(&text_key(s)))
-                && m.tool_calls.iter().all(|c| !missing_calls.contains(&c.id))
+                .all(|s| !texts_missing.still_missing(&text_key(s)))
+                && m.tool_calls
+                    .iter()
+                    .all(|c| !calls_missing.still_missing(&c.id))
         })
         .collect()
+}
+
+/// Keys not found yet, sorted, with a flag per key: one scan of the kept rows marks the
+/// ones it finds (a binary search each, no allocation).
+struct Missing<K> {
+    keys: Vec<K>,
+    found: Vec<bool>,
+    unfound: usize,
+}
+
+impl<K> Default for Missing<K> {
+    fn default() -> Self {
+        Missing {
+            keys: Vec::new(),
+            found: Vec::new(),
+            unfound: 0,
+        }
+    }
+}
+
+impl<K: Ord> Missing<K> {
+    fn seal(&mut self) {
+        self.keys.sort_unstable();
+        self.keys.dedup();
+        self.found = vec![false; self.keys.len()];
+        self.unfound = self.keys.len();
+    }
+
+    fn find(&mut self, key: &K) {
+        if let Ok(k) = self.keys.binary_search(key) {
+            if !self.found[k] {
+                self.found[k] = true;
+                self.unfound -= 1;
+            }
+        }
+    }
+
+    fn still_missing(&self, key: &K) -> bool {
+        self.keys.binary_search(key).is_ok_and(|k| !self.found[k])
+    }
 }
 
 /// Tool rows of `rows` that answer no call of the nearest preceding assistant row (the

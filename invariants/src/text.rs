@@ -40,15 +40,21 @@ pub(crate) fn texts_of(rows: &[Message]) -> BTreeSet<TextKey<'_>> {
 pub fn text_facts(content: &Content) -> Vec<FactId> {
     let mut facts: Vec<FactId> = Vec::new();
     for s in content.segments.iter() {
-        if s.chars >= chars_to_spell(s.kind, &s.facts) {
-            facts.extend_from_slice(&s.facts);
-        } else {
-            facts.extend(spelled_facts(&s.materialize()));
-        }
+        extend_with_segment_facts(&mut facts, s);
     }
     facts.sort_unstable();
     facts.dedup();
     facts
+}
+
+/// Appends the facts one segment's text spells (unsorted): its listed facts when it has
+/// room to spell them (the proven fast path), else the names read from its bytes.
+pub fn extend_with_segment_facts(facts: &mut Vec<FactId>, s: &Segment) {
+    if s.chars >= chars_to_spell(s.kind, &s.facts) {
+        facts.extend_from_slice(&s.facts);
+    } else {
+        facts.extend(spelled_facts(&s.materialize()));
+    }
 }
 
 /// The spelled form of a fact: this prefix and at least this many digits.
@@ -81,11 +87,14 @@ pub fn chars_to_spell(kind: ContentKind, facts: &[FactId]) -> u32 {
         ContentKind::Code => 11,
         _ => 0,
     };
-    wrapper
-        + facts
-            .iter()
-            .map(|f| f.to_string().len() as u32 + 1)
-            .sum::<u32>()
+    wrapper + facts.iter().map(|&f| spelled_len(f) + 1).sum::<u32>()
+}
+
+/// Characters of a fact's spelled name (`FACT-` and at least six digits), counted
+/// without formatting it.
+fn spelled_len(f: FactId) -> u32 {
+    let digits = f.0.checked_ilog10().map_or(1, |d| d + 1);
+    FACT_PREFIX.len() as u32 + digits.max(FACT_DIGITS_MIN as u32)
 }
 
 #[cfg(test)]
@@ -102,6 +111,17 @@ mod tests {
             ContentKind::Summary,
             ContentKind::Scaffold,
         ][k as usize % 5]
+    }
+
+    #[test]
+    fn spelled_len_counts_the_formatted_name() {
+        for n in [0, 7, 99_999, 999_999, 1_000_000, 12_345_678, u32::MAX] {
+            assert_eq!(
+                spelled_len(FactId(n)) as usize,
+                FactId(n).to_string().len(),
+                "{n}"
+            );
+        }
     }
 
     proptest! {

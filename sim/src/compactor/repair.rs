@@ -24,6 +24,7 @@ pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
     if !needed(msgs) {
         return stats;
     }
+    let rows_before = msgs.len();
     stats.merged_rows += merge_consecutive(msgs, Role::Assistant);
     stats.dropped_rows += drop_stray_tool_rows(msgs);
     stats.pruned_calls += prune_unanswered_calls(msgs);
@@ -32,6 +33,11 @@ pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
         && matches!(w[0].role, Role::User | Role::Assistant)
         && w[0].tool_calls.is_empty()
         && w[1].tool_calls.is_empty())));
+    debug_assert_eq!(
+        msgs.len() as u64 + stats.merged_rows as u64 + stats.dropped_rows as u64,
+        rows_before as u64,
+        "every row a repair removes is counted as merged or dropped"
+    );
     stats
 }
 

@@ -8,10 +8,15 @@ pub fn recover_cursor(msgs: &[Message], cursor: usize, head: usize, tail: usize)
     if head < cursor && cursor < tail {
         return cursor;
     }
-    (head..tail.min(msgs.len()))
+    let recovered = (head..tail.min(msgs.len()))
         .rev()
         .find(|&i| msgs[i].is_summary())
-        .map_or(head, |i| i + 1)
+        .map_or(head, |i| i + 1);
+    debug_assert!(
+        recovered == head || (head < recovered && recovered <= tail),
+        "recovered cursor {recovered} outside the window {head}..{tail}"
+    );
+    recovered
 }
 
 fn is_agent_row(m: &Message) -> bool {
@@ -42,5 +47,9 @@ pub fn find(
         end += 1;
     }
     let cut_mid_turn = end == tail && msgs.get(end).is_none_or(is_agent_row);
+    debug_assert!(
+        cursor <= start && start < end && end <= tail,
+        "exchange {start}..{end} not between the cursor {cursor} and the tail {tail}"
+    );
     (!cut_mid_turn).then_some((start, end))
 }

@@ -94,6 +94,8 @@ impl MicroCompactor {
             summary_tokens: 0,
             latency_ms: 0,
         };
+        #[cfg(debug_assertions)]
+        let rows_before: Vec<Message> = msgs.clone();
         if !(self.state.invocations - 1).is_multiple_of(self.config.every_n_turns.max(1)) {
             ev.outcome = MicroOutcome::Cadence;
         } else if msgs.len() >= MESSAGES_MIN {
@@ -112,6 +114,12 @@ impl MicroCompactor {
             !self.bugs.is_empty() || marker::count(msgs) <= 1,
             "micro pass left {} markers",
             marker::count(msgs)
+        );
+        #[cfg(debug_assertions)]
+        debug_assert!(
+            !self.bugs.is_empty() || ev.outcome.committed() || *msgs == rows_before,
+            "a micro pass that committed nothing ({:?}) changed the messages",
+            ev.outcome
         );
         ev
     }
@@ -193,11 +201,16 @@ impl MicroCompactor {
                 marker::count(msgs)
             );
         }
+        let marker_id = msgs[at].id;
         self.state.cursor = if self.bugs.has(Bug::HMCursor) {
             ranges.last().map_or(at + 1, |r| r.1)
         } else {
             splice::one_past_last_marker(msgs)
         };
+        debug_assert!(
+            !self.bugs.is_empty() || msgs[..self.state.cursor].iter().any(|m| m.id == marker_id),
+            "the cursor is not past the marker it just wrote"
+        );
         debug_assert!(
             self.state.cursor <= msgs.len(),
             "cursor {} past the list of {}",

@@ -19,6 +19,10 @@ pub fn supersede_others(msgs: &mut Vec<Message>, newest: usize) {
         msgs.remove(i);
         merge_user_neighbours(msgs, i);
     }
+    debug_assert!(
+        msgs.iter().all(|m| !m.is_micro_marker() || m.id == keep),
+        "supersede left a micro marker other than the newest"
+    );
 }
 
 /// Merges the rows at `i - 1` and `i` when both are user rows (first row kept,
@@ -46,6 +50,7 @@ pub fn replace_ranges(
     let Some((&(last_start, last_end), earlier)) = ranges.split_last() else {
         return msgs.len();
     };
+    let marker_id = marker.id;
     msgs.splice(last_start..last_end, [marker]);
     let mut at = last_start;
     for &(start, end) in earlier.iter().rev() {
@@ -55,6 +60,10 @@ pub fn replace_ranges(
             at -= 1;
         }
     }
+    debug_assert!(
+        msgs[at].is_summary() && msgs[at].id == marker_id,
+        "the returned index is not the marker spliced in"
+    );
     at
 }
 
