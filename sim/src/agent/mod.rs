@@ -86,6 +86,17 @@ pub struct Stop;
 
 pub(crate) type Flow<T> = Result<T, Stop>;
 
+/// A user's `/stop` during a turn (hermes-domain §2.9, #25747/#29140): armed by the
+/// gateway for one turn, it interrupts the turn at the first provider call after a
+/// compaction committed in it (the slow "Compacting context…" turn a user stops); the
+/// turn then ends as failed, keeping the committed compaction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StopRequest {
+    pub armed: bool,
+    /// The stop interrupted the turn.
+    pub fired: bool,
+}
+
 /// State of one session; a reset after compression exhaustion starts a fresh one.
 #[derive(Clone, Debug)]
 struct Session {
@@ -142,6 +153,9 @@ pub struct AgentLoop {
     pub passes: u32,
     /// Session id generation: bumped by every rotation and reset.
     pub session_id: u32,
+    /// The gateway's `/stop`: the turn is interrupted at its first provider call after a
+    /// compaction committed in it (see [`StopRequest`]).
+    pub stop: StopRequest,
     session: Session,
     turn: TurnState,
     /// The list changed since the last repair by something other than a response.
@@ -171,6 +185,7 @@ impl AgentLoop {
             now_ms: 0,
             passes: 0,
             session_id: 0,
+            stop: StopRequest::default(),
             session,
             turn: TurnState::default(),
             dirty: Dirty::Any,
@@ -185,6 +200,13 @@ impl AgentLoop {
 
     pub fn usage(&self) -> &UsageState {
         &self.session.usage
+    }
+
+    /// A compaction committed during the current (or last) turn: observed by the
+    /// harness, which runs the loop (a prefix check of the live list misses a pass that
+    /// kept the rows before the turn).
+    pub fn compacted_this_turn(&self) -> bool {
+        self.turn.compacted
     }
 
     /// Rough and real token totals of the live list (cached until it changes).

@@ -82,6 +82,10 @@ impl AgentLoop {
             if self.turn.calls >= CALLS_PER_TURN_MAX {
                 return Ok(CallEnd::Failed);
             }
+            if self.stop.armed && self.turn.compacted {
+                self.stop.fired = true;
+                return Ok(CallEnd::Failed);
+            }
             self.repair_if_dirty(sink, turn)?;
             let request_rough = self.request_rough();
             let messages_real = self.totals().1;
@@ -208,6 +212,12 @@ impl AgentLoop {
         match class {
             ErrorClass::PayloadTooLarge => CallErrorClass::PayloadTooLarge,
             ErrorClass::Overflow(OverflowSignal::Phrase) => CallErrorClass::OverflowPhrase,
+            // H-1630: the terse generic 400 is a non-retryable client error.
+            ErrorClass::Overflow(OverflowSignal::GenericBadRequest)
+                if self.config.has(Bug::H1630) =>
+            {
+                CallErrorClass::ClientError
+            }
             ErrorClass::Overflow(OverflowSignal::GenericBadRequest) => {
                 CallErrorClass::OverflowGenericBadRequest
             }
