@@ -87,9 +87,12 @@ pub struct Stop;
 pub(crate) type Flow<T> = Result<T, Stop>;
 
 /// A user's `/stop` during a turn (hermes-domain §2.9, #25747/#29140): armed by the
-/// gateway for one turn, it interrupts the turn at the first provider call after a
-/// compaction committed in it (the slow "Compacting context…" turn a user stops); the
-/// turn then ends as failed, keeping the committed compaction.
+/// gateway for one turn, it interrupts the turn between two provider calls once a
+/// compaction committed in it and a call was answered since (the slow "Compacting
+/// context…" turn a user stops; the interrupt is checked at the top of each iteration of
+/// the loop); the turn then ends as failed, keeping the committed compaction. A stop
+/// before any answered call would leave the compaction without a real usage reading,
+/// which no turn of the model does otherwise.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StopRequest {
     pub armed: bool,
@@ -113,6 +116,8 @@ struct TurnState {
     attempts: u32,
     /// Provider calls made.
     calls: u32,
+    /// A provider call answered after the last compaction of this turn.
+    answered_since_compaction: bool,
 }
 
 /// What changed in the live list since the last pre-send repair.
@@ -380,6 +385,7 @@ impl AgentLoop {
             let stands_in = self.config.has(Bug::H35054);
             self.session.usage.on_compaction(rough, stands_in);
             self.turn.compacted = true;
+            self.turn.answered_since_compaction = false;
         }
         let rotates = effect.shrank || self.config.has(Bug::H57771);
         if !self.config.in_place && rotates {

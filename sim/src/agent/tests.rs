@@ -381,7 +381,11 @@ fn an_armed_stop_interrupts_a_turn_only_after_a_compaction_and_keeps_it() {
             armed: true,
             fired: false,
         };
-        let rows = script(&mut a, 1_200, 2_000, 800);
+        // Three responses (two tool calls, then the reply): a compaction after the
+        // first leaves an answered call and one more call for the stop to interrupt.
+        let mut rows = script(&mut a, 1_200, 2_000, 800);
+        rows.truncate(3);
+        rows.extend(script(&mut a, 1_200, 2_000, 800).into_iter().skip(1));
         let user = rows[0].id;
         let end = a.run_turn(&mut rec, turn, rows).unwrap();
         let fired = std::mem::take(&mut a.stop).fired;

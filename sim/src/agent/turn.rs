@@ -82,7 +82,7 @@ impl AgentLoop {
             if self.turn.calls >= CALLS_PER_TURN_MAX {
                 return Ok(CallEnd::Failed);
             }
-            if self.stop.armed && self.turn.compacted {
+            if self.stop.armed && self.turn.compacted && self.turn.answered_since_compaction {
                 self.stop.fired = true;
                 return Ok(CallEnd::Failed);
             }
@@ -160,6 +160,7 @@ impl AgentLoop {
         let appended = response.len() as u32;
         self.extend(response);
         sink.bump("provider.answered");
+        self.turn.answered_since_compaction = true;
         let call = ProviderCall {
             turn,
             now_ms: at,
