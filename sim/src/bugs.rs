@@ -59,6 +59,35 @@ pub enum Bug {
     /// Gateway: the flush after a compaction starts at the pre-compaction length, so
     /// the compacted transcript is never written.
     H4095,
+    /// Gateway: the rotation is saved only on the success path; a turn that fails or
+    /// is `/stop`ped after a mid-turn rotation leaves the route on the old session.
+    H25747,
+    /// Gateway: a rotation does not re-sync the topic binding and the read path does
+    /// not walk it to the compression tip.
+    H20470,
+    /// Gateway: `compression_exhausted` is forwarded only on the empty-response path,
+    /// so an exhausted turn never auto-resets.
+    H85145,
+    /// Gateway: a terse generic 400 on a large session is a non-retryable client error,
+    /// and the gateway persists the failed turn.
+    H1630,
+    /// Gateway: the next turn's history is the uncompacted post-turn list, not the
+    /// compacted one.
+    H29926,
+    /// Gateway: a committed compaction is never written; every reload reads the
+    /// pre-compaction transcript.
+    H50037,
+    /// Gateway: rows carried by a rotation keep their persisted marker and the
+    /// rotation flush skips them.
+    H57491,
+    /// Gateway: the in-place commit never re-stamps the persisted markers; the next
+    /// flush re-inserts the whole compacted list.
+    H98450,
+    /// Gateway: `archive_and_compact` marks the carried tail compacted too.
+    H86366,
+    /// Gateway: `/compress` rewrites the transcript (deleting its rows) even when no
+    /// rotation happened.
+    H48584,
     /// Gateway mutant: redeliveries are not checked against the idempotency table.
     GNoDedupe,
     /// Gateway mutant: the inbound message is acknowledged before its turn is recorded.
@@ -266,6 +295,86 @@ pub const CATALOGUE: &[BugInfo] = &[
         id: "H-4095",
         strategy: "gateway",
         summary: "the flush after a compaction computes flush_from from the pre-compaction length: the shorter compacted list writes nothing and the next load finds a near-empty session",
+        expected: &["persisted-equals-live"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H25747,
+        id: "H-25747",
+        strategy: "gateway",
+        summary: "the rotated id is synced only on the success path: a turn that fails or is /stop-ped after a mid-turn rotation leaves the route on the old session, which reloads and re-compacts; the child is orphaned",
+        expected: &["session-id-persisted"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H20470,
+        id: "H-20470",
+        strategy: "gateway",
+        summary: "the topic binding is not re-synced at the rotation sites and the read path does not walk it to the compression tip: every topic message reloads the pre-compression parent",
+        expected: &["session-id-persisted"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H85145,
+        id: "H-85145",
+        strategy: "gateway",
+        summary: "compression_exhausted is forwarded only on the empty-response return path; exhaustion always sets a response, so the auto-reset never fires and the key stays on the dead session",
+        expected: &["exhausted-resets-clean"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H1630,
+        id: "H-1630",
+        strategy: "gateway",
+        summary: "a terse generic 400 on a large session is classed as a non-retryable client error instead of overflow, and the gateway persists the failed turn: every message fails and the session grows",
+        expected: &["failed-turn-not-persisted"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H29926,
+        id: "H-29926",
+        strategy: "gateway",
+        summary: "after a compacted turn the next turn's history is the inflated post-turn list instead of the compacted list: the compaction result is discarded",
+        expected: &["loaded-is-compacted"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H50037,
+        id: "H-50037",
+        strategy: "gateway",
+        summary: "a committed compaction is never persisted: the stored transcript stays the pre-compaction one, so every reload starts above the trigger and preflight compacts again",
+        expected: &["persisted-equals-live", "loaded-is-compacted"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H57491,
+        id: "H-57491",
+        strategy: "gateway",
+        summary: "head and tail copies keep their _db_persisted marker after compress(): the rotation flush skips them and the child session lacks the compacted transcript",
+        expected: &["persisted-equals-live"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H98450,
+        id: "H-98450",
+        strategy: "gateway",
+        summary: "the in-place commit never re-stamps _db_persisted: the next flush re-inserts the whole compacted transcript as duplicate active rows",
+        expected: &["persisted-equals-live"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H86366,
+        id: "H-86366",
+        strategy: "gateway",
+        summary: "archive_and_compact marks the carried-forward tail compacted = 1 as well: the tail is archived and active at once, duplicated in recall once per compaction",
+        expected: &["recall-once"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H48584,
+        id: "H-48584",
+        strategy: "gateway",
+        summary: "/compress runs rewrite_transcript even when no rotation happened: an in-place compaction deletes the session's rows instead of archiving them",
         expected: &["persisted-equals-live"],
         requires: &[],
     },

@@ -8,7 +8,7 @@ use compactsim_model::{GatewayEvent, TurnOutcome, Witness};
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "failed-turn-not-persisted",
     statement: "a failed turn without a committed compaction leaves none of its rows among the active rows of any stored transcript",
-    catches: &["H-9893"],
+    catches: &["H-9893", "H-1630"],
 };
 
 #[derive(Default)]

@@ -1,4 +1,4 @@
-//! loaded-is-compacted (H-50037, H-29335): a transcript loaded into a fresh agent never
+//! loaded-is-compacted (H-29926, H-50037, H-29335): a transcript loaded into a fresh agent never
 //! holds a row that an observed compaction removed from the live list.
 
 use super::{GatewayInvariant, GatewayStep};
@@ -10,7 +10,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "loaded-is-compacted",
     statement:
         "a loaded transcript holds no row that a committed compaction removed from the live list",
-    catches: &["G-load-archived"],
+    catches: &["G-load-archived", "H-29926"],
 };
 
 #[derive(Default)]

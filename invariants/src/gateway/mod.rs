@@ -9,6 +9,7 @@ mod failed_turn;
 mod lineage;
 mod loaded;
 mod persisted;
+mod recall;
 #[cfg(test)]
 mod tests;
 
@@ -21,6 +22,7 @@ pub use failed_turn::FailedTurnNotPersisted;
 pub use lineage::SessionIdPersisted;
 pub use loaded::LoadedIsCompacted;
 pub use persisted::PersistedEqualsLive;
+pub use recall::RecallOnce;
 
 /// Sessions a parent walk visits at most before it counts as a cycle.
 pub const LINEAGE_DEPTH_MAX: usize = 4_096;
@@ -62,6 +64,7 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
     }),
     (loaded::INFO, || Box::<LoadedIsCompacted>::default()),
     (persisted::INFO, || Box::<PersistedEqualsLive>::default()),
+    (recall::INFO, || Box::<RecallOnce>::default()),
     (delivery::IDEMPOTENT, || {
         Box::<IdempotentDelivery>::default()
     }),

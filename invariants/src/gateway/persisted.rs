@@ -1,4 +1,4 @@
-//! persisted-equals-live (H-98450, H-86366, H-4095, H-57491, H-48584, H-29926): after
+//! persisted-equals-live (H-98450, H-4095, H-57491, H-48584, H-50037): after
 //! every handled turn the active rows of the key's session equal the live list, once
 //! each; a stored row is never deleted (compaction archives).
 
@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "persisted-equals-live",
     statement: "after every gateway turn the active rows of the key's session equal the live list with no duplicates, and no stored row is ever deleted",
-    catches: &["H-4095"],
+    catches: &["H-4095", "H-50037", "H-57491", "H-98450", "H-48584"],
 };
 
 #[derive(Default)]

@@ -173,6 +173,31 @@ fn persisted_equals_live_fires_on_duplicates_a_mismatch_and_a_deleted_row() {
 }
 
 #[test]
+fn recall_once_fires_on_a_row_both_active_and_archived() {
+    let id = "recall-once";
+    let ev = done(TurnOutcome::Finished, true, &[2], &[0, 9, 2]);
+    let row = |r: u32, active: bool, compacted: bool| StoredRow {
+        id: MsgId(r),
+        active,
+        compacted,
+    };
+    let mut good = store(vec![session(0, None, &[])], 0, None);
+    // 1 archived; 0 and 2 superseded and carried into the new active set.
+    good.sessions[0].rows = vec![
+        row(0, false, false),
+        row(1, false, true),
+        row(2, false, false),
+        row(0, true, false),
+        row(9, true, false),
+        row(2, true, false),
+    ];
+    assert!(run(id, &[(ev.clone(), good.clone())]).is_empty());
+    let mut bad = good;
+    bad.sessions[0].rows[2].compacted = true; // the carried tail archived too
+    assert_eq!(run(id, &[(ev, bad)]), [id]);
+}
+
+#[test]
 fn delivery_invariants_fire_on_a_rerun_and_an_early_ack() {
     let s = store(vec![session(0, None, &[0])], 0, None);
     assert_eq!(
@@ -199,7 +224,7 @@ fn the_gateway_catalogue_has_unique_ids_and_a_cycle_is_no_tip() {
     let mut ids: Vec<&str> = all.iter().map(|i| i.id).collect();
     ids.sort_unstable();
     ids.dedup();
-    assert_eq!(ids.len(), 7);
+    assert_eq!(ids.len(), 8);
     let looped = store(
         vec![session(0, Some(1), &[]), session(1, Some(0), &[])],
         0,

@@ -88,6 +88,20 @@ pub struct Stop;
 
 pub(crate) type Flow<T> = Result<T, Stop>;
 
+/// A user's `/stop` during a turn (hermes-domain §2.9, #25747/#29140): armed by the
+/// gateway for one turn, it interrupts the turn between two provider calls once a
+/// compaction committed in it and a call was answered since (the slow "Compacting
+/// context…" turn a user stops; the interrupt is checked at the top of each iteration of
+/// the loop); the turn then ends as failed, keeping the committed compaction. A stop
+/// before any answered call would leave the compaction without a real usage reading,
+/// which no turn of the model does otherwise.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StopRequest {
+    pub armed: bool,
+    /// The stop interrupted the turn.
+    pub fired: bool,
+}
+
 /// State of one session; a reset after compression exhaustion starts a fresh one.
 #[derive(Clone, Debug)]
 struct Session {
@@ -104,6 +118,8 @@ struct TurnState {
     attempts: u32,
     /// Provider calls made.
     calls: u32,
+    /// A provider call answered after the last compaction of this turn.
+    answered_since_compaction: bool,
 }
 
 /// What changed in the live list since the last pre-send repair.
@@ -144,6 +160,9 @@ pub struct AgentLoop {
     pub passes: u32,
     /// Session id generation: bumped by every rotation and reset.
     pub session_id: u32,
+    /// The gateway's `/stop`: the turn is interrupted at its first provider call after a
+    /// compaction committed in it (see [`StopRequest`]).
+    pub stop: StopRequest,
     session: Session,
     turn: TurnState,
     /// The list changed since the last repair by something other than a response.
@@ -173,6 +192,7 @@ impl AgentLoop {
             now_ms: 0,
             passes: 0,
             session_id: 0,
+            stop: StopRequest::default(),
             session,
             turn: TurnState::default(),
             dirty: Dirty::Any,
@@ -187,6 +207,13 @@ impl AgentLoop {
 
     pub fn usage(&self) -> &UsageState {
         &self.session.usage
+    }
+
+    /// A compaction committed during the current (or last) turn: observed by the
+    /// harness, which runs the loop (a prefix check of the live list misses a pass that
+    /// kept the rows before the turn).
+    pub fn compacted_this_turn(&self) -> bool {
+        self.turn.compacted
     }
 
     /// Rough and real token totals of the live list (cached until it changes).
@@ -360,6 +387,7 @@ impl AgentLoop {
             let stands_in = self.config.has(Bug::H35054);
             self.session.usage.on_compaction(rough, stands_in);
             self.turn.compacted = true;
+            self.turn.answered_since_compaction = false;
         }
         let rotates = effect.shrank || self.config.has(Bug::H57771);
         if !self.config.in_place && rotates {

@@ -371,3 +371,36 @@ fn agent_suites_are_identical_whatever_the_job_count() {
         assert_eq!(collect(1), collect(2), "{strategy}");
     }
 }
+
+#[test]
+fn an_armed_stop_interrupts_a_turn_only_after_a_compaction_and_keeps_it() {
+    let (mut a, mut rec) = agent(16_384, &[], ProviderConfig::reliable(), 20);
+    let mut stopped = None;
+    for turn in 0..40 {
+        a.stop = StopRequest {
+            armed: true,
+            fired: false,
+        };
+        // Three responses (two tool calls, then the reply): a compaction after the
+        // first leaves an answered call and one more call for the stop to interrupt.
+        let mut rows = script(&mut a, 1_200, 2_000, 800);
+        rows.truncate(3);
+        rows.extend(script(&mut a, 1_200, 2_000, 800).into_iter().skip(1));
+        let user = rows[0].id;
+        let end = a.run_turn(&mut rec, turn, rows).unwrap();
+        let fired = std::mem::take(&mut a.stop).fired;
+        let failed = end == TurnEnd::Failed { exhausted: false };
+        assert_eq!(fired, failed, "turn {turn}: {end:?}");
+        if fired {
+            assert!(a.compacted_this_turn(), "turn {turn}");
+            assert!(
+                a.msgs.iter().any(|m| m.id == user),
+                "the stopped turn keeps its compaction and is not rolled back"
+            );
+            stopped = Some(turn);
+            break;
+        }
+    }
+    assert!(stopped.is_some_and(|t| t > 0), "{stopped:?}");
+    assert!(rec.violations.is_empty(), "{:?}", rec.violations);
+}

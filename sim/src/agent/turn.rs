@@ -82,6 +82,10 @@ impl AgentLoop {
             if self.turn.calls >= CALLS_PER_TURN_MAX {
                 return Ok(CallEnd::Failed);
             }
+            if self.stop.armed && self.turn.compacted && self.turn.answered_since_compaction {
+                self.stop.fired = true;
+                return Ok(CallEnd::Failed);
+            }
             self.repair_if_dirty(sink, turn)?;
             let request_rough = self.request_rough();
             let messages_real = self.totals().1;
@@ -156,6 +160,7 @@ impl AgentLoop {
         let appended = response.len() as u32;
         self.extend(response);
         sink.bump("provider.answered");
+        self.turn.answered_since_compaction = true;
         let call = ProviderCall {
             turn,
             now_ms: at,
@@ -208,6 +213,12 @@ impl AgentLoop {
         match class {
             ErrorClass::PayloadTooLarge => CallErrorClass::PayloadTooLarge,
             ErrorClass::Overflow(OverflowSignal::Phrase) => CallErrorClass::OverflowPhrase,
+            // H-1630: the terse generic 400 is a non-retryable client error.
+            ErrorClass::Overflow(OverflowSignal::GenericBadRequest)
+                if self.config.has(Bug::H1630) =>
+            {
+                CallErrorClass::ClientError
+            }
             ErrorClass::Overflow(OverflowSignal::GenericBadRequest) => {
                 CallErrorClass::OverflowGenericBadRequest
             }

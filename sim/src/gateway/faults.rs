@@ -10,6 +10,9 @@ use crate::rng::{self, between, chance, SimRng, Stream};
 
 /// Crash points between the durable writes of a handled turn (and before the ack).
 pub const CRASH_POINTS: &[&str] = &["before-turn", "after-write", "after-mapping", "before-ack"];
+/// Per-case chance, per mille at most, that the user sends `/stop` during a turn (it
+/// interrupts the turn only after a compaction committed in it).
+pub const STOP_PER_MILLE_MAX: u32 = 250;
 /// Transitions into an agent turn a mid-turn crash may fall at most.
 pub const MID_TURN_STEP_MAX: u32 = 12;
 
@@ -34,6 +37,8 @@ pub struct InboundFaults {
     pub compress: bool,
     /// The user sends `/reset` first.
     pub reset: bool,
+    /// The user sends `/stop` while the turn runs ([`crate::agent::StopRequest`]).
+    pub stop: bool,
 }
 
 /// The case's gateway configuration and fault stream.
@@ -43,6 +48,9 @@ pub struct FaultPlan {
     /// Telegram DM topic mode: the key has a topic binding.
     pub topic: bool,
     rng: SimRng,
+    /// The `/stop` draws ([`Stream::GatewayStop`]).
+    stop_rng: SimRng,
+    stop_per_mille: u32,
     duplicate_per_mille: u32,
     crash_per_mille: u32,
     restart_per_mille: u32,
@@ -74,10 +82,14 @@ impl FaultPlan {
         let crash_per_mille = between(&mut rng, 0, 80);
         let restart_per_mille = between(&mut rng, 0, 60);
         let command_per_mille = between(&mut rng, 0, 30);
+        let mut stop_rng = rng::stream(case_seed, Stream::GatewayStop);
+        let stop_per_mille = between(&mut stop_rng, 0, STOP_PER_MILLE_MAX);
         FaultPlan {
             key,
             topic,
             rng,
+            stop_rng,
+            stop_per_mille,
             duplicate_per_mille,
             crash_per_mille,
             restart_per_mille,
@@ -109,6 +121,7 @@ impl FaultPlan {
         let restart = chance(&mut self.rng, self.restart_per_mille);
         let compress = chance(&mut self.rng, self.command_per_mille);
         let reset = chance(&mut self.rng, self.command_per_mille / 3);
+        let stop = chance(&mut self.stop_rng, self.stop_per_mille);
         let crash = crashes.then_some(if mid {
             Crash::MidTurn(step)
         } else {
@@ -120,6 +133,7 @@ impl FaultPlan {
             restart,
             compress,
             reset,
+            stop,
         }
     }
 }

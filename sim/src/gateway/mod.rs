@@ -8,6 +8,7 @@
 
 pub mod faults;
 mod sink;
+mod stale;
 pub mod store;
 mod turn;
 mod world;
@@ -32,6 +33,7 @@ pub const GATEWAY_COUNTERS: &[&str] = &[
     "gateway.restarts",
     "gateway.retries",
     "gateway.rotations",
+    "gateway.stops",
 ];
 
 /// The counter of a crash at `point`.

@@ -109,6 +109,14 @@ impl Durable {
         s.rows.extend(carried.into_iter().map(active));
     }
 
+    /// `rewrite_transcript`: every row of session `id` is deleted and `rows` are
+    /// inserted as its active rows (only after a rotation, on the child; H-48584 runs it
+    /// in place).
+    pub fn rewrite(&mut self, id: SessionNo, rows: &[Message]) {
+        self.keep(rows);
+        self.session_mut(id).rows = rows.iter().map(|m| active(m.id)).collect();
+    }
+
     /// Saves the route of `key`.
     pub fn save_route(&mut self, key: &str, id: SessionNo) {
         put(&mut self.snapshot.routes, key, id);
@@ -202,5 +210,23 @@ mod tests {
             Some(child)
         );
         assert!(session_id_text(7).ends_with("_000007"));
+    }
+
+    #[test]
+    fn rewrite_deletes_the_rows_that_archive_and_compact_keeps() {
+        let mut s = Store::default();
+        let a = s.durable.create(None, &[row(0), row(1), row(2)]);
+        s.durable.archive_and_compact(a, &[row(0), row(9)], true);
+        let stored = &s.durable.snapshot.sessions[0].rows;
+        // H-86366's flag: the carried row 0 is archived too.
+        assert_eq!(stored.iter().filter(|r| r.compacted).count(), 3);
+        s.durable.rewrite(a, &[row(0), row(9)]);
+        let ids: Vec<u32> = s.durable.snapshot.sessions[0]
+            .rows
+            .iter()
+            .map(|r| r.id.0)
+            .collect();
+        assert_eq!(ids, [0, 9]);
+        assert_eq!(s.durable.load(a, true).len(), 2);
     }
 }

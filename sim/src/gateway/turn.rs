@@ -15,7 +15,7 @@ use super::faults::{Crash, InboundFaults};
 use super::sink::CrashSink;
 use super::world::{Gateway, Inbound};
 use super::HYGIENE_WINDOW_PER_MILLE;
-use crate::agent::{Flow, Sink, TurnEnd};
+use crate::agent::{Flow, Sink, StopRequest, TurnEnd};
 use crate::bugs::Bug;
 use compactsim_model::{tokens_rough_total, GatewayEvent, MsgId, SessionNo, TurnOutcome};
 
@@ -36,7 +36,7 @@ impl Gateway {
             self.observer.bump("gateway.commands.compress");
             self.compress(turn)?;
         }
-        let acked = self.handle(turn, &inbound, faults.crash)?;
+        let acked = self.handle(turn, &inbound, faults.crash, faults.stop)?;
         if !acked {
             self.pending = Some(Inbound {
                 delivery: inbound.delivery + 1,
@@ -48,13 +48,20 @@ impl Gateway {
                 delivery: inbound.delivery + 1,
                 ..inbound
             };
-            self.handle(turn, &again, None)?;
+            self.handle(turn, &again, None, false)?;
         }
         Ok(())
     }
 
     /// One delivery. True when it was acknowledged (false: the process crashed first).
-    fn handle(&mut self, turn: u32, inbound: &Inbound, crash: Option<Crash>) -> Flow<bool> {
+    /// `stop`: the user sends `/stop` while its turn runs.
+    fn handle(
+        &mut self,
+        turn: u32,
+        inbound: &Inbound,
+        crash: Option<Crash>,
+        stop: bool,
+    ) -> Flow<bool> {
         let key = self.key();
         self.step(GatewayEvent::Inbound {
             turn,
@@ -81,6 +88,12 @@ impl Gateway {
         })?;
         let before: Vec<MsgId> = self.agent.msgs.iter().map(|m| m.id).collect();
         let rotation_before = self.agent.session_id;
+        // H-29926: the post-turn list of the CLI's result, kept to hand back next turn.
+        let pre_turn = self.bugs.has(Bug::H29926).then(|| self.agent.msgs.clone());
+        self.agent.stop = StopRequest {
+            armed: stop,
+            fired: false,
+        };
         let mut sink = CrashSink {
             inner: &mut self.observer,
             crash_at: match crash {
@@ -91,6 +104,9 @@ impl Gateway {
             crashed: false,
         };
         let end = self.agent.run_turn(&mut sink, turn, inbound.script.clone());
+        if std::mem::take(&mut self.agent.stop).fired {
+            sink.bump("gateway.stops");
+        }
         if sink.crashed {
             self.crash(turn, crash.expect("a mid-turn crash"))?;
             return Ok(false);
@@ -103,7 +119,8 @@ impl Gateway {
         if self.bugs.has(Bug::GAckEarly) {
             self.ack(turn, inbound.id)?;
         }
-        let compacted = outcome != TurnOutcome::Exhausted && !self.live_extends(&before);
+        let compacted = outcome != TurnOutcome::Exhausted
+            && (self.agent.compacted_this_turn() || !self.live_extends(&before));
         let rotated = self.agent.session_id != rotation_before;
         self.persist(inbound, outcome, compacted, rotated, crash)?;
         if self.store.volatile.cached.is_empty() {
@@ -123,7 +140,11 @@ impl Gateway {
             self.crash(turn, Crash::At("before-ack"))?;
             return Ok(false);
         }
-        self.ack(turn, inbound.id).map(|_| true)
+        self.ack(turn, inbound.id)?;
+        if let Some(pre) = pre_turn.filter(|_| rotated && outcome == TurnOutcome::Finished) {
+            self.hand_uncompacted(turn, pre, &inbound.script)?;
+        }
+        Ok(true)
     }
 
     fn ack(&mut self, turn: u32, inbound: u64) -> Flow<()> {
@@ -160,8 +181,11 @@ impl Gateway {
         let key = self.key();
         let sid = self.cached();
         let failed = outcome != TurnOutcome::Finished;
-        let exhausted_seen = outcome == TurnOutcome::Exhausted && !self.bugs.has(Bug::H9893);
-        if outcome == TurnOutcome::Exhausted && !exhausted_seen {
+        // H-85145: the flag is forwarded only on the empty-response path, and an
+        // exhausted turn always has a response: the gateway sees a plain failed turn.
+        let exhausted_flag = outcome == TurnOutcome::Exhausted && !self.bugs.has(Bug::H85145);
+        let exhausted_seen = exhausted_flag && !self.bugs.has(Bug::H9893);
+        if exhausted_flag && !exhausted_seen {
             // H-9893: the guard also required an empty final response, which is always
             // filled: the failed turn is persisted as if it succeeded, and no reset runs.
             let user = inbound.script[..1].to_vec();
@@ -182,13 +206,15 @@ impl Gateway {
                 return Ok(());
             }
         } else if compacted {
-            self.persist_compaction(sid, rotated);
+            // H-25747: the id sync runs only on the success path.
+            let sync_id = !(failed && self.bugs.has(Bug::H25747));
+            self.persist_compaction(sid, rotated, sync_id);
             self.store.durable.record_delivered(inbound.id);
             if self.crash_at(turn, crash, "after-write")? {
                 return Ok(());
             }
             let now = self.cached();
-            if rotated && self.plan.topic {
+            if rotated && self.plan.topic && sync_id && !self.bugs.has(Bug::H20470) {
                 self.store.durable.sync_binding(&key, now);
             }
         } else {
@@ -196,6 +222,9 @@ impl Gateway {
                 let from = self.store.volatile.flushed[&key].min(self.agent.msgs.len());
                 let rows = self.agent.msgs[from..].to_vec();
                 self.store.durable.append(sid, &rows);
+            } else if outcome == TurnOutcome::Failed && self.bugs.has(Bug::H1630) {
+                // H-1630: the gateway persists the failed turn.
+                self.store.durable.append(sid, &inbound.script[..1]);
             }
             self.store.durable.record_delivered(inbound.id);
             self.store
@@ -222,10 +251,15 @@ impl Gateway {
     }
 
     /// Persists a compaction of the cached session: a rotation creates the child and
-    /// saves the route in the same step, also when the turn failed (unless H-29335); in
-    /// place, `archive_and_compact`.
-    fn persist_compaction(&mut self, sid: SessionNo, rotated: bool) {
+    /// saves the route in the same step (`sync_id`: the id sync runs; not under
+    /// H-29335), also when the turn failed; in place, `archive_and_compact`.
+    fn persist_compaction(&mut self, sid: SessionNo, rotated: bool, sync_id: bool) {
         let key = self.key();
+        if self.bugs.has(Bug::H50037) {
+            // H-50037: nothing of the compaction is written; the agent carries on.
+            self.remember(sid);
+            return;
+        }
         // H-4095: flush_from = the pre-compaction length, past the end of the shorter
         // compacted list: nothing of it is written.
         let from = if self.bugs.has(Bug::H4095) {
@@ -233,18 +267,33 @@ impl Gateway {
         } else {
             0
         };
-        let rows = self.agent.msgs[from..].to_vec();
+        let mut rows = self.agent.msgs[from..].to_vec();
         if rotated {
             self.observer.bump("gateway.rotations");
+            if self.bugs.has(Bug::H57491) {
+                self.skip_marked_persisted(sid, &mut rows);
+            }
             let child = self.store.durable.create(Some(sid), &rows);
-            if !self.bugs.has(Bug::H29335) {
+            if sync_id && !self.bugs.has(Bug::H29335) {
                 self.store.durable.save_route(&key, child);
             }
             self.remember(child);
+            if !sync_id {
+                // H-25747: the entry keeps the old id; the child is orphaned.
+                self.store.volatile.entries.insert(key, sid);
+            }
         } else {
             self.observer.bump("gateway.in_place_compactions");
-            self.store.durable.archive_and_compact(sid, &rows, false);
+            let carried_compacted = self.bugs.has(Bug::H86366);
+            self.store
+                .durable
+                .archive_and_compact(sid, &rows, carried_compacted);
             self.remember(sid);
+            if self.bugs.has(Bug::H98450) {
+                // H-98450: the new active set is never re-stamped `_db_persisted`: the
+                // next flush starts at its first row again.
+                self.store.volatile.flushed.insert(key, 0);
+            }
         }
     }
 
@@ -280,8 +329,13 @@ impl Gateway {
         let rotated = self.agent.session_id != rotation_before;
         if !self.live_extends(&before) || rotated {
             let sid = self.cached();
-            self.persist_compaction(sid, rotated);
-            if rotated && self.plan.topic {
+            self.persist_compaction(sid, rotated, true);
+            if !rotated && self.bugs.has(Bug::H48584) {
+                // H-48584: `rewrite_transcript` runs without a rotation: the rows the
+                // in-place commit archived are deleted.
+                self.store.durable.rewrite(sid, &self.agent.msgs);
+            }
+            if rotated && self.plan.topic && !self.bugs.has(Bug::H20470) {
                 let now = self.cached();
                 self.store.durable.sync_binding(&self.key(), now);
             }

@@ -204,6 +204,9 @@ impl Gateway {
     /// The binding read path's self-heal (PR #34409): a binding left on a rotated
     /// session is re-synced to its compression tip.
     fn heal_binding(&mut self) {
+        if self.bugs.has(crate::bugs::Bug::H20470) {
+            return; // H-20470: no read-path tip walk
+        }
         let key = self.key();
         let snapshot = &self.store.durable.snapshot;
         let Some(bound) = snapshot.binding(&key) else {
@@ -222,6 +225,9 @@ impl Gateway {
         let snapshot = &self.store.durable.snapshot;
         if self.plan.topic {
             if let Some(b) = snapshot.binding(key) {
+                if self.bugs.has(crate::bugs::Bug::H20470) {
+                    return Some(b); // H-20470: the binding is read as it is
+                }
                 return compactsim_invariants::gateway::compression_tip(snapshot, b);
             }
         }
@@ -239,6 +245,11 @@ impl Gateway {
             .store
             .durable
             .load(id, self.bugs.has(crate::bugs::Bug::GLoadArchived));
+        self.load_rows(turn, id, rows)
+    }
+
+    /// Hands `rows` to a fresh agent process lifetime as the history of session `id`.
+    pub fn load_rows(&mut self, turn: u32, id: SessionNo, rows: Vec<Message>) -> Flow<()> {
         self.step(GatewayEvent::Loaded {
             turn,
             key: self.key(),
