@@ -24,6 +24,7 @@ pub struct GatewayDoc {
     pub duplicates: Option<Spanned<Vec<Spanned<i64>>>>,
     pub compress: Option<Spanned<Vec<Spanned<i64>>>>,
     pub reset: Option<Spanned<Vec<Spanned<i64>>>>,
+    pub stops: Option<Spanned<Vec<Spanned<i64>>>>,
 }
 
 /// One crash: `{ turn = 3, at = "after-write" }`.
@@ -123,7 +124,7 @@ pub fn apply(
         }
         plan.agent.in_place = Some(m.in_place());
     }
-    let lists = [&g.restarts, &g.duplicates, &g.compress, &g.reset];
+    let lists = [&g.restarts, &g.duplicates, &g.compress, &g.reset, &g.stops];
     let explicit = lists.iter().any(|l| l.is_some()) || g.crashes.is_some();
     let list = |l: &Option<Spanned<Vec<Spanned<i64>>>>, name| {
         l.as_ref().map_or(Ok(Vec::new()), |l| turns(l, name))
@@ -135,6 +136,7 @@ pub fn apply(
             duplicates: list(&g.duplicates, "duplicates")?,
             compress: list(&g.compress, "compress")?,
             reset: list(&g.reset, "reset")?,
+            stops: list(&g.stops, "stops")?,
         })
     } else {
         None

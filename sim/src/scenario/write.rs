@@ -246,6 +246,7 @@ fn gateway_table(out: &mut String, plan: &CasePlan) {
             ("duplicates", s.and_then(|s| list(&s.duplicates))),
             ("compress", s.and_then(|s| list(&s.compress))),
             ("reset", s.and_then(|s| list(&s.reset))),
+            ("stops", s.and_then(|s| list(&s.stops))),
         ],
     );
 }

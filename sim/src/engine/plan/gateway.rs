@@ -1,7 +1,7 @@
 //! The gateway part of a plan (strategy `gateway`, the `[gateway]` scenario table): the
 //! chat's topic mode and an explicit fault schedule — per turn of the case's loop,
 //! whether the process restarts before it, crashes (and where), the message is delivered
-//! twice, or a `/compress` or `/reset` comes first. Like every override, it replaces what
+//! twice, a `/compress` or `/reset` comes first, or a `/stop` comes during the turn. Like every override, it replaces what
 //! the gateway's stream drew after the draw, so the stream stays where an unplanned case
 //! has it. A recorded gateway case carries the whole schedule it ran.
 
@@ -24,6 +24,9 @@ pub struct GatewaySchedule {
     pub compress: Vec<u32>,
     /// The user sends `/reset` before the turn's message.
     pub reset: Vec<u32>,
+    /// The user sends `/stop` while the turn runs (it interrupts the turn only after a
+    /// compaction committed in it and a provider call was answered since).
+    pub stops: Vec<u32>,
 }
 
 fn crashes_as_names<S: serde::Serializer>(c: &[(u32, Crash)], s: S) -> Result<S::Ok, S::Error> {
@@ -95,6 +98,7 @@ impl GatewaySchedule {
             restart: has(&self.restarts),
             compress: has(&self.compress),
             reset: has(&self.reset),
+            stop: has(&self.stops),
         }
     }
 
@@ -109,6 +113,7 @@ impl GatewaySchedule {
         add(f.duplicate, &mut self.duplicates);
         add(f.compress, &mut self.compress);
         add(f.reset, &mut self.reset);
+        add(f.stop, &mut self.stops);
         if let Some(c) = f.crash {
             self.crashes.push((turn, c));
         }
@@ -121,6 +126,7 @@ impl GatewaySchedule {
             + self.duplicates.len()
             + self.compress.len()
             + self.reset.len()
+            + self.stops.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -135,24 +141,26 @@ impl GatewaySchedule {
         self.crashes.retain(|(t, _)| *t < turns);
     }
 
-    fn lists_mut(&mut self) -> [&mut Vec<u32>; 4] {
+    fn lists_mut(&mut self) -> [&mut Vec<u32>; 5] {
         [
             &mut self.restarts,
             &mut self.duplicates,
             &mut self.compress,
             &mut self.reset,
+            &mut self.stops,
         ]
     }
 
     /// Checks each list is strictly ascending.
     pub fn validate(&self) -> Result<(), String> {
         let crash_turns: Vec<u32> = self.crashes.iter().map(|(t, _)| *t).collect();
-        let lists: [(&str, &[u32]); 5] = [
+        let lists: [(&str, &[u32]); 6] = [
             ("restarts", &self.restarts),
             ("crashes", &crash_turns),
             ("duplicates", &self.duplicates),
             ("compress", &self.compress),
             ("reset", &self.reset),
+            ("stops", &self.stops),
         ];
         for (name, l) in lists {
             if l.windows(2).any(|w| w[0] >= w[1]) {
@@ -182,18 +190,19 @@ impl GatewaySchedule {
             duplicates: shift(&self.duplicates),
             compress: shift(&self.compress),
             reset: shift(&self.reset),
+            stops: shift(&self.stops),
         }
     }
 
     /// Each single event removed, one schedule per event, with a description.
     pub fn without_each(&self) -> Vec<(String, GatewaySchedule)> {
         let mut out = Vec::new();
-        for k in 0..4 {
+        const NAMES: [&str; 5] = ["restart", "duplicate", "/compress", "/reset", "/stop"];
+        for (k, name) in NAMES.iter().enumerate() {
             let n = self.clone().lists_mut()[k].len();
             for i in 0..n {
                 let mut s = self.clone();
                 let gone = s.lists_mut()[k].remove(i);
-                let name = ["restart", "duplicate", "/compress", "/reset"][k];
                 out.push((format!("no {name} at turn {gone}"), s));
             }
         }
@@ -217,6 +226,7 @@ mod tests {
             duplicates: vec![5],
             compress: vec![],
             reset: vec![7],
+            stops: vec![6],
         }
     }
 
@@ -227,10 +237,12 @@ mod tests {
         assert_eq!(s.crashes, vec![(6, Crash::MidTurn(2))]);
         assert_eq!(s.duplicates, vec![3]);
         assert_eq!(s.reset, vec![5]);
+        assert_eq!(s.stops, vec![4]);
         assert_eq!(schedule().without_turns(20, 3), schedule());
         let mut cut = schedule();
         cut.truncate(5);
         assert_eq!(cut.len(), 3);
+        assert!(s.at(4).stop && !s.at(3).stop);
         assert_eq!(schedule().without_each().len(), schedule().len());
     }
 
