@@ -137,11 +137,14 @@ impl ExchangeAbsorbedOnce {
         let calls = t.served.iter().filter(|c| !c.condense);
         let mut after: Option<IdSet> = None;
         for call in calls {
-            // The first matching exchange not skipped already (identical exchanges are
-            // tried in order).
-            let skipped = &self.skipped;
-            let open =
-                |&(s, e): &(usize, usize)| !t.before[s..e].iter().all(|m| skipped.contains(m.id));
+            // The first matching exchange neither skipped already nor in the protected
+            // head (micro never summarizes the head, so a head exchange of the same size
+            // is not the one asked for; identical exchanges are tried in order).
+            let (skipped, head) = (&self.skipped, &self.head);
+            let open = |&(s, e): &(usize, usize)| {
+                !head.contains(t.before[s].id)
+                    && !t.before[s..e].iter().all(|m| skipped.contains(m.id))
+            };
             let found = exchanges_matching(t.before, call.input_tokens, &call.facts_in)
                 .find(open)
                 .or_else(|| exchanges_covered(t.before, &call.facts_in).find(open));
@@ -377,6 +380,32 @@ mod tests {
             run(&mut inv(4), &[], &steps).is_empty(),
             "rows 1-3 are head"
         );
+    }
+
+    #[test]
+    fn a_failure_counts_against_the_exchange_past_the_head_not_a_head_one_of_its_size() {
+        // Seed 61 case 243 (micro, a summary storm): three failures at an exchange as
+        // large as one in the head were counted against the head one.
+        let rows = start();
+        let tokens =
+            |r: std::ops::Range<usize>| -> u32 { rows[r].iter().map(|m| m.tokens().rough).sum() };
+        assert_eq!(tokens(1..4), tokens(5..8), "head exchange 1 looks like 5");
+        let any = || micro(2, MicroOutcome::SummarizeFailed, &[], &[]);
+        let fail = vec![served(false, tokens(5..8), &[])];
+        let jump = |failures: u32| {
+            let mut steps = vec![(append_event(1), Some(start()), vec![])];
+            for _ in 0..failures {
+                steps.push((any(), None, fail.clone()));
+            }
+            steps.push((absorbed(3, &[9, 10, 11]), Some(without(&[9])), vec![]));
+            run_served(&mut inv(4), &[], &steps).len()
+        };
+        assert_eq!(
+            jump(SKIP_AFTER_FAILURES - 1),
+            1,
+            "two failures skip nothing"
+        );
+        assert_eq!(jump(SKIP_AFTER_FAILURES), 0);
     }
 
     #[test]
