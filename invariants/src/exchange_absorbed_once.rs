@@ -138,19 +138,23 @@ impl ExchangeAbsorbedOnce {
         let mut after: Option<IdSet> = None;
         for call in calls {
             // The first matching exchange not skipped already (identical exchanges are
-            // tried in order).
-            let skipped = &self.skipped;
+            // tried in order), past the protected head when one matches there: micro
+            // never summarizes the head, so a head exchange of the same size is not the
+            // one asked for unless nothing past the head matches.
+            let (skipped, head) = (&self.skipped, &self.head);
             let open =
                 |&(s, e): &(usize, usize)| !t.before[s..e].iter().all(|m| skipped.contains(m.id));
+            let past_head = |&(s, _): &(usize, usize)| !head.contains(t.before[s].id);
             // A call that spells no fact gives no evidence of its exchange: it is for the
-            // first open exchange past the protected head (micro never summarizes the
-            // head; iot cuts long tool outputs and their facts with them).
-            let head = &self.head;
-            let evidence = |&(s, _): &(usize, usize)| {
-                !call.facts_in.is_empty() || !head.contains(t.before[s].id)
-            };
+            // first open exchange past the protected head (iot cuts long tool outputs and
+            // their facts with them).
+            let evidence = |x: &(usize, usize)| !call.facts_in.is_empty() || past_head(x);
             let found = exchanges_matching(t.before, call.input_tokens, &call.facts_in)
+                .filter(past_head)
                 .find(open)
+                .or_else(|| {
+                    exchanges_matching(t.before, call.input_tokens, &call.facts_in).find(open)
+                })
                 .or_else(|| {
                     exchanges_covered(t.before, &call.facts_in)
                         .filter(evidence)
@@ -410,6 +414,32 @@ mod tests {
             run(&mut inv(4), &[], &steps).is_empty(),
             "rows 1-3 are head"
         );
+    }
+
+    #[test]
+    fn a_failure_counts_against_the_exchange_past_the_head_not_a_head_one_of_its_size() {
+        // Seed 61 case 243 (micro, a summary storm): three failures at an exchange as
+        // large as one in the head were counted against the head one.
+        let rows = start();
+        let tokens =
+            |r: std::ops::Range<usize>| -> u32 { rows[r].iter().map(|m| m.tokens().rough).sum() };
+        assert_eq!(tokens(1..4), tokens(5..8), "head exchange 1 looks like 5");
+        let any = || micro(2, MicroOutcome::SummarizeFailed, &[], &[]);
+        let fail = vec![served(false, tokens(5..8), &[])];
+        let jump = |failures: u32| {
+            let mut steps = vec![(append_event(1), Some(start()), vec![])];
+            for _ in 0..failures {
+                steps.push((any(), None, fail.clone()));
+            }
+            steps.push((absorbed(3, &[9, 10, 11]), Some(without(&[9])), vec![]));
+            run_served(&mut inv(4), &[], &steps).len()
+        };
+        assert_eq!(
+            jump(SKIP_AFTER_FAILURES - 1),
+            1,
+            "two failures skip nothing"
+        );
+        assert_eq!(jump(SKIP_AFTER_FAILURES), 0);
     }
 
     #[test]

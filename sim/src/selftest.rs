@@ -10,7 +10,7 @@ use crate::bugs::{Bug, BugInfo, CATALOGUE};
 use crate::engine::CaseSpec;
 use crate::shrink::{self, Budget, Shrunk};
 use crate::strategy::Strategy;
-use crate::sweep::{tally_seed, SeedRange, Tally};
+use crate::sweep::{tally_seeds, SeedRange, Tally};
 use compactsim_model::Violation;
 
 /// The lowest catch rate a switch may show on any seed: 1 % (5 cases of 480).
@@ -37,13 +37,14 @@ pub const EXEMPT: &[(Bug, &str, &str)] = &[
 ];
 /// Why H-27404 is shallow since the oracle stopped trusting the `Gated` label.
 const SHALLOW_OBSERVED_GATE: &str = "shallow under the observed oracle: a gated preflight \
-     shows only when few huge rows reach the trigger (3..15 of 480 per seed with marathon \
-     turns); giant pastes in every family reach it, but pastes over the window then make \
-     the clean model fail turns in a row (no-infinite-loop, seed 8 batch case 313)";
+     shows only when few huge rows reach the trigger (0..9 of 480 per seed, seed 8 none); \
+     stray giant pastes in 15 % of the other families' cases keep the clean sweeps clean \
+     but reach it on only 0..11 of 480 per seed (seed 8 still none)";
 /// Why the rows that need frequent summary failures are not yet measured deep.
-const SHALLOW_SUMMARY_FAULTS: &str = "not yet proven deep on every seed without summary \
-     storms: a storm knob deepened it (1.6..4 % per seed), but under micro it gave an \
-     exchange-absorbed-once failure on the clean model (seed 42 case 422), not yet triaged";
+const SHALLOW_SUMMARY_FAULTS: &str = "shallow without summary storms: a storm knob (15 % \
+     of cases, 20..70 % of summary calls failing) deepens it, but under both it makes the \
+     clean model fail exchange-absorbed-once after a batch fallback pass that keeps the \
+     row count (seed 8 case 470, seed 55 case 26), not yet triaged";
 
 /// The suite each switch runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,16 +141,13 @@ pub fn catch_rates(
     suite: SelftestSuite,
     jobs: usize,
 ) -> Result<CatchRates, String> {
-    let mut per_seed = Vec::new();
-    for seed in suite.seeds.iter() {
-        let t = tally_seed(
-            suite.cases,
-            jobs,
-            |case| spec(info, strategy, seed, suite.passes, case),
-            |vs| credits(info, vs),
-        )?;
-        per_seed.push(t);
-    }
+    let per_seed = tally_seeds(
+        suite.seeds,
+        suite.cases,
+        jobs,
+        |seed, case| spec(info, strategy, seed, suite.passes, case),
+        |vs| credits(info, vs),
+    )?;
     let exempt = EXEMPT
         .iter()
         .find(|(bug, s, _)| *bug == info.bug && *s == strategy.name())

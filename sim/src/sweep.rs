@@ -3,9 +3,10 @@
 //! catch rates with it. Deterministic: the tallies are a function of the seeds, the
 //! suite and the credit rule, never of the job count.
 
-use crate::engine::{CaseOutcome, CaseSpec, Record};
-use crate::runner::run_cases;
+use crate::compactor::choice::CompactorChoice;
+use crate::engine::{run_case_with, CaseOutcome, CaseSpec, Record};
 use compactsim_model::Violation;
+use rayon::prelude::*;
 use std::fmt;
 
 /// Most root seeds one sweep may run.
@@ -138,21 +139,70 @@ impl Tally {
     }
 }
 
+/// Most cases one parallel pass of [`tally_seeds`] holds (their outcomes wait in memory
+/// until the pass ends); more seeds are run in several passes.
+pub const TALLY_CASES_PER_PASS_MAX: u64 = 16_384;
+
 /// Runs every case `0..cases` of `spec_of(case)` on `jobs` threads and tallies them;
 /// `credit` decides, for a failing case, whether its violations count as `credited`.
 pub fn tally_seed(
     cases: u32,
     jobs: usize,
     spec_of: impl Fn(u32) -> CaseSpec + Sync,
-    credit: impl Fn(&[Violation]) -> bool,
+    credit: impl Fn(&[Violation]) -> bool + Sync,
 ) -> Result<Tally, String> {
-    let mut tally = Tally::default();
-    run_cases(0..cases, jobs, Record::default(), spec_of, |r| {
-        let credited = credit(r.outcome.violations());
-        tally.add(r.case, r.passes, &r.outcome, credited);
-        true
-    })?;
-    Ok(tally)
+    let one = SeedRange::of_count(0, 1);
+    let mut tallies = tally_seeds(one, cases, jobs, |_, case| spec_of(case), credit)?;
+    Ok(tallies.pop().unwrap_or_default())
+}
+
+/// [`tally_seed`] for every seed of `seeds` (`spec_of(seed, case)`), one tally per seed
+/// in seed order. The cases of many seeds run in one parallel pass with no barrier
+/// between seeds or chunks, so one long case never leaves the other workers idle while
+/// its chunk drains; the tallies are added in (seed, case) order, so they do not depend
+/// on `jobs`.
+pub fn tally_seeds(
+    seeds: SeedRange,
+    cases: u32,
+    jobs: usize,
+    spec_of: impl Fn(u64, u32) -> CaseSpec + Sync,
+    credit: impl Fn(&[Violation]) -> bool + Sync,
+) -> Result<Vec<Tally>, String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
+    if cases == 0 {
+        return Ok(vec![Tally::default(); seeds.len() as usize]);
+    }
+    let seeds_per_pass = (TALLY_CASES_PER_PASS_MAX / (cases as u64).max(1)).max(1);
+    let reference = CompactorChoice::Reference;
+    let mut tallies = Vec::new();
+    let mut first = seeds.first;
+    while first <= seeds.last {
+        let last = seeds.last.min(first + seeds_per_pass - 1);
+        let n = (last - first + 1) * cases as u64;
+        let outcomes: Vec<(u32, CaseOutcome, bool)> = pool.install(|| {
+            (0..n)
+                .into_par_iter()
+                .map(|i| {
+                    let spec = spec_of(first + i / cases as u64, (i % cases as u64) as u32);
+                    let r = run_case_with(&spec, Record::default(), &|r| reference.make(r));
+                    let credited = credit(r.outcome.violations());
+                    (r.passes, r.outcome, credited)
+                })
+                .collect()
+        });
+        for per_seed in outcomes.chunks(cases as usize) {
+            let mut tally = Tally::default();
+            for (case, (passes, outcome, credited)) in per_seed.iter().enumerate() {
+                tally.add(case as u32, *passes, outcome, *credited);
+            }
+            tallies.push(tally);
+        }
+        first = last + 1;
+    }
+    Ok(tallies)
 }
 
 #[cfg(test)]
@@ -188,6 +238,24 @@ mod tests {
             bugs: bugs.clone(),
             plan: None,
         }
+    }
+
+    #[test]
+    fn many_seeds_in_one_pass_tally_as_each_seed_alone() {
+        let credit = |vs: &[Violation]| vs.iter().any(|v| v.invariant == "one-marker-max");
+        let bugs = [Bug::H75345B];
+        let seeds = SeedRange::of_count(3, 3);
+        let spec_of = |seed: u64, case: u32| spec(seed, &bugs)(case);
+        let all = tally_seeds(seeds, 30, 2, spec_of, credit).unwrap();
+        let alone: Vec<Tally> = seeds
+            .iter()
+            .map(|seed| tally_seed(30, 1, spec(seed, &bugs), credit).unwrap())
+            .collect();
+        assert_eq!(all, alone);
+        assert!(all.iter().any(|t| t.credited > 0), "{all:?}");
+        assert_ne!(all[0], all[1], "each seed draws its own cases");
+        let none = tally_seeds(seeds, 0, 2, spec_of, credit).unwrap();
+        assert_eq!(none, vec![Tally::default(); 3]);
     }
 
     #[test]

@@ -120,8 +120,13 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     );
     crate::outln!("{}", header(req.suite));
     let started = Instant::now();
-    let all = selftest::selftest(req.suite, req.jobs, |r| crate::outln!("{}", line(r)))
-        .map_err(Failure::internal)?;
+    let mut row_started = started;
+    let all = selftest::selftest(req.suite, req.jobs, |r| {
+        // Wall time of the row (the table's only number that is not deterministic).
+        crate::outln!("{}  {:.1} s", line(r), row_started.elapsed().as_secs_f64());
+        row_started = Instant::now();
+    })
+    .map_err(Failure::internal)?;
     let rates_s = started.elapsed().as_secs_f64();
     crate::outln!("\nshrunk repro of each switch (its own strategy, first credited case)");
     let mut written = Vec::new();
