@@ -74,7 +74,8 @@ def tail_start(msgs, head, budget, protect_last_n):
     if cut == head:
         cut = _walk(msgs, head, budget, floor)
     if cut <= head:
-        cut = min(head + 1, n)
+        # Everything fits: the tail is the message floor (fallback_cut in Hermes).
+        cut = min(max(n - floor, head + 1), n)
     while head < cut < n and msgs[cut]["role"] == "tool":
         cut -= 1
     return cut

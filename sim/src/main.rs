@@ -315,6 +315,12 @@ fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
     params.compactor =
         compactsim::compactor::choice::CompactorChoice::parse(&k.compactor.compactor)
             .map_err(Failure::bad_input)?;
+    params.profile = k
+        .profile
+        .as_deref()
+        .map(compactsim::profile::Profile::parse)
+        .transpose()
+        .map_err(Failure::bad_input)?;
     Ok(params)
 }
 

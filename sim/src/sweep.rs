@@ -187,6 +187,7 @@ mod tests {
             strategy: Strategy::parse("micro").unwrap(),
             bugs: bugs.clone(),
             plan: None,
+            profile: None,
         }
     }
 

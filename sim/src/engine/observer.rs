@@ -214,6 +214,7 @@ mod tests {
             strategy: Strategy::parse("batch").unwrap(),
             bugs: BugSet::none(),
             plan: None,
+            profile: None,
         };
         Observer::new(
             Oracle::new(OracleConfig::default()),

@@ -13,6 +13,7 @@ fn spec(case: u32, bug: Bug) -> CaseSpec {
         strategy: Strategy::Micro,
         bugs: BugSet::of(&[bug]),
         plan: None,
+        profile: None,
     }
 }
 
@@ -56,7 +57,10 @@ fn h_75345_b_shrinks_to_at_most_10_turns_and_still_fails_one_marker_max() {
     );
     assert_eq!(s.invariant, "one-marker-max");
     assert!(s.after.turns <= 10, "{}", s.after);
-    assert!(s.after.turns < s.before.turns && s.after.rows < s.before.rows);
+    // The drawn case fails early (7 turns): the shrink keeps its turns and cuts rows and
+    // characters.
+    assert!(s.after.turns <= s.before.turns);
+    assert!(s.after.rows < s.before.rows && s.after.chars < s.before.chars);
     assert!(!seen.is_empty() && seen.windows(2).all(|w| w[0].attempts < w[1].attempts));
     assert_eq!(seen.last().unwrap().size, s.after);
     assert!(fails(&s.result, "one-marker-max"));

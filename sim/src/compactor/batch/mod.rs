@@ -57,6 +57,10 @@ pub struct BatchConfig {
     pub summary_tokens_max: u32,
     /// `SUMMARY_PREFIX` length of the modelled version.
     pub summary_prefix_chars: u32,
+    /// Length of the compaction note appended to the system row, separator included.
+    /// Model-internal: not sent to adapters (the protocol's batch config is unchanged).
+    #[serde(skip)]
+    pub system_note_chars: u32,
     /// true: a failed summary aborts instead of writing the fallback.
     pub abort_on_summary_failure: bool,
     pub bugs: BugSet,
@@ -71,6 +75,7 @@ impl BatchConfig {
             tail_budget_tokens: t.tail_budget_tokens,
             summary_tokens_max: t.summary_tokens_max,
             summary_prefix_chars: scaffold::SUMMARY_PREFIX_CHARS_0_19_0,
+            system_note_chars: scaffold::Fixed::SystemNote.chars(0),
             abort_on_summary_failure: false,
             bugs,
         }

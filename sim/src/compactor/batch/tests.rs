@@ -198,11 +198,14 @@ fn a_marker_without_summary_segments_is_previous_not_input() {
 
 #[test]
 fn window_of_summaries_only_is_a_noop() {
+    // Everything fits the budget, so the tail is the message floor: 3 of the 5 rows
+    // after the (decayed) head, and the window is the two summaries before it.
     let mut b = Builder::new();
     b.system();
     b.summary(Role::User, &[1]);
-    b.turn(400, 1, 400);
-    b.turn(400, 1, 400);
+    b.summary(Role::Assistant, &[2]);
+    b.turn(400, 0, 0);
+    b.user(400);
     let mut state = after_first();
     let out = run(
         &mut b,

@@ -198,8 +198,11 @@ impl MicroCompactor {
         } else {
             splice::one_past_last_marker(msgs)
         };
+        // Under H-M-cursor the cursor is the exchange's old end, which the splice may
+        // have left past the list (the release stored `exchange_end` as it was); the
+        // next pass's recovery drops such a cursor.
         debug_assert!(
-            self.state.cursor <= msgs.len(),
+            self.bugs.has(Bug::HMCursor) || self.state.cursor <= msgs.len(),
             "cursor {} past the list of {}",
             self.state.cursor,
             msgs.len()
