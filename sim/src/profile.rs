@@ -90,6 +90,12 @@ impl Profile {
     /// What the release's batch compressor takes differently from the default model.
     pub fn tune_batch(self, batch: &mut BatchConfig) {
         batch.system_note_chars = SYSTEM_NOTE_CHARS_RELEASED;
+        // 0.19.0 floors the prune at protect_last_n itself; the iot release caps it at
+        // `_MAX_TAIL_MESSAGE_FLOOR` (D4).
+        batch.prune_floor_max = Some(match self {
+            Profile::Hermes0_19_0 => u32::MAX,
+            Profile::HermesIot0_22_2 => crate::compactor::boundaries::TAIL_MESSAGE_FLOOR_MAX,
+        });
     }
 
     pub fn parse(name: &str) -> Result<Profile, String> {
