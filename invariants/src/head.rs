@@ -141,11 +141,6 @@ impl ProtectedHead {
         self.rows.as_deref().unwrap_or(&[])
     }
 
-    /// The head's ids, ascending.
-    pub(crate) fn ids(&self) -> &[MsgId] {
-        &self.ids_sorted
-    }
-
     pub(crate) fn contains(&self, id: MsgId) -> bool {
         self.ids_sorted.binary_search(&id).is_ok()
     }
