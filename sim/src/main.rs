@@ -65,6 +65,15 @@ struct CaseKnobs {
 }
 
 impl CaseKnobs {
+    /// `--profile`, parsed.
+    fn profile(&self) -> Result<Option<compactsim::profile::Profile>, Failure> {
+        self.profile
+            .as_deref()
+            .map(compactsim::profile::Profile::parse)
+            .transpose()
+            .map_err(Failure::bad_input)
+    }
+
     /// (strategy, era) after `--profile`: the profile's, or the flags as given.
     fn strategy_and_era(&self) -> Result<(&str, Option<&str>), Failure> {
         match &self.profile {
@@ -324,6 +333,7 @@ fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
     params.compactor =
         compactsim::compactor::choice::CompactorChoice::parse(&k.compactor.compactor)
             .map_err(Failure::bad_input)?;
+    params.profile = k.profile()?;
     params.with_session_mode(k.session_mode.as_deref())
 }
 
@@ -430,7 +440,7 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
     }
     let k = &a.case.knobs;
     let (strategy, era) = k.strategy_and_era()?;
-    let params = CaseParams::parse_with(
+    let mut params = CaseParams::parse_with(
         a.case.seed.unwrap_or(args::SEED_DEFAULT),
         k.passes.unwrap_or(args::PASSES_DEFAULT),
         strategy,
@@ -438,6 +448,7 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
         k.anti_thrash.as_deref(),
         &k.bugs,
     )?;
+    params.profile = k.profile()?;
     diff::diff(&diff::DiffRequest {
         params,
         cases: args::check_cases(a.cases)?,

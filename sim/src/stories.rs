@@ -196,6 +196,7 @@ mod tests {
             strategy: Strategy::Micro,
             bugs: BugSet::of(bugs),
             plan: None,
+            profile: None,
         }
         .with_plan(seed_004_plan());
         run_case(&spec, Record::default())

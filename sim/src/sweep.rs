@@ -237,6 +237,7 @@ mod tests {
             strategy: Strategy::parse("micro").unwrap(),
             bugs: bugs.clone(),
             plan: None,
+            profile: None,
         }
     }
 

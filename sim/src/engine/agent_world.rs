@@ -134,12 +134,15 @@ pub(crate) fn build_agent(
     let (setup, streams) = CaseSetup::draw_with_streams(spec);
     let plan = spec.plan.as_deref();
     let (agent_setup, provider_rng) = AgentSetup::draw_for(spec);
-    let config = AgentConfig::new(
+    let mut config = AgentConfig::new(
         options,
         &spec.bugs,
         setup.shape.context_length,
         agent_setup.params,
     );
+    if let Some(p) = spec.profile {
+        p.tune_batch(&mut config.batch);
+    }
     let micro = both_micro(spec, &config, &setup)
         .map(|micro| MicroCompactor::new(micro, config.bugs.clone()));
     let summarizer = Summarizer::new(setup.summarizer.clone(), streams.summarizer)
@@ -160,6 +163,9 @@ fn both_micro(spec: &CaseSpec, config: &AgentConfig, setup: &CaseSetup) -> Optio
     matches!(spec.strategy, Strategy::Both(_)).then(|| {
         let mut micro = MicroConfig::with_tail_budget(config.thresholds.tail_budget_tokens);
         micro.every_n_turns = setup.micro.every_n_turns;
+        if let Some(p) = spec.profile {
+            p.tune_micro(&mut micro);
+        }
         if let Some(plan) = spec.plan.as_deref() {
             plan.micro.apply(&mut micro);
         }

@@ -208,6 +208,7 @@ mod tests {
             strategy: Strategy::parse("batch").unwrap(),
             bugs: BugSet::none(),
             plan: None,
+            profile: None,
         };
         Observer::new(
             Oracle::new(OracleConfig::default()),

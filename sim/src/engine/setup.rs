@@ -7,6 +7,7 @@ use super::plan::CasePlan;
 use crate::bugs::BugSet;
 use crate::compactor::micro::MicroConfig;
 use crate::compactor::threshold::{self, ThresholdConfig, Thresholds};
+use crate::profile::Profile;
 use crate::rng::{self, between, chance, SimRng, Stream};
 use crate::shapes::{self, Family, ShapeParams};
 use crate::strategy::Strategy;
@@ -30,6 +31,9 @@ pub struct CaseSpec {
     pub bugs: BugSet,
     /// What the case fixes instead of drawing it; `None` is the drawn case.
     pub plan: Option<Arc<CasePlan>>,
+    /// The real release the model follows (`--profile`); `None` is the default model.
+    /// It changes only what differs per release, after the draws (no stream moves).
+    pub profile: Option<Profile>,
 }
 
 impl CaseSpec {
@@ -90,6 +94,9 @@ impl CaseSetup {
         } else {
             between(&mut params, 2, 3)
         };
+        if let Some(p) = spec.profile {
+            p.tune_micro(&mut micro);
+        }
         plan.micro.apply(&mut micro);
         let mut summarizer_rng = rng::stream(seed, Stream::Summarizer);
         let summarizer = plan

@@ -62,6 +62,7 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
         strategy,
         bugs,
         plan: None,
+        profile: None,
     }
     .with_plan(plan);
     let stem = path

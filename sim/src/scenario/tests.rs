@@ -158,6 +158,7 @@ fn a_written_case_reads_back_as_the_same_case() {
             strategy: Strategy::Micro,
             bugs: BugSet::of(&[bug]),
             plan: None,
+            profile: None,
         };
         let rec = record(&spec);
         let spec = spec.with_plan(rec.plan);

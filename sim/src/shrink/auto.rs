@@ -25,6 +25,7 @@ fn replay_command(spec: &CaseSpec) -> Option<String> {
             bugs: spec.bugs.clone(),
             // Shrinking drives the reference compactor (see `engine::run_case`).
             compactor: Default::default(),
+            profile: spec.profile,
         }
         .repro(spec.case)
     })

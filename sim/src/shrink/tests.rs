@@ -13,6 +13,7 @@ fn spec(case: u32, bug: Bug) -> CaseSpec {
         strategy: Strategy::Micro,
         bugs: BugSet::of(&[bug]),
         plan: None,
+        profile: None,
     }
 }
 

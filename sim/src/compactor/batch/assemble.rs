@@ -85,7 +85,7 @@ pub fn assemble(
     config: &BatchConfig,
     ids: &mut IdAlloc,
 ) -> Assembled {
-    let mut head = clean_head(&work[..window.start], config.summary_prefix_chars);
+    let mut head = clean_head(&work[..window.start], config.system_note_chars);
     let mut tail = work[window.end..].to_vec();
     let Some(summary) = summary else {
         head.extend(tail);
@@ -179,7 +179,7 @@ fn unwrap_stale(m: &Message) -> Option<Message> {
 
 /// Head copies: stale summaries dropped (standalone) or unwrapped (merged); the system
 /// row gets the compaction note once.
-fn clean_head(head: &[Message], prefix_chars: u32) -> Vec<Message> {
+fn clean_head(head: &[Message], note_chars: u32) -> Vec<Message> {
     let mut out = Vec::with_capacity(head.len() + 1);
     for (i, m) in head.iter().enumerate() {
         if i < first_non_system(head) || !m.is_summary() {
@@ -204,7 +204,10 @@ fn clean_head(head: &[Message], prefix_chars: u32) -> Vec<Message> {
             .iter()
             .any(|s| Fixed::SystemNote.is(s))
         {
-            let note = Fixed::SystemNote.segment(system.id, prefix_chars);
+            let note = Segment {
+                chars: note_chars,
+                ..Fixed::SystemNote.segment(system.id, 0)
+            };
             system.merge_content(&Content::single(note));
         }
     }

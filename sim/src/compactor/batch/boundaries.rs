@@ -71,6 +71,7 @@ pub fn window(messages: &[Message], head_end: usize, config: &BatchConfig) -> Wi
             head_end,
             config.tail_budget_tokens,
             config.protect_last_n,
+            config.tail_floor_when_fits,
         ),
     };
     if !config.bugs.has(Bug::H10896) {
@@ -254,7 +255,7 @@ mod tests {
         let (m, u) = heavy_last_turn();
         let w = window(&m, 0, &config(2_000, &[]));
         assert!(w.end <= u && !w.is_empty(), "{w:?} user at {u}");
-        let raw = shared::tail_start(&m, 0, 2_000, 20);
+        let raw = shared::tail_start(&m, 0, 2_000, 20, false);
         assert!(
             raw > u,
             "the budget alone would summarize the user ({raw} > {u})"

@@ -57,6 +57,21 @@ pub struct BatchConfig {
     pub summary_tokens_max: u32,
     /// `SUMMARY_PREFIX` length of the modelled version.
     pub summary_prefix_chars: u32,
+    /// Length of the compaction note appended to the system row, separator included.
+    /// Model-internal: not sent to adapters (the protocol's batch config is unchanged).
+    #[serde(skip)]
+    pub system_note_chars: u32,
+    /// The prune's protected tail. `None`: the compressible window's tail walk (the
+    /// default model). `Some(cap)`: the releases' `_prune_old_tool_results` boundary
+    /// ([`prune::released_boundary`]) with the message floor capped at `cap`.
+    /// Model-internal, like `system_note_chars`.
+    #[serde(skip)]
+    pub prune_floor_max: Option<u32>,
+    /// When the whole compressible region fits the tail budget, keep the message floor
+    /// as the tail (the releases) instead of all but one row (the default model):
+    /// [`shared::tail_start`]. Model-internal, like `system_note_chars`.
+    #[serde(skip)]
+    pub tail_floor_when_fits: bool,
     /// true: a failed summary aborts instead of writing the fallback.
     pub abort_on_summary_failure: bool,
     pub bugs: BugSet,
@@ -71,6 +86,9 @@ impl BatchConfig {
             tail_budget_tokens: t.tail_budget_tokens,
             summary_tokens_max: t.summary_tokens_max,
             summary_prefix_chars: scaffold::SUMMARY_PREFIX_CHARS_0_19_0,
+            system_note_chars: scaffold::Fixed::SystemNote.chars(0),
+            prune_floor_max: None,
+            tail_floor_when_fits: false,
             abort_on_summary_failure: false,
             bugs,
         }
@@ -268,12 +286,20 @@ pub fn compress(
         return out.noop(state, NoOpReason::TooFewMessages, messages);
     }
     let mut work = messages.clone();
-    let prune_tail = shared::tail_start(
-        &work,
-        head_end,
-        config.tail_budget_tokens,
-        config.protect_last_n,
-    );
+    let prune_tail = match config.prune_floor_max {
+        None => shared::tail_start(
+            &work,
+            head_end,
+            config.tail_budget_tokens,
+            config.protect_last_n,
+            config.tail_floor_when_fits,
+        ),
+        Some(cap) => prune::released_boundary(
+            &work,
+            config.tail_budget_tokens,
+            config.protect_last_n.min(cap),
+        ),
+    };
     out.prune = prune::prune(&mut work, prune_tail, &config.bugs);
     let window = boundaries::window(&work, head_end, config);
     (out.compress_start, out.compress_end) = (window.start as u32, window.end as u32);

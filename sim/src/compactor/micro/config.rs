@@ -30,6 +30,11 @@ pub struct MicroConfig {
     /// many, absorbing all of them in one summary call and one splice.
     #[serde(skip_serializing_if = "is_zero")]
     pub reclaim_gate_tokens: u32,
+    /// When everything past the head fits the tail budget, keep the message floor as
+    /// the tail (the releases) instead of all but one row (the default model):
+    /// [`crate::compactor::boundaries::tail_start`]. Model-internal: not sent to adapters.
+    #[serde(skip)]
+    pub tail_floor_when_fits: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -48,6 +53,7 @@ impl MicroConfig {
             protect_last_n: PROTECT_LAST_N_DEFAULT,
             tail_budget_tokens,
             reclaim_gate_tokens: 0,
+            tail_floor_when_fits: false,
         }
     }
 }

@@ -14,6 +14,7 @@ fn spec(case: u32, bugs: &[Bug]) -> CaseSpec {
         strategy: Strategy::Micro,
         bugs: BugSet::of(bugs),
         plan: None,
+        profile: None,
     }
 }
 
