@@ -192,6 +192,7 @@ impl MicroCompactor {
             compactsim_model::Role::Assistant
         };
         let new_marker = marker::build(ids.msg(), role, &summary, self.config.scaffold_tokens);
+        let marker_id = new_marker.id;
         let at = splice::replace_ranges(msgs, ranges, new_marker);
         if supersede && !self.bugs.has(Bug::H75345B) {
             splice::supersede_others(msgs, at);
@@ -201,7 +202,6 @@ impl MicroCompactor {
                 marker::count(msgs)
             );
         }
-        let marker_id = msgs[at].id;
         self.state.cursor = if self.bugs.has(Bug::HMCursor) {
             ranges.last().map_or(at + 1, |r| r.1)
         } else {
