@@ -160,7 +160,7 @@ mod tests {
     #[test]
     fn when_everything_fits_the_releases_keep_the_floor_and_the_default_one_row() {
         let m: Vec<Message> = (0..3).flat_map(|t| turn(t * 4, 10)).collect();
-        let head = head_end(&m, 1);
+        let head = head_end(&m, 2);
         let floor = tail_message_floor(m.len() - head, 20);
         assert!(
             m.len() - head > floor + 1,
