@@ -6,30 +6,37 @@ use compactsim::bugs::BugSet;
 use compactsim::compactor::micro::{MicroCompactor, MicroConfig};
 use compactsim::rng::{stream, Stream};
 use compactsim::stories::ScriptBuilder;
+use compactsim::summarizer::served::Serving;
 use compactsim::summarizer::{Summarizer, SummarizerConfig};
 use compactsim_invariants::{Oracle, OracleConfig};
-use compactsim_model::{Event, Message, MicroOutcome, Transition};
+use compactsim_model::{Event, Message, MicroOutcome, ServedCall, Transition};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use std::hint::black_box;
 
 /// Transcript lengths the bench measures.
 const MESSAGES: [usize; 2] = [200, 2_000];
 
-/// The transcript before and after one micro pass (it absorbs an exchange, as in
-/// the micro_pass bench), and the pass's event.
-fn micro_transition(messages: usize) -> (Vec<Message>, Vec<Message>, Event) {
+/// One observed micro pass: the transcript before and after, the pass's event and the
+/// summarizer calls the harness served during it (as the engine records them).
+type Observed = (Vec<Message>, Vec<Message>, Event, Vec<ServedCall>);
+
+/// One micro pass over a fixed transcript (it absorbs an exchange, as in the
+/// micro_pass bench).
+fn micro_transition(messages: usize) -> Observed {
     let (before, mut builder) = ScriptBuilder::transcript(messages);
     let mut after = before.clone();
     let mut summarizer =
         Summarizer::new(SummarizerConfig::reliable(), stream(1, Stream::Summarizer));
     let mut micro = MicroCompactor::new(MicroConfig::with_tail_budget(20_000), BugSet::none());
-    let pass = micro.pass(&mut after, 1, &mut summarizer, &mut builder.ids);
+    let mut serving = Serving::new(&mut summarizer);
+    let pass = micro.pass(&mut after, 1, &mut serving, &mut builder.ids);
+    let served = serving.into_calls();
     assert_eq!(
         pass.outcome,
         MicroOutcome::Absorbed,
         "the measured pass must absorb"
     );
-    (before, after, Event::MicroPass(pass))
+    (before, after, Event::MicroPass(pass), served)
 }
 
 /// A fresh oracle that has seen `rows` appended as turn 1.
@@ -50,12 +57,13 @@ fn oracle_check(c: &mut Criterion) {
     };
     let mut group = c.benchmark_group("oracle_check");
     for messages in MESSAGES {
-        let (before, after, event) = micro_transition(messages);
+        let (before, after, event, served) = micro_transition(messages);
         group.bench_function(BenchmarkId::from_parameter(messages), |bench| {
             bench.iter_batched(
                 || primed_oracle(config, &before),
                 |mut oracle| {
-                    let found = oracle.observe(&Transition::new(1, &event, &before, &after, &[]));
+                    let step = Transition::new(1, &event, &before, &after, &served);
+                    let found = oracle.observe(&step);
                     assert!(found.is_empty(), "{found:?}");
                     black_box(oracle)
                 },
