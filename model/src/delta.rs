@@ -92,24 +92,10 @@ impl Delta {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::{Content, Segment};
-    use crate::ids::MsgId;
-    use crate::message::Role;
-    use crate::tokens::ContentKind;
-
-    fn row(id: u32, chars: u32) -> Message {
-        let seg = Segment {
-            kind: ContentKind::Prose,
-            chars,
-            seed: id as u64,
-            origin: MsgId(id),
-            facts: vec![],
-        };
-        Message::new(MsgId(id), Role::User, Content::single(seg))
-    }
+    use crate::test_rows::{self, row};
 
     fn rows(ids: &[u32]) -> Vec<Message> {
-        ids.iter().map(|&i| row(i, 40)).collect()
+        test_rows::rows(ids, 40)
     }
 
     fn ids(rows: &[Message]) -> Vec<u32> {

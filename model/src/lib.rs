@@ -10,6 +10,8 @@ pub mod ids;
 pub mod message;
 pub mod snapshot;
 pub mod store;
+#[cfg(test)]
+mod test_rows;
 pub mod tokens;
 pub mod verdict;
 

@@ -31,24 +31,10 @@ pub fn sync_copy(copy: &mut Vec<Message>, live: &[Message]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::{Content, Segment};
-    use crate::ids::MsgId;
-    use crate::message::Role;
-    use crate::tokens::ContentKind;
-
-    fn row(id: u32, chars: u32) -> Message {
-        let seg = Segment {
-            kind: ContentKind::Prose,
-            chars,
-            seed: id as u64,
-            origin: MsgId(id),
-            facts: vec![],
-        };
-        Message::new(MsgId(id), Role::User, Content::single(seg))
-    }
+    use crate::test_rows::{self, row};
 
     fn rows(ids: &[u32]) -> Vec<Message> {
-        ids.iter().map(|&i| row(i, 10)).collect()
+        test_rows::rows(ids, 10)
     }
 
     #[test]
