@@ -23,3 +23,5 @@ pub mod strategy;
 pub mod study;
 pub mod summarizer;
 pub mod sweep;
+#[cfg(test)]
+mod test_rows;

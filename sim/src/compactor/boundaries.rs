@@ -99,18 +99,9 @@ pub fn align_backward(messages: &[Message], mut cut: usize, floor: usize) -> usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use compactsim_model::{CallId, Content, ContentKind, MsgId, Segment, ToolCall};
+    use compactsim_model::{CallId, ToolCall};
 
-    fn row(id: u32, role: Role, chars: u32) -> Message {
-        let seg = Segment {
-            kind: ContentKind::Prose,
-            chars,
-            seed: id as u64,
-            origin: MsgId(id),
-            facts: vec![],
-        };
-        Message::new(MsgId(id), role, Content::single(seg))
-    }
+    use crate::test_rows::row;
 
     fn turn(base: u32, chars: u32) -> Vec<Message> {
         let call = ToolCall {

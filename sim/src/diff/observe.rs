@@ -179,18 +179,9 @@ impl Observed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use compactsim_model::{Content, ContentKind, Flags, Segment};
+    use compactsim_model::Flags;
 
-    fn row(id: u32, role: Role, chars: u32) -> Message {
-        let seg = Segment {
-            kind: ContentKind::Prose,
-            chars,
-            seed: id as u64,
-            origin: MsgId(id),
-            facts: Vec::new(),
-        };
-        Message::new(MsgId(id), role, Content::single(seg))
-    }
+    use crate::test_rows::row;
 
     fn marker(id: u32) -> Message {
         let mut m = row(id, Role::Assistant, 40);

@@ -2,7 +2,7 @@
 
 use super::cache::PromptCache;
 use super::spec::{self, StudyStrategy};
-use compactsim_model::{Content, ContentKind, Message, MsgId, Role, Segment};
+use compactsim_model::{Message, Role};
 use compactsim_reports::study::{render_study_md, StudyReport};
 use std::path::{Path, PathBuf};
 
@@ -70,14 +70,7 @@ fn study_summary_md_snapshot() {
 }
 
 fn row(id: u32, chars: u32) -> Message {
-    let seg = Segment {
-        kind: ContentKind::Prose,
-        chars,
-        seed: id as u64,
-        origin: MsgId(id),
-        facts: vec![],
-    };
-    Message::new(MsgId(id), Role::User, Content::single(seg))
+    crate::test_rows::row(id, Role::User, chars)
 }
 
 #[test]
