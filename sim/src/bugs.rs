@@ -2,8 +2,8 @@
 //! on in the reference model with `--bug ID`. Every entry names the invariants expected
 //! to catch it; `compactsim selftest` and the scenario seeds prove both directions.
 
+pub use crate::bug_set::BugSet;
 use serde::Serialize;
-use std::collections::BTreeSet;
 use std::fmt;
 
 /// A catalogued bug that the reference model can reproduce.
@@ -444,39 +444,10 @@ impl fmt::Display for Bug {
     }
 }
 
-/// The bug switches turned on for a case.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct BugSet(BTreeSet<Bug>);
-
-impl BugSet {
-    pub fn none() -> Self {
-        BugSet::default()
-    }
-
-    pub fn of(bugs: &[Bug]) -> Self {
-        BugSet(bugs.iter().copied().collect())
-    }
-
-    pub fn has(&self, bug: Bug) -> bool {
-        self.0.contains(&bug)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = Bug> + '_ {
-        self.0.iter().copied()
-    }
-
-    pub fn ids(&self) -> Vec<String> {
-        self.iter().map(|b| b.id().to_string()).collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn ids_parse_back_and_are_unique() {

@@ -2,6 +2,7 @@
 //! reference compactors with bug switches), the case engine and the parallel runner.
 
 pub mod agent;
+pub mod bug_set;
 pub mod bugs;
 pub mod cli;
 pub mod compactor;

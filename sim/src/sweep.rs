@@ -168,41 +168,85 @@ pub fn tally_seeds(
     spec_of: impl Fn(u64, u32) -> CaseSpec + Sync,
     credit: impl Fn(&[Violation]) -> bool + Sync,
 ) -> Result<Vec<Tally>, String> {
+    let reference = CompactorChoice::Reference;
+    tally_seeds_by(seeds, cases, jobs, |seed, case| {
+        let r = run_case_with(&spec_of(seed, case), Record::default(), &|r| {
+            reference.make(r)
+        });
+        let credited = credit(r.outcome.violations());
+        CaseTallied {
+            passes: r.passes,
+            outcome: r.outcome,
+            credited,
+        }
+    })
+}
+
+/// What a tally needs of one case.
+#[derive(Clone, Debug)]
+pub struct CaseTallied {
+    pub passes: u32,
+    pub outcome: CaseOutcome,
+    /// The credit rule accepts its violations.
+    pub credited: bool,
+}
+
+/// [`tally_seeds`] with each case's result given by `run(seed, case)` (which may run the
+/// case or know its result otherwise).
+pub fn tally_seeds_by(
+    seeds: SeedRange,
+    cases: u32,
+    jobs: usize,
+    run: impl Fn(u64, u32) -> CaseTallied + Sync,
+) -> Result<Vec<Tally>, String> {
+    let outcomes = par_cases(seeds, cases, jobs, run)?;
+    if cases == 0 {
+        return Ok(vec![Tally::default(); seeds.len() as usize]);
+    }
+    Ok(outcomes
+        .chunks(cases as usize)
+        .map(|per_seed| {
+            let mut tally = Tally::default();
+            for (case, c) in per_seed.iter().enumerate() {
+                tally.add(case as u32, c.passes, &c.outcome, c.credited);
+            }
+            tally
+        })
+        .collect())
+}
+
+/// `each(seed, case)` for every case `0..cases` of every seed on `jobs` threads, in
+/// (seed, case) order whatever `jobs`; at most [`TALLY_CASES_PER_PASS_MAX`] cases per
+/// parallel pass.
+pub fn par_cases<T: Send>(
+    seeds: SeedRange,
+    cases: u32,
+    jobs: usize,
+    each: impl Fn(u64, u32) -> T + Sync,
+) -> Result<Vec<T>, String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
         .build()
         .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
+    let mut out = Vec::new();
     if cases == 0 {
-        return Ok(vec![Tally::default(); seeds.len() as usize]);
+        return Ok(out);
     }
-    let seeds_per_pass = (TALLY_CASES_PER_PASS_MAX / (cases as u64).max(1)).max(1);
-    let reference = CompactorChoice::Reference;
-    let mut tallies = Vec::new();
+    let seeds_per_pass = (TALLY_CASES_PER_PASS_MAX / cases as u64).max(1);
     let mut first = seeds.first;
     while first <= seeds.last {
         let last = seeds.last.min(first + seeds_per_pass - 1);
         let n = (last - first + 1) * cases as u64;
-        let outcomes: Vec<(u32, CaseOutcome, bool)> = pool.install(|| {
+        let pass: Vec<T> = pool.install(|| {
             (0..n)
                 .into_par_iter()
-                .map(|i| {
-                    let spec = spec_of(first + i / cases as u64, (i % cases as u64) as u32);
-                    let r = run_case_with(&spec, Record::default(), &|r| reference.make(r));
-                    let credited = credit(r.outcome.violations());
-                    (r.passes, r.outcome, credited)
-                })
+                .map(|i| each(first + i / cases as u64, (i % cases as u64) as u32))
                 .collect()
         });
-        for per_seed in outcomes.chunks(cases as usize) {
-            let mut tally = Tally::default();
-            for (case, (passes, outcome, credited)) in per_seed.iter().enumerate() {
-                tally.add(case as u32, *passes, outcome, *credited);
-            }
-            tallies.push(tally);
-        }
+        out.extend(pass);
         first = last + 1;
     }
-    Ok(tallies)
+    Ok(out)
 }
 
 #[cfg(test)]

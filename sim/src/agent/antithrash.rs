@@ -57,8 +57,10 @@ pub struct AntiThrash {
     verdict_pending: bool,
     /// When the current block began (or the last probe ran).
     blocked_since_ms: Option<u64>,
-    no_strike_on_noop: bool,
-    permanent_latch: bool,
+    /// The switches H-40803 (a no-op pass is no strike) and H-14694 (a block latches for
+    /// good), asked only where they decide.
+    #[serde(skip)]
+    bugs: BugSet,
 }
 
 impl AntiThrash {
@@ -69,8 +71,7 @@ impl AntiThrash {
             latched: false,
             verdict_pending: false,
             blocked_since_ms: None,
-            no_strike_on_noop: bugs.has(Bug::H40803),
-            permanent_latch: bugs.has(Bug::H14694),
+            bugs: bugs.clone(),
         }
     }
 
@@ -91,7 +92,7 @@ impl AntiThrash {
     /// Re-reads the block after a change; true when a block just began.
     fn refresh(&mut self, fallback_streak: u32, now_ms: u64) -> bool {
         let blocked = self.blocked_now(fallback_streak);
-        if blocked && self.permanent_latch {
+        if blocked && self.bugs.has(Bug::H14694) {
             self.latched = true;
         }
         match (blocked, self.blocked_since_ms) {
@@ -112,7 +113,7 @@ impl AntiThrash {
         if !self.blocked_now(fallback_streak) {
             return Gate::Open;
         }
-        let recovers = self.policy == AntiThrashPolicy::V2_2 && !self.permanent_latch;
+        let recovers = self.policy == AntiThrashPolicy::V2_2 && !self.bugs.has(Bug::H14694);
         match self.blocked_since_ms {
             Some(since) if recovers && now_ms >= since + RECOVERY_WINDOW_MS => Gate::Probe,
             _ => Gate::Blocked,
@@ -127,7 +128,7 @@ impl AntiThrash {
     /// Feeds one pass (any trigger). True when a block just began.
     pub fn on_pass(&mut self, out: PassSeen, fallback_streak: u32, now_ms: u64) -> bool {
         match out.outcome {
-            BatchPassOutcome::NoOp if !self.no_strike_on_noop => self.strikes += 1,
+            BatchPassOutcome::NoOp if !self.bugs.has(Bug::H40803) => self.strikes += 1,
             BatchPassOutcome::NoOp | BatchPassOutcome::Aborted => {}
             BatchPassOutcome::Compacted => match self.policy {
                 AntiThrashPolicy::V1 => {

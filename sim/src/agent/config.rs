@@ -57,9 +57,7 @@ impl AgentConfig {
         context_length: u32,
         params: AgentParams,
     ) -> Self {
-        let mut all: Vec<Bug> = bugs.iter().collect();
-        all.extend_from_slice(options.era.implied_bugs());
-        let bugs = BugSet::of(&all);
+        let bugs = bugs.with_also(options.era.implied_bugs());
         let thresholds = threshold::derive(context_length, options.era.threshold_config());
         let overhead_rough_tokens = (thresholds.trigger_tokens as u64
             * params.overhead_per_mille_of_trigger as u64

@@ -61,8 +61,9 @@ impl AgentLoop {
         if request_rough < trigger as u64 {
             return Ok(PreflightDecision::BelowTrigger);
         }
-        let by_tokens = !self.config.has(Bug::H27404) && messages_rough >= trigger as u64;
-        if messages <= self.config.gate_messages && !by_tokens {
+        // H-27404 is asked only where it decides: few rows whose tokens reach the trigger.
+        let by_tokens = || messages_rough >= trigger as u64 && !self.config.has(Bug::H27404);
+        if messages <= self.config.gate_messages && !by_tokens() {
             return Ok(PreflightDecision::Gated);
         }
         let rough_only = self.config.has(Bug::H35054);

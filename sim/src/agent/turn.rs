@@ -195,7 +195,7 @@ impl AgentLoop {
         let tokens = self
             .session
             .usage
-            .judged_tokens(rough, self.config.has(Bug::H2153));
+            .judged_tokens(rough, || self.config.has(Bug::H2153));
         if self.should_compress(sink, tokens) {
             self.pass(sink, turn, BatchTrigger::PostResponse)?;
         }

@@ -82,9 +82,10 @@ impl UsageState {
     /// The tokens `should_compress` judges after a call: the last usage, or — since
     /// PR #4750, unless `zero_disables` (H-2153) — the rough estimate when the last call
     /// left no usage. Unknown usage (after a compaction) judges as 0.
-    pub fn judged_tokens(&self, request_rough: u64, zero_disables: bool) -> u64 {
+    /// `zero_disables` is asked only when the last reading was 0 (the one case it decides).
+    pub fn judged_tokens(&self, request_rough: u64, zero_disables: impl FnOnce() -> bool) -> u64 {
         match self.last_prompt_tokens {
-            Some(0) if !zero_disables => request_rough,
+            Some(0) if !zero_disables() => request_rough,
             Some(n) => n,
             None => 0,
         }
@@ -126,17 +127,17 @@ mod tests {
     fn zero_usage_judges_by_the_rough_estimate_unless_h2153() {
         let mut u = UsageState::default();
         u.on_reading(50_000, 40_000, TRIGGER);
-        assert_eq!(u.judged_tokens(90_000, false), 50_000);
+        assert_eq!(u.judged_tokens(90_000, || false), 50_000);
         u.on_no_usage();
-        assert_eq!(u.judged_tokens(90_000, false), 90_000);
-        assert_eq!(u.judged_tokens(90_000, true), 0);
+        assert_eq!(u.judged_tokens(90_000, || false), 90_000);
+        assert_eq!(u.judged_tokens(90_000, || true), 0);
         u.on_compaction(70_000, true);
         assert_eq!(
-            u.judged_tokens(1, false),
+            u.judged_tokens(1, || false),
             70_000,
             "H-35054: rough stands in"
         );
         u.on_compaction(70_000, false);
-        assert_eq!(u.judged_tokens(1, false), 0);
+        assert_eq!(u.judged_tokens(1, || false), 0);
     }
 }

@@ -120,10 +120,18 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     );
     crate::outln!("{}", header(req.suite));
     let started = Instant::now();
-    let mut row_started = started;
-    let all = selftest::selftest(req.suite, req.jobs, |r| {
-        // Wall time of the row (the table's only number that is not deterministic).
-        crate::outln!("{}  {:.1} s", line(r), row_started.elapsed().as_secs_f64());
+    let clean = selftest::clean_runs(req.suite, req.jobs).map_err(Failure::internal)?;
+    let clean_s = started.elapsed().as_secs_f64();
+    let mut row_started = Instant::now();
+    let all = selftest::selftest(req.suite, req.jobs, &clean, |r| {
+        // Wall time of the row (the table's only number that is not deterministic) and
+        // the cases it ran (the others were their shared clean runs).
+        crate::outln!(
+            "{}  {:.1} s, {} run",
+            line(r),
+            row_started.elapsed().as_secs_f64(),
+            r.ran
+        );
         row_started = Instant::now();
     })
     .map_err(Failure::internal)?;
@@ -147,6 +155,12 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
         }
     }
     let failed: Vec<&CatchRates> = all.iter().filter(|r| !r.passed()).collect();
+    let ran: u64 = all.iter().map(|r| r.ran).sum();
+    let cases = all.len() as u64 * req.suite.seeds.len() * req.suite.cases as u64;
+    crate::outln!(
+        "\nshared clean runs {clean_s:.1} s: {ran} of {cases} switched cases run, the others \
+         never asked about their switches and ran as their clean run"
+    );
     let lowest = all
         .iter()
         .filter(|r| r.exempt.is_none())

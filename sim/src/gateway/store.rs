@@ -139,14 +139,14 @@ impl Durable {
     }
 
     /// `load_transcript`: the active rows of session `id`, in order (`archived`: the
-    /// archived rows too, mutant G-load-archived).
-    pub fn load(&self, id: SessionNo, archived: bool) -> Vec<Message> {
+    /// archived rows too, mutant G-load-archived; asked only about a compacted row).
+    pub fn load(&self, id: SessionNo, archived: impl Fn() -> bool) -> Vec<Message> {
         self.snapshot
             .session(id)
             .map(|s| {
                 s.rows
                     .iter()
-                    .filter(|r| r.active || (archived && r.compacted))
+                    .filter(|r| r.active || (r.compacted && archived()))
                     .filter_map(|r| self.bodies.get(&r.id).cloned())
                     .collect()
             })
@@ -195,7 +195,7 @@ mod tests {
         s.durable.save_route("k", a);
         s.volatile.entries.insert("k".into(), a);
         s.durable.archive_and_compact(a, &[row(0), row(9)], false);
-        let ids: Vec<u32> = s.durable.load(a, false).iter().map(|m| m.id.0).collect();
+        let ids: Vec<u32> = s.durable.load(a, || false).iter().map(|m| m.id.0).collect();
         assert_eq!(ids, [0, 9]);
         let stored = &s.durable.snapshot.sessions[0].rows;
         assert_eq!(stored.len(), 5);
@@ -227,6 +227,6 @@ mod tests {
             .map(|r| r.id.0)
             .collect();
         assert_eq!(ids, [0, 9]);
-        assert_eq!(s.durable.load(a, true).len(), 2);
+        assert_eq!(s.durable.load(a, || true).len(), 2);
     }
 }

@@ -88,8 +88,12 @@ impl Gateway {
         })?;
         let before: Vec<MsgId> = self.agent.msgs.iter().map(|m| m.id).collect();
         let rotation_before = self.agent.session_id;
-        // H-29926: the post-turn list of the CLI's result, kept to hand back next turn.
-        let pre_turn = self.bugs.has(Bug::H29926).then(|| self.agent.msgs.clone());
+        // H-29926: the post-turn list of the CLI's result, kept to hand back next turn
+        // (the switch is asked where the list is used).
+        let pre_turn = self
+            .bugs
+            .has_unnoted(Bug::H29926)
+            .then(|| self.agent.msgs.clone());
         self.agent.stop = StopRequest {
             armed: stop,
             fired: false,
@@ -141,7 +145,9 @@ impl Gateway {
             return Ok(false);
         }
         self.ack(turn, inbound.id)?;
-        if let Some(pre) = pre_turn.filter(|_| rotated && outcome == TurnOutcome::Finished) {
+        // Asked whether or not the list was kept: a clean run notes it here.
+        let hands_back = rotated && outcome == TurnOutcome::Finished && self.bugs.has(Bug::H29926);
+        if let Some(pre) = pre_turn.filter(|_| hands_back) {
             self.hand_uncompacted(turn, pre, &inbound.script)?;
         }
         Ok(true)

@@ -204,9 +204,6 @@ impl Gateway {
     /// The binding read path's self-heal (PR #34409): a binding left on a rotated
     /// session is re-synced to its compression tip.
     fn heal_binding(&mut self) {
-        if self.bugs.has(crate::bugs::Bug::H20470) {
-            return; // H-20470: no read-path tip walk
-        }
         let key = self.key();
         let snapshot = &self.store.durable.snapshot;
         let Some(bound) = snapshot.binding(&key) else {
@@ -214,6 +211,9 @@ impl Gateway {
         };
         let tip = compactsim_invariants::gateway::compression_tip(snapshot, bound);
         if let Some(tip) = tip.filter(|t| *t != bound) {
+            if self.bugs.has(crate::bugs::Bug::H20470) {
+                return; // H-20470: no read-path tip walk
+            }
             self.store.durable.sync_binding(&key, tip);
         }
     }
@@ -225,10 +225,11 @@ impl Gateway {
         let snapshot = &self.store.durable.snapshot;
         if self.plan.topic {
             if let Some(b) = snapshot.binding(key) {
-                if self.bugs.has(crate::bugs::Bug::H20470) {
+                let tip = compactsim_invariants::gateway::compression_tip(snapshot, b);
+                if tip != Some(b) && self.bugs.has(crate::bugs::Bug::H20470) {
                     return Some(b); // H-20470: the binding is read as it is
                 }
-                return compactsim_invariants::gateway::compression_tip(snapshot, b);
+                return tip;
             }
         }
         self.store
@@ -244,7 +245,7 @@ impl Gateway {
         let rows = self
             .store
             .durable
-            .load(id, self.bugs.has(crate::bugs::Bug::GLoadArchived));
+            .load(id, || self.bugs.has(crate::bugs::Bug::GLoadArchived));
         self.load_rows(turn, id, rows)
     }
 

@@ -41,7 +41,7 @@ pub enum Placement {
 /// an assistant note when no user row survives.
 pub fn place(inputs: RoleInputs, bugs: &BugSet) -> Placement {
     let first_visible = matches!(inputs.head_last, None | Some(Role::System));
-    if bugs.has(Bug::H58753) && !inputs.user_survives {
+    if !inputs.user_survives && bugs.has(Bug::H58753) {
         return Placement::Standalone(Role::Assistant);
     }
     let forced = (first_visible && !bugs.has(Bug::H52160)) || !inputs.user_survives;

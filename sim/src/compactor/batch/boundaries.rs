@@ -55,7 +55,7 @@ pub fn head_decays(messages: &[Message], protect_first_n: u32, state: &BatchStat
 /// (0 after decay; never 0 under H-11996).
 pub fn head_end(messages: &[Message], config: &BatchConfig, state: &BatchState) -> usize {
     let decayed =
-        !config.bugs.has(Bug::H11996) && head_decays(messages, config.protect_first_n, state);
+        head_decays(messages, config.protect_first_n, state) && !config.bugs.has(Bug::H11996);
     let protect = if decayed { 0 } else { config.protect_first_n };
     shared::head_end(messages, protect)
 }
@@ -74,8 +74,11 @@ pub fn window(messages: &[Message], head_end: usize, config: &BatchConfig) -> Wi
             config.tail_floor_when_fits,
         ),
     };
-    if !config.bugs.has(Bug::H10896) {
-        anchor_last_user(messages, &mut w);
+    // H-10896 is asked only when the anchor moves the window (all it decides).
+    let mut anchored = w;
+    anchor_last_user(messages, &mut anchored);
+    if anchored != w && !config.bugs.has(Bug::H10896) {
+        w = anchored;
     }
     anchor_last_reply(messages, &mut w);
     bridge(messages, &mut w);

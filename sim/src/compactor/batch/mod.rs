@@ -366,8 +366,8 @@ fn summarize(
         Err(miss) => miss,
     };
     out.summary_miss = Some(miss);
-    let h29559 = config.bugs.has(Bug::H29559);
     if let Miss::Failed(failure) = miss {
+        let h29559 = config.bugs.has(Bug::H29559);
         state.record_failure(failure, now_ms, !h29559);
         if h29559 && failure == SummaryFailure::Error(SummaryErrorClass::Network) {
             return Ok(None);

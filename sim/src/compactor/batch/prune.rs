@@ -60,7 +60,7 @@ pub fn prune(messages: &mut [Message], tail_start: usize, bugs: &BugSet) -> Prun
     PruneStats {
         deduped: dedupe(messages),
         described: describe_old_results(messages, tail_start),
-        arguments_truncated: truncate_old_arguments(messages, tail_start, bugs.has(Bug::H11762)),
+        arguments_truncated: truncate_old_arguments(messages, tail_start, || bugs.has(Bug::H11762)),
     }
 }
 
@@ -130,7 +130,12 @@ fn describe(call: Option<&ToolCall>, result_chars: u32) -> String {
 
 /// Pass 3: arguments > 500 chars before `tail_start` are truncated per string leaf
 /// (or, under H-11762, at a fixed offset).
-fn truncate_old_arguments(messages: &mut [Message], tail_start: usize, by_offset: bool) -> u32 {
+/// `by_offset` (H-11762) is asked only about an argument long enough to truncate.
+fn truncate_old_arguments(
+    messages: &mut [Message],
+    tail_start: usize,
+    by_offset: impl Fn() -> bool,
+) -> u32 {
     let mut count = 0;
     let end = tail_start.min(messages.len());
     for m in messages[..end].iter_mut() {
@@ -145,7 +150,7 @@ fn truncate_old_arguments(messages: &mut [Message], tail_start: usize, by_offset
             if call.arguments.len() <= ARGUMENTS_ABOVE_CHARS {
                 continue;
             }
-            let cut = if by_offset {
+            let cut = if by_offset() {
                 Some(truncate_by_offset(&call.arguments))
             } else {
                 truncate_leaves(&call.arguments)

@@ -12,6 +12,9 @@ use crate::shrink::{self, Budget, Shrunk};
 use crate::strategy::Strategy;
 use crate::sweep::{tally_seeds, SeedRange, Tally};
 use compactsim_model::Violation;
+pub use shared::{CleanCase, CleanRuns};
+
+mod shared;
 
 /// The lowest catch rate a switch may show on any seed: 1 % (5 cases of 480).
 pub const CATCH_RATE_MIN_PER_MILLE: u64 = 10;
@@ -63,6 +66,9 @@ pub struct CatchRates {
     pub per_seed: Vec<Tally>,
     /// Why the row is exempt from the minimum rate (see [`EXEMPT`]).
     pub exempt: Option<&'static str>,
+    /// Cases run with the switches on; the others' results were their clean runs
+    /// (see [`shared`]).
+    pub ran: u64,
 }
 
 impl CatchRates {
@@ -135,7 +141,7 @@ pub fn credits(info: &BugInfo, violations: &[Violation]) -> bool {
         .any(|v| info.expected.contains(&v.invariant.as_str()))
 }
 
-/// Measures `info` under `strategy` over every seed of `suite`.
+/// Measures `info` under `strategy` over every seed of `suite`, running every case.
 pub fn catch_rates(
     info: &'static BugInfo,
     strategy: Strategy,
@@ -149,16 +155,48 @@ pub fn catch_rates(
         |seed, case| spec(info, strategy, seed, suite.passes, case),
         |vs| credits(info, vs),
     )?;
+    let ran = suite.seeds.len() * suite.cases as u64;
+    Ok(rates_of(info, strategy, per_seed, ran))
+}
+
+/// [`catch_rates`], running only the cases whose clean run in `clean` does not prove
+/// their result (the same tallies: see [`shared`]).
+pub fn catch_rates_shared(
+    info: &'static BugInfo,
+    strategy: Strategy,
+    suite: SelftestSuite,
+    jobs: usize,
+    clean: &CleanRuns,
+) -> Result<CatchRates, String> {
+    let (per_seed, ran) = shared::tally_row(
+        info,
+        strategy,
+        suite.seeds,
+        suite.cases,
+        suite.passes,
+        jobs,
+        clean,
+    )?;
+    Ok(rates_of(info, strategy, per_seed, ran))
+}
+
+fn rates_of(
+    info: &'static BugInfo,
+    strategy: Strategy,
+    per_seed: Vec<Tally>,
+    ran: u64,
+) -> CatchRates {
     let exempt = EXEMPT
         .iter()
         .find(|(bug, s, _)| *bug == info.bug && *s == strategy.name())
         .map(|(_, _, why)| *why);
-    Ok(CatchRates {
+    CatchRates {
         info,
         strategy,
         per_seed,
         exempt,
-    })
+        ran,
+    }
 }
 
 /// Shrinks the first credited case of `rates` to the expected invariant it broke.
@@ -175,17 +213,43 @@ pub fn shrink_first(
     )
 }
 
-/// [`catch_rates`] for every switch of the catalogue under each of its strategies, in
-/// catalogue order; `each` sees every result as it is ready.
+/// Every strategy some row runs under, in catalogue order, each once.
+pub fn row_strategies() -> Result<Vec<Strategy>, String> {
+    let mut out: Vec<Strategy> = Vec::new();
+    for info in CATALOGUE {
+        for s in strategies(info)? {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The shared clean runs of every row strategy over `suite`.
+pub fn clean_runs(suite: SelftestSuite, jobs: usize) -> Result<CleanRuns, String> {
+    CleanRuns::run(
+        &row_strategies()?,
+        suite.seeds,
+        suite.cases,
+        suite.passes,
+        jobs,
+    )
+}
+
+/// [`catch_rates_shared`] for every switch of the catalogue under each of its
+/// strategies, in catalogue order, over the clean runs `clean` (of [`clean_runs`]);
+/// `each` sees every result as it is ready.
 pub fn selftest(
     suite: SelftestSuite,
     jobs: usize,
+    clean: &CleanRuns,
     mut each: impl FnMut(&CatchRates),
 ) -> Result<Vec<CatchRates>, String> {
     let mut out = Vec::new();
     for info in CATALOGUE {
         for strategy in strategies(info)? {
-            let rates = catch_rates(info, strategy, suite, jobs)?;
+            let rates = catch_rates_shared(info, strategy, suite, jobs, clean)?;
             each(&rates);
             out.push(rates);
         }
@@ -252,6 +316,31 @@ mod tests {
         assert!(!low.passed() && low.min_per_mille() == 0);
         low.exempt = Some("why");
         assert!(low.passed() && !low.deep_enough());
+    }
+
+    #[test]
+    fn sharing_the_clean_runs_gives_the_tallies_of_running_every_case() {
+        let suite = SelftestSuite {
+            seeds: SeedRange::of_count(1, 2),
+            cases: 16,
+            passes: 10,
+        };
+        let clean = clean_runs(suite, 2).unwrap();
+        let (mut ran, mut cases, mut credited) = (0, 0, 0);
+        for info in CATALOGUE {
+            for strategy in strategies(info).unwrap() {
+                let full = catch_rates(info, strategy, suite, 2).unwrap();
+                let shared = catch_rates_shared(info, strategy, suite, 2, &clean).unwrap();
+                assert_eq!(shared.per_seed, full.per_seed, "{} {}", info.id, strategy);
+                ran += shared.ran;
+                cases += full.ran;
+                credited += full.per_seed.iter().map(|t| t.credited).sum::<u32>();
+            }
+        }
+        assert!(
+            credited > 0 && ran < cases,
+            "{credited} credited, {ran} of {cases} run"
+        );
     }
 
     #[test]
