@@ -450,13 +450,23 @@ impl AgentLoop {
         self.hook(|c| c.cooling_down(now_ms))
     }
 
+    /// The summary-failure cooldown holds automatic compaction back (never under
+    /// H-11529, which skips the check). H-11529 is noted only when the cooldown is on,
+    /// the one case it decides; skipping the hook under the switch changes nothing else
+    /// (the reference's cooldown hook only reads).
+    pub(crate) fn cooldown_holds(&mut self) -> bool {
+        !self.config.bugs.has_unnoted(Bug::H11529)
+            && self.cooling_down()
+            && !self.config.has(Bug::H11529)
+    }
+
     /// `should_compress(tokens)`: at or over the trigger, the guard open (a due V2.2
     /// probe is taken), no summary-failure cooldown (unless H-11529).
     fn should_compress(&mut self, sink: &mut dyn Sink, tokens: u64) -> bool {
         if tokens < self.config.trigger_tokens() as u64 {
             return false;
         }
-        if !self.config.has(Bug::H11529) && self.cooling_down() {
+        if self.cooldown_holds() {
             return false;
         }
         self.take_gate(sink)

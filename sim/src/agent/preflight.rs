@@ -70,7 +70,7 @@ impl AgentLoop {
         if !rough_only && self.session.usage.should_defer(request_rough, trigger) {
             return Ok(PreflightDecision::Deferred);
         }
-        if !self.config.has(Bug::H11529) && self.cooling_down() {
+        if self.cooldown_holds() {
             return Ok(PreflightDecision::Cooldown);
         }
         if rough_only {
@@ -105,7 +105,7 @@ impl AgentLoop {
     fn again(&mut self, sink: &mut dyn Sink) -> bool {
         let request_rough = self.request_rough();
         if self.config.has(Bug::H35054) {
-            let cooling = !self.config.has(Bug::H11529) && self.cooling_down();
+            let cooling = self.cooldown_holds();
             return !cooling && request_rough >= self.config.trigger_tokens() as u64;
         }
         self.should_compress(sink, request_rough)
