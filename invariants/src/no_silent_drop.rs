@@ -37,7 +37,8 @@ use std::collections::BTreeSet;
 ///     call answered (every call failed, or none was made: a cooldown) writes the
 ///     deterministic fallback summary, and its window may go without its facts
 ///     (summary-failure-safe checks that a summary was written);
-///   - batch input caps (§2.3, the summarizer input): a row over
+///   - summarizer input caps (§2.3, the summarizer input; micro-compaction serializes
+///     its exchange with the same serializer, iot's `_serialize_for_summary`): a row over
 ///     [`MESSAGE_INPUT_CAP_CHARS`] reaches the summarizer cut to its head and tail, and
 ///     a window whose rows that left hold at least half of [`SUMMARY_INPUT_CAP_CHARS`]
 ///     (counting each row at most at the per-message cap: a lower bound of what was
@@ -347,7 +348,7 @@ fn block_capped(t: &Transition<'_>, left: &[usize]) -> bool {
 impl Judge {
     fn new(how: Judged, t: &Transition<'_>, left: &[usize]) -> Self {
         Judge {
-            block_capped: how == Judged::Batch && block_capped(t, left),
+            block_capped: how != Judged::Repair && block_capped(t, left),
             how,
             answers: answers(how, t.served, t.before),
             written: None,
@@ -388,8 +389,7 @@ impl Judge {
             .copied()
             .filter(|f| self.answers.seen.binary_search(f).is_err())
             .collect();
-        let capped = self.how == Judged::Batch
-            && (self.block_capped || m.content.chars() > MESSAGE_INPUT_CAP_CHARS);
+        let capped = self.block_capped || m.content.chars() > MESSAGE_INPUT_CAP_CHARS;
         if !unseen.is_empty() && !capped {
             return Some(Unaccounted::NotSummarized(unseen));
         }
@@ -707,7 +707,7 @@ mod tests {
     }
 
     #[test]
-    fn the_summarizer_input_caps_are_declared_policies_of_batch_passes() {
+    fn the_summarizer_input_caps_are_declared_policies_of_compaction_passes() {
         let pass = batch_event(1, BatchTrigger::Preflight, true);
         let mut big = start();
         let long = Segment {
@@ -735,6 +735,20 @@ mod tests {
             "reply 3 is short: its fact 13 had to be seen"
         );
         assert!(!fires(&big), "reply 3 was cut to its head and tail");
+        // A micro pass serializes its exchange the same way (iot's serializer).
+        let call = [served(true, 300, &[11, 12])];
+        let micro_fires = |before: &[Message]| {
+            NoSilentDrop::default()
+                .observe(&transition_served(
+                    &absorbed(1, &[1, 2, 3]),
+                    before,
+                    &absorbed_rows(),
+                    &call,
+                ))
+                .is_some()
+        };
+        assert!(micro_fires(&start()), "reply 3 is short");
+        assert!(!micro_fires(&big), "reply 3 was cut");
         // A window of 14 rows under the per-message cap (82,600 chars): the block cap.
         let mut window = vec![user(0)];
         for id in 20..34 {
