@@ -1,6 +1,7 @@
 use crate::class::{changed, classify, EventClass};
 use crate::head::ProtectedHead;
 use crate::idset::{IdMap, IdMarks, IdSet};
+use crate::text::text_facts;
 use crate::{Invariant, InvariantInfo, OracleConfig};
 use compactsim_model::{Event, FactId, Message, Role, Transition, Witness};
 
@@ -20,7 +21,8 @@ use compactsim_model::{Event, FactId, Message, Role, Transition, Witness};
 ///     jumped over (H-M-cursor). Tool results of a summary row (a batch summary merged
 ///     into an assistant row with calls) are not an exchange.
 /// Skipped, as observed: an exchange (a run of assistant/tool rows starting at an
-/// assistant row) whose rough tokens and facts equal the input of at least
+/// assistant row) whose rough tokens and the facts its text spells (facts are judged as
+/// text, `text.rs`) equal the input of at least
 /// [`SKIP_AFTER_FAILURES`] failed (or expanded) summarize calls the harness served
 /// during micro passes. Other events, unknown kinds and non-micro compactions included, are not
 /// checked (batch compaction removes rows without absorbing them one exchange at a
@@ -63,8 +65,38 @@ fn is_agent_row(m: &Message) -> bool {
     matches!(m.role, Role::Assistant | Role::Tool) && !m.is_summary()
 }
 
+/// What the rows `[s, e)` say as text: the facts their text spells, in row order (each
+/// row's ascending), and the facts a row lists that no row of them spells (ascending).
+/// An exchange is recognized by what a summarizer could read in it: a listed fact its
+/// text does not spell is no evidence either way, so it is taken out of a call's input
+/// before the two are compared (an in-process compactor passes a row's listed facts; an
+/// external one can only quote the text).
+fn exchange_text(rows: &[Message]) -> (Vec<FactId>, Vec<FactId>) {
+    let spelled: Vec<FactId> = rows.iter().flat_map(|m| text_facts(&m.content)).collect();
+    let mut anywhere = spelled.clone();
+    anywhere.sort_unstable();
+    let mut unspelled: Vec<FactId> = rows
+        .iter()
+        .flat_map(|m| m.content.facts())
+        .filter(|f| anywhere.binary_search(f).is_err())
+        .collect();
+    unspelled.sort_unstable();
+    unspelled.dedup();
+    (spelled, unspelled)
+}
+
+/// `facts` without the ones in `unspelled` (ascending), order kept.
+fn without_unspelled(facts: &[FactId], unspelled: &[FactId]) -> Vec<FactId> {
+    facts
+        .iter()
+        .copied()
+        .filter(|f| unspelled.binary_search(f).is_err())
+        .collect()
+}
+
 /// The exchanges of `rows` (runs of agent rows from an assistant row) whose rough
-/// tokens sum to `tokens` and whose facts, in row order, are `facts`: `[start, end)`.
+/// tokens sum to `tokens` and whose text spells `facts` in row order (see
+/// [`exchange_text`]): `[start, end)`.
 fn exchanges_matching<'a>(
     rows: &'a [Message],
     tokens: u32,
@@ -81,9 +113,9 @@ fn exchanges_matching<'a>(
                 }
                 sum += m.tokens().rough as u64;
                 if sum == tokens as u64 {
-                    let seen: Vec<FactId> =
-                        rows[s..=e].iter().flat_map(|m| m.content.facts()).collect();
-                    return (seen == facts).then_some((s, e + 1));
+                    let (spelled, unspelled) = exchange_text(&rows[s..=e]);
+                    return (spelled == without_unspelled(&facts, &unspelled))
+                        .then_some((s, e + 1));
                 }
             }
             None
@@ -91,11 +123,12 @@ fn exchanges_matching<'a>(
 }
 
 /// The exchanges of `rows` — whole runs of agent rows from an assistant row — whose
-/// facts include every one of `facts`: `[start, end)`. A compactor in another language
-/// serializes an exchange its own way, so the size of the prompt it sends says little
-/// (instructions and role labels added, per-row overhead or tool-call arguments
-/// dropped); the facts it spells still come from the rows. Used when no exchange
-/// matches a call exactly.
+/// text spells every one of `facts` (a fact a row lists but does not spell is no
+/// evidence): `[start, end)`. A
+/// compactor in another language serializes an exchange its own way, so the size of
+/// the prompt it sends says little (instructions and role labels added, per-row
+/// overhead or tool-call arguments dropped); the facts it spells still come from the
+/// rows. Used when no exchange matches a call exactly.
 fn exchanges_covered<'a>(
     rows: &'a [Message],
     facts: &[FactId],
@@ -108,11 +141,14 @@ fn exchanges_covered<'a>(
             let e = (s..rows.len())
                 .find(|&e| !is_agent_row(&rows[e]))
                 .unwrap_or(rows.len());
-            let mut seen: Vec<FactId> = rows[s..e].iter().flat_map(|m| m.content.facts()).collect();
-            seen.sort_unstable();
+            let mut spelled: Vec<FactId> = rows[s..e]
+                .iter()
+                .flat_map(|m| text_facts(&m.content))
+                .collect();
+            spelled.sort_unstable();
             facts
                 .iter()
-                .all(|f| seen.binary_search(f).is_ok())
+                .all(|f| spelled.binary_search(f).is_ok())
                 .then_some((s, e))
         })
 }
@@ -384,6 +420,50 @@ mod tests {
         };
         assert_eq!(jump(SKIP_AFTER_FAILURES - 1), 1, "exchange 5 jumped over");
         assert_eq!(jump(SKIP_AFTER_FAILURES), 0, "exchange 5 skipped");
+    }
+
+    /// Exchange 5 lists fact 43 in a row too small to spell it; exchange 9 spells it.
+    fn with_fact_43() -> Vec<Message> {
+        let mut rows = start();
+        rows[7].set_content(prose(7, 8, &[43]));
+        rows[10].set_content(prose(10, 200, &[43]));
+        rows
+    }
+
+    #[test]
+    fn failed_calls_are_attributed_by_the_facts_an_exchange_spells_not_lists() {
+        let rows = with_fact_43();
+        assert!(text_facts(&rows[7].content).is_empty());
+        let absorb = |gone: &[u32]| {
+            let mut after: Vec<Message> = rows
+                .iter()
+                .filter(|m| !gone.iter().any(|&e| (e..e + 3).contains(&m.id.0)))
+                .cloned()
+                .collect();
+            let at = after.iter().position(|m| m.id.0 > gone[0]).unwrap();
+            after.insert(at, micro_marker(13, &[1]));
+            after
+        };
+        // Exchange 1 absorbed, three failed calls, then exchange 9 absorbed over 5.
+        let jump = |call: compactsim_model::ServedCall| {
+            let fail = || micro(2, MicroOutcome::SummarizeFailed, &[], &[]);
+            let mut steps = vec![
+                (append_event(1), Some(rows.clone()), vec![]),
+                (absorbed(1, &[1, 2, 3]), Some(absorb(&[1])), vec![]),
+            ];
+            for _ in 0..SKIP_AFTER_FAILURES {
+                steps.push((fail(), None, vec![call.clone()]));
+            }
+            steps.push((absorbed(3, &[9, 10, 11]), Some(absorb(&[1, 9])), vec![]));
+            run_served(&mut inv(1), &[], &steps).len()
+        };
+        // A prompt of another size naming 43 was for exchange 9, whose text spells it:
+        // exchange 5, which only lists 43, was never skipped and is jumped over.
+        assert_eq!(jump(served(false, 9_999, &[43])), 1);
+        // An in-process call passes exchange 5's listed facts at its exact size: the
+        // unspelled 43 is no evidence either way, the size matches: 5 was skipped.
+        let tokens: u32 = rows[5..8].iter().map(|m| m.tokens().rough).sum();
+        assert_eq!(jump(served(false, tokens, &[43])), 0);
     }
 
     #[test]

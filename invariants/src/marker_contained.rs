@@ -1,4 +1,5 @@
 use crate::class::{classify, pure_append, unchanged, EventClass};
+use crate::text::{extend_with_segment_facts, text_facts};
 use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
 use compactsim_model::{ContentKind, Event, FactId, Message, Transition, Witness};
 use std::sync::Arc;
@@ -8,8 +9,10 @@ use std::sync::Arc;
 /// When a summary row of `before` has no summary row with its id in `after` (deleted,
 /// superseded, or merged into another row — a marker merged into a user row stops being
 /// a summary) or keeps its id but loses facts, every fact it carried must appear in the
-/// union of the facts of the summary rows of `after`. A summary row's facts are those of
-/// its summary-body segments when it has any (a batch summary merged into a tail row
+/// union of the facts of the summary rows of `after`. Facts are judged as text (DESIGN
+/// "Judged as text"; `text.rs`): a row holds the facts its text spells, whatever its
+/// segments list. A summary row's facts are those spelled in its summary-body segments
+/// when it has any (a batch summary merged into a tail row
 /// keeps that row's own text beside it; that text is conversation, not summary), else
 /// of all its segments. A batch pass that wrote its summary while no summarizer call
 /// answered (every call the harness served for it failed, or none was made: the
@@ -54,15 +57,18 @@ fn is_subset(small: &[FactId], large: &[FactId]) -> bool {
     missing_from(small, large).is_empty()
 }
 
-/// The summarized facts of a summary row (see the type docs), ascending.
+/// The summarized facts of a summary row (see the type docs) as its text spells them,
+/// ascending: a compactor's text holds what it keeps, whatever its segments list.
 fn summary_facts(m: &Message) -> Vec<FactId> {
     let segments = &m.content.segments;
     let has_body = segments.iter().any(|s| s.kind == ContentKind::Summary);
-    let mut facts: Vec<FactId> = segments
+    let mut facts: Vec<FactId> = Vec::new();
+    for s in segments
         .iter()
         .filter(|s| !has_body || s.kind == ContentKind::Summary)
-        .flat_map(|s| s.facts.iter().copied())
-        .collect();
+    {
+        extend_with_segment_facts(&mut facts, s);
+    }
     facts.sort_unstable();
     facts.dedup();
     facts
@@ -84,18 +90,20 @@ impl MarkerContained {
         let lost = match same {
             None => true,
             Some(j) if Arc::ptr_eq(&t.after[j].content.segments, &m.content.segments) => false,
-            Some(j) => !is_subset(&summary_facts(m), &t.after[j].content.facts()),
+            Some(j) => !is_subset(&summary_facts(m), &text_facts(&t.after[j].content)),
         };
         (same, lost)
     }
 
     fn union_after(&self, t: &Transition<'_>) -> Vec<FactId> {
-        let mut all: Vec<FactId> = self
+        let mut all: Vec<FactId> = Vec::new();
+        for s in self
             .after_summaries
             .iter()
             .flat_map(|&j| t.after[j].content.segments.iter())
-            .flat_map(|s| s.facts.iter().copied())
-            .collect();
+        {
+            extend_with_segment_facts(&mut all, s);
+        }
         all.sort_unstable();
         all.dedup();
         all
@@ -286,6 +294,35 @@ mod tests {
         );
         assert!(!fires(&plain, &[]), "no call at all: the fallback");
         assert!(observe(&reset_event(1), &before, &[]).is_none());
+    }
+
+    /// A marker whose single segment lists `facts` in `chars` characters of text.
+    fn marker_sized(id: u32, chars: u32, facts: &[u32]) -> Message {
+        let mut m = micro_marker(id, facts);
+        m.set_content(prose(id, chars, facts));
+        m
+    }
+
+    #[test]
+    fn fires_when_the_new_marker_lists_facts_its_text_does_not_spell() {
+        let before = vec![user(0), micro_marker(5, &[1, 2, 3]), user(4)];
+        // 30 characters spell FACT-000001 and FACT-000002, not FACT-000003.
+        let after = vec![user(0), marker_sized(5, 30, &[1, 2, 3]), user(4)];
+        assert_eq!(text_facts(&after[1].content).len(), 2);
+        let ev = micro(2, MicroOutcome::Defrag, &[], &[]);
+        let w = observe(&ev, &before, &after).expect("fact 3 is no longer in any text");
+        assert!(w.facts[0].contains("FACT-000003"), "{:?}", w.facts);
+        assert!(!w.facts[0].contains("FACT-000002"), "{:?}", w.facts);
+    }
+
+    #[test]
+    fn quiet_when_the_old_marker_never_spelled_what_it_listed() {
+        // The old marker's text spells facts 1 and 2 only: a condensed marker that spells
+        // those two loses nothing a reader of the text had.
+        let before = vec![user(0), marker_sized(5, 30, &[1, 2, 3]), user(4)];
+        let after = vec![user(0), marker_sized(5, 200, &[1, 2]), user(4)];
+        let ev = micro(2, MicroOutcome::Defrag, &[], &[]);
+        assert!(observe(&ev, &before, &after).is_none());
     }
 
     #[test]

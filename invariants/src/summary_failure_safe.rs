@@ -2,21 +2,30 @@ use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
 use compactsim_model::{Event, Message, Transition, Witness};
 use std::collections::BTreeMap;
 
-/// A batch pass never drops rows without a summary that takes their place (H-29559).
+/// A batch pass either compacts — writes a summary in place of what it takes out — or
+/// leaves the transcript as it was (H-29559).
 ///
 /// On every batch pass, whatever outcome it reports (an "aborted" or "no-op" pass that
 /// drops rows is judged like any other): if a non-summary row of `before` is gone from
-/// `after`, then `after` holds a summary row written by this pass — one whose id is new
-/// or whose content changed. When the summarizer failed that row is the deterministic
-/// fallback (an explicit policy); a pass that drops the window with no summary at all
-/// fails here. Other events are not checked.
+/// `after`, or is still there with its text, role or tool calls rewritten, then `after`
+/// holds a summary row written by this pass — one whose id is new or whose content
+/// changed. When the summarizer failed that row is the deterministic fallback (an
+/// explicit policy); a pass that drops the window with no summary at all fails here.
+///
+/// A rewrite counts like a removal: the prune of old tool outputs (hermes-domain §2.3
+/// step 3) is part of a compaction and stands or falls with it. A pass that aborts
+/// (auth, network, quota: "return unchanged, session not rotated", §2.3 step 6 and the
+/// #29559 fix) or does nothing must return the list untouched; a pass that rewrote tool
+/// outputs and wrote no summary lost their text with nothing in its place. Metadata
+/// flags alone (persistence stamps) are not text and are not judged here. Other events
+/// are not checked.
 #[derive(Debug, Default)]
 pub struct SummaryFailureSafe;
 
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "summary-failure-safe",
-    statement: "a batch pass never removes rows without writing a summary in their place \
-                (the LLM summary or the explicit fallback)",
+    statement: "a batch pass never removes or rewrites rows without writing a summary in \
+                their place (the LLM summary or the explicit fallback)",
     catches: &["H-29559"],
 };
 
@@ -45,30 +54,52 @@ impl Invariant for SummaryFailureSafe {
         let Event::BatchPass(p) = t.event else {
             return None;
         };
-        let kept: std::collections::BTreeSet<_> = t.after.iter().map(|m| m.id).collect();
-        let removed: Vec<(usize, &Message)> = t
+        if t.delta.is_empty() {
+            return None;
+        }
+        let after: BTreeMap<_, _> = t.after.iter().map(|m| (m.id, m)).collect();
+        let touched: Vec<(usize, &Message, &str)> = t
             .before
             .iter()
             .enumerate()
-            .filter(|(_, m)| !m.is_summary() && !kept.contains(&m.id))
+            .filter(|(_, m)| !m.is_summary())
+            .filter_map(|(i, m)| match after.get(&m.id) {
+                None => Some((i, m, "before: removed without a summary")),
+                Some(a) if rewritten(m, a) => Some((i, m, "before: rewritten without a summary")),
+                Some(_) => None,
+            })
             .collect();
-        if removed.is_empty() || written_summary(t.before, t.after) {
+        if touched.is_empty() || written_summary(t.before, t.after) {
             return None;
         }
+        let removed = touched
+            .iter()
+            .filter(|(_, m, _)| !after.contains_key(&m.id))
+            .count();
         let mut w = Witness::default().fact(format!(
-            "{} rows removed with no summary written (the pass reported {}, \
-             {} summarizer calls served, {} answered) on {}",
-            removed.len(),
+            "{removed} rows removed and {} rewritten with no summary written (the pass \
+             reported {}, {} summarizer calls served, {} answered) on {}",
+            touched.len() - removed,
             p.outcome.label(),
             t.served.len(),
             t.served.iter().filter(|c| c.ok).count(),
             t.event.describe()
         ));
-        for (i, m) in removed.into_iter().take(MAX_WITNESS_ROWS) {
-            w = w.row(i, m, "before: removed without a summary");
+        for (i, m, note) in touched.into_iter().take(MAX_WITNESS_ROWS) {
+            w = w.row(i, m, note);
+            if let Some(j) = t.after.iter().position(|a| a.id == m.id) {
+                w = w.row(j, &t.after[j], "after: the same row rewritten");
+            }
         }
         Some(w)
     }
+}
+
+/// The row kept its id but not its text, role or tool calls.
+fn rewritten(before: &Message, after: &Message) -> bool {
+    before.content != after.content
+        || before.role != after.role
+        || before.tool_calls != after.tool_calls
 }
 
 #[cfg(test)]
@@ -124,6 +155,36 @@ mod tests {
         let append = append_event(1);
         assert!(SummaryFailureSafe
             .observe(&transition(&append, &start(), &[user(4), reply(5)]))
+            .is_none());
+    }
+
+    #[test]
+    fn fires_when_a_pass_without_a_summary_rewrites_a_tool_output() {
+        let before = vec![user(0), calling(1, &[7]), tool(2, 7), reply(3), user(4)];
+        let mut pruned = before.clone();
+        pruned[2].set_content(prose(2, 40, &[]));
+        let aborted = batch_event(1, BatchTrigger::Preflight, false);
+        let w = SummaryFailureSafe
+            .observe(&transition(&aborted, &before, &pruned))
+            .map(readable)
+            .expect("an aborted pass pruned a tool output");
+        assert!(
+            w.facts[0].contains("0 rows removed and 1 rewritten"),
+            "{:?}",
+            w.facts
+        );
+        assert_eq!(witness_ids(&w), vec![2, 2]);
+        // The same prune beside a summary the pass wrote is a compaction: quiet.
+        let mut compacted = vec![batch_summary(9, &[1])];
+        compacted.extend(pruned[2..].iter().cloned());
+        assert!(SummaryFailureSafe
+            .observe(&transition(&aborted, &before, &compacted))
+            .is_none());
+        // Flags alone are no rewrite.
+        let mut stamped = before.clone();
+        stamped[2].flags.persisted = !stamped[2].flags.persisted;
+        assert!(SummaryFailureSafe
+            .observe(&transition(&aborted, &before, &stamped))
             .is_none());
     }
 

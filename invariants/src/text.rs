@@ -80,22 +80,8 @@ pub fn spelled_facts(text: &str) -> Vec<FactId> {
 }
 
 /// Characters a generated segment of `kind` needs to spell every one of `facts` (the
-/// wrapper of code and JSON text, each name and a space before it).
-pub fn chars_to_spell(kind: ContentKind, facts: &[FactId]) -> u32 {
-    let wrapper = match kind {
-        ContentKind::Json => 9,
-        ContentKind::Code => 11,
-        _ => 0,
-    };
-    wrapper + facts.iter().map(|&f| spelled_len(f) + 1).sum::<u32>()
-}
-
-/// Characters of a fact's spelled name (`FACT-` and at least six digits), counted
-/// without formatting it.
-fn spelled_len(f: FactId) -> u32 {
-    let digits = f.0.checked_ilog10().map_or(1, |d| d + 1);
-    FACT_PREFIX.len() as u32 + digits.max(FACT_DIGITS_MIN as u32)
-}
+/// model's writer decides the spelled form; the oracle reads it with [`spelled_facts`]).
+pub use compactsim_model::content::chars_to_spell;
 
 #[cfg(test)]
 mod tests {
@@ -111,17 +97,6 @@ mod tests {
             ContentKind::Summary,
             ContentKind::Scaffold,
         ][k as usize % 5]
-    }
-
-    #[test]
-    fn spelled_len_counts_the_formatted_name() {
-        for n in [0, 7, 99_999, 999_999, 1_000_000, 12_345_678, u32::MAX] {
-            assert_eq!(
-                spelled_len(FactId(n)) as usize,
-                FactId(n).to_string().len(),
-                "{n}"
-            );
-        }
     }
 
     proptest! {

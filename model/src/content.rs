@@ -66,6 +66,27 @@ impl Segment {
     }
 }
 
+/// Characters a segment of `kind` needs so that [`Segment::materialize`] spells every one
+/// of `facts`: the code or JSON wrapper, and each fact's name with a space before it.
+/// With fewer, the text spells only the facts that fit.
+pub fn chars_to_spell(kind: ContentKind, facts: &[FactId]) -> u32 {
+    let wrapper = match kind {
+        ContentKind::Json => 9,
+        ContentKind::Code => 11,
+        _ => 0,
+    };
+    wrapper + facts.iter().map(|&f| spelled_len(f) + 1).sum::<u32>()
+}
+
+/// Characters of a fact's spelled name (`FACT-` and at least six digits, see
+/// [`FactId`]'s `Display`), counted without formatting it.
+fn spelled_len(f: FactId) -> u32 {
+    const PREFIX_CHARS: u32 = "FACT-".len() as u32;
+    const DIGITS_MIN: u32 = 6;
+    let digits = f.0.checked_ilog10().map_or(1, |d| d + 1);
+    PREFIX_CHARS + digits.max(DIGITS_MIN)
+}
+
 const WORDS: &[&str] = &[
     "the", "agent", "reads", "file", "config", "test", "passes", "build", "error", "fixed", "user",
     "asks", "for", "a", "review", "of", "module", "parser", "output", "line",
@@ -204,6 +225,38 @@ mod tests {
             with_room,
             seg(ContentKind::Prose, 200, 2, &[7, 9]).materialize()
         );
+    }
+
+    #[test]
+    fn spelled_len_counts_the_formatted_name() {
+        for n in [0, 7, 99_999, 999_999, 1_000_000, 12_345_678, u32::MAX] {
+            assert_eq!(
+                spelled_len(FactId(n)) as usize,
+                FactId(n).to_string().len(),
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_segment_with_chars_to_spell_spells_every_fact_and_two_less_does_not() {
+        for kind in [
+            ContentKind::Prose,
+            ContentKind::Code,
+            ContentKind::Json,
+            ContentKind::Summary,
+        ] {
+            let facts = [7, 1_234_567];
+            let need = chars_to_spell(kind, &seg(kind, 0, 1, &facts).facts);
+            let full = seg(kind, need, 3, &facts).materialize();
+            assert!(
+                full.contains("FACT-000007") && full.contains("FACT-1234567"),
+                "{kind:?}"
+            );
+            // Prose has no wrapper, so its first name needs no space: one char of slack.
+            let short = seg(kind, need - 2, 3, &facts).materialize();
+            assert!(!short.contains("FACT-1234567"), "{kind:?}: {short}");
+        }
     }
 
     #[test]

@@ -4,13 +4,13 @@
 //! every pass, materializes each segment of the list it has not seen yet and checks the
 //! fact names spelled in the bytes (the text path of `compactsim_invariants::text`):
 //! - a segment with room for its facts spells exactly those facts;
-//! - a segment without that room (a summary body the in-process fake summarizer sized by
-//!   tokens, not by its fact count; a tiny generated row that still carries a fact)
-//!   spells a subset of its facts, never another fact. Inside the Rust model facts are
-//!   symbols (DESIGN "Performance principles") and the segment is the truth; the test
-//!   prints how many such segments each suite writes. A summary served to an external
-//!   compactor always has room (`external/summaries.rs`), so on the text-only path the
-//!   two agree.
+//! - a segment without that room (a tiny generated row that still carries a fact) spells
+//!   a subset of its facts, never another fact; the test prints how many such segments
+//!   each suite writes;
+//! - no summary body lacks that room: the fake summarizer sizes every summary to spell
+//!   the facts it keeps (`summarizer::tokens_to_spell`), in process and as served to an
+//!   external compactor, so the invariants that judge summaries (marker-contained,
+//!   no-silent-drop) read from the text exactly what the segments list.
 
 mod common;
 
@@ -123,5 +123,10 @@ fn every_segment_the_default_suites_write_spells_exactly_its_facts() {
             book.checked
         );
         assert_eq!(book.mismatch, None, "{strategy}");
+        assert_eq!(
+            book.crowded.get("Summary"),
+            None,
+            "{strategy}: a summary lists facts its text has no room to spell"
+        );
     }
 }

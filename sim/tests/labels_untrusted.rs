@@ -17,7 +17,10 @@ use compactsim::engine::scramble::Labels;
 use compactsim::engine::{reference, run_case_labels, CaseOutcome, CaseResult, CaseSpec, Record};
 use compactsim::selftest;
 use compactsim::strategy::Strategy;
-use compactsim_model::{BatchPassOutcome, Message, MicroOutcome, MicroPass, MsgId, Role};
+use compactsim_invariants::text::{chars_to_spell, spelled_facts};
+use compactsim_model::{
+    BatchPassOutcome, Content, ContentKind, Message, MicroOutcome, MicroPass, MsgId, Role, Segment,
+};
 
 /// Cases per default suite the scramble test compares (of 480; the whole suites run in
 /// `.ci/run` — this keeps `cargo test` short while covering every family).
@@ -119,6 +122,48 @@ enum Misbehaviour {
     StaleNewestMarker,
     /// A micro pass writes its marker without the micro-marker flag.
     StripsMarkerFlag,
+    /// A micro pass that supersedes an older marker writes a fresh marker whose summary
+    /// segment still lists every fact while its text is cut to a few words (it spells
+    /// almost none of them).
+    MarkerListsWhatItsTextDropped,
+    /// A micro pass that absorbed one exchange also removes the next one (one that spells
+    /// a fact) and spells its facts in the marker, though no summary call saw them.
+    SwallowsUnsummarizedExchange,
+    /// A batch pass that says aborted or no-op rewrites an old tool output (0.19.0's
+    /// prune returned by an abort).
+    UnchangedPassRewritesToolOutput,
+}
+
+/// Characters the lying marker's summary text is cut to (too few to spell a fact).
+const LYING_SUMMARY_CHARS: u32 = 8;
+
+/// `content` with every summary segment's text cut to `chars`, its fact list kept.
+fn cut_summary_text(content: &Content, chars: u32) -> Content {
+    let segments = content
+        .segments
+        .iter()
+        .map(|s| match s.kind {
+            ContentKind::Summary => Segment {
+                chars: chars.min(s.chars),
+                ..s.clone()
+            },
+            _ => s.clone(),
+        })
+        .collect();
+    Content::from_segments(segments)
+}
+
+/// `content` with one more summary segment spelling `facts`.
+fn with_spelled(content: &Content, facts: Vec<compactsim_model::FactId>, seed: u64) -> Content {
+    let mut segments = content.segments.to_vec();
+    segments.push(Segment {
+        kind: ContentKind::Summary,
+        chars: chars_to_spell(ContentKind::Summary, &facts),
+        seed,
+        origin: MsgId(0),
+        facts,
+    });
+    Content::from_segments(segments)
 }
 
 /// The first run of assistant/tool rows (from an assistant row) after index `from`
@@ -189,12 +234,50 @@ impl Hooks for Misbehaviour {
                     msgs[k].flags.micro_marker = false;
                 }
             }
+            (Misbehaviour::MarkerListsWhatItsTextDropped, MicroOutcome::Absorbed) => {
+                let superseded = old.iter().any(Message::is_micro_marker);
+                if let (Some(k), true) = (marker_at, superseded) {
+                    let cut = cut_summary_text(&msgs[k].content, LYING_SUMMARY_CHARS);
+                    msgs[k].set_content(cut);
+                }
+            }
+            (Misbehaviour::SwallowsUnsummarizedExchange, MicroOutcome::Absorbed) => {
+                let next = next_exchange(msgs, marker_at.map_or(0, |i| i + 1));
+                if let (Some(k), Some((s, e))) = (marker_at, next) {
+                    let facts: Vec<_> = msgs[s..e]
+                        .iter()
+                        .flat_map(|m| spelled_facts(&m.content.materialize()))
+                        .collect();
+                    // An exchange that spells no fact loses nothing a reader could name.
+                    if !facts.is_empty() {
+                        let seed = msgs[k].id.0 as u64 ^ 0x5A11_0000;
+                        let grown = with_spelled(&msgs[k].content, facts, seed);
+                        msgs[k].set_content(grown);
+                        msgs.drain(s..e);
+                    }
+                }
+            }
             _ => {}
         }
     }
 
     fn after_batch(&mut self, _before: &[Message], msgs: &mut Vec<Message>, report: &BatchReport) {
         let unchanged = report.outcome != BatchPassOutcome::Compacted;
+        if *self == Misbehaviour::UnchangedPassRewritesToolOutput && unchanged {
+            let oldest_tool = msgs
+                .iter()
+                .position(|m| m.role == Role::Tool && m.content.chars() > PRUNED_CHARS);
+            if let Some(i) = oldest_tool {
+                let line = Segment {
+                    kind: ContentKind::Prose,
+                    chars: PRUNED_CHARS,
+                    seed: 0x9_2E00 ^ msgs[i].id.0 as u64,
+                    origin: msgs[i].id,
+                    facts: Vec::new(),
+                };
+                msgs[i].set_content(Content::single(line));
+            }
+        }
         if *self == Misbehaviour::UnchangedPassDropsWindow && unchanged && msgs.len() > 8 {
             let head = usize::from(msgs[0].role == Role::System) + 1;
             let tail = msgs.len() - 4;
@@ -302,7 +385,25 @@ const MUTANTS: &[(Misbehaviour, &str, &[&str])] = &[
         "micro",
         &["marker-pristine"],
     ),
+    (
+        Misbehaviour::MarkerListsWhatItsTextDropped,
+        "micro",
+        &["marker-contained", "no-silent-drop"],
+    ),
+    (
+        Misbehaviour::SwallowsUnsummarizedExchange,
+        "micro",
+        &["no-silent-drop"],
+    ),
+    (
+        Misbehaviour::UnchangedPassRewritesToolOutput,
+        "batch",
+        &["summary-failure-safe"],
+    ),
 ];
+
+/// Characters of the one-line description the pruning mutant writes.
+const PRUNED_CHARS: u32 = 60;
 
 #[test]
 fn every_mutant_is_caught_by_its_named_invariant() {

@@ -74,3 +74,28 @@ fn a_declared_adapter_that_is_not_installed_names_its_path_and_exits_4() {
     );
     assert!(all.contains("setup-venv.sh"), "{all}");
 }
+
+#[test]
+fn a_declared_adapter_resolves_from_the_scenario_file_in_any_working_directory() {
+    let dir = scratch("scenario-compactor-cwd");
+    let ok = file(
+        &dir,
+        "reference.toml",
+        "python3 adapters/reference/compactor.py",
+    );
+    // Outside the repository: the adapter's relative path is found from the file.
+    let elsewhere = std::env::temp_dir();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_compactsim"))
+        .args(["scenario", arg(&ok), "--out", arg(&dir.join("out"))])
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("1 scenarios, 1 hold"), "{stdout}");
+}

@@ -10,6 +10,7 @@ use super::wire::{
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Default per-request timeout (a Python adapter importing a large package on a busy
@@ -26,6 +27,10 @@ pub struct AdapterSpec {
     pub timeout_ms: u64,
     /// Extra environment for the child (e.g. a temporary HERMES_HOME).
     pub env: Vec<(String, String)>,
+    /// Where relative paths of the command were written (a scenario file's directory):
+    /// see [`AdapterSpec::argv`]. `None`: the working directory (the command line).
+    #[serde(skip)]
+    pub base_dir: Option<PathBuf>,
 }
 
 impl AdapterSpec {
@@ -34,9 +39,48 @@ impl AdapterSpec {
             command: command.into(),
             timeout_ms,
             env: Vec::new(),
+            base_dir: None,
         }
     }
+
+    /// The same adapter, its relative paths written in `dir` (see [`AdapterSpec::argv`]).
+    pub fn written_in(self, dir: PathBuf) -> Self {
+        AdapterSpec {
+            base_dir: Some(dir),
+            ..self
+        }
+    }
+
+    /// The command split into words (without a shell). With a base directory, each
+    /// relative word that names an existing file or directory under it, or under one of
+    /// its ancestors (nearest first), becomes that path: a scenario under
+    /// `scenarios/hermes/` names `target/hermes-venvs/...` as the repository sees it and
+    /// runs from any working directory. Other words are left as written (relative to the
+    /// working directory).
+    pub fn argv(&self) -> Result<Vec<String>, argv::ArgvError> {
+        let words = argv::split(&self.command)?;
+        let Some(base) = &self.base_dir else {
+            return Ok(words);
+        };
+        Ok(words.into_iter().map(|w| resolve(base, w)).collect())
+    }
 }
+
+/// `word` under the nearest of `base` and its ancestors where it exists, else `word`.
+fn resolve(base: &Path, word: String) -> String {
+    let path = Path::new(&word);
+    if word.is_empty() || path.is_absolute() || word.starts_with('-') {
+        return word;
+    }
+    base.ancestors()
+        .take(RESOLVE_ANCESTORS_MAX)
+        .map(|dir| dir.join(path))
+        .find(|p| p.exists())
+        .map_or(word, |p| p.to_string_lossy().into_owned())
+}
+
+/// Directories [`AdapterSpec::argv`] tries for a relative word, the base included.
+const RESOLVE_ANCESTORS_MAX: usize = 16;
 
 /// A `summarize` call from the adapter, for the harness to answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,7 +125,7 @@ pub struct Session {
 impl Session {
     /// Checks the command line; the child starts on the first request.
     pub fn new(spec: AdapterSpec) -> Result<Self, AdapterFailure> {
-        let argv = argv::split(&spec.command).map_err(|e| AdapterFailure {
+        let argv = spec.argv().map_err(|e| AdapterFailure {
             command: spec.command.clone(),
             request: "start".into(),
             kind: FailureKind::Spawn(e.to_string()),
@@ -319,5 +363,39 @@ fn unreachable_failure(spec: &AdapterSpec) -> AdapterFailure {
         request: "hello".into(),
         kind: FailureKind::Protocol("no hello recorded".into()),
         stderr_tail: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod resolve_tests {
+    use super::AdapterSpec;
+    use std::path::Path;
+
+    #[test]
+    fn relative_words_resolve_under_the_scenario_directory_or_its_ancestors() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let scenarios = repo.join("scenarios/hermes");
+        let spec = AdapterSpec::new(
+            "python3 -u adapters/reference/compactor.py no/such/file.py /abs/x",
+            1,
+        )
+        .written_in(scenarios);
+        let want = repo.join("adapters/reference/compactor.py");
+        assert_eq!(
+            spec.argv().unwrap(),
+            vec![
+                "python3".to_string(),
+                "-u".into(),
+                want.to_string_lossy().into_owned(),
+                "no/such/file.py".into(),
+                "/abs/x".into(),
+            ]
+        );
+        let plain = AdapterSpec::new("python3 adapters/reference/compactor.py", 1);
+        assert_eq!(
+            plain.argv().unwrap()[1],
+            "adapters/reference/compactor.py",
+            "the command line stays relative to the working directory"
+        );
     }
 }

@@ -12,6 +12,7 @@ use super::session::{SummarizeCall, SummaryService};
 use super::wire::SummaryAnswer;
 use crate::compactor::seam::SummaryBackend;
 use crate::summarizer::{RollingSummary, SummaryFailure};
+use compactsim_model::content::chars_to_spell;
 use compactsim_model::tokens::chars_for_rough_tokens;
 use compactsim_model::{ContentKind, FactId, MsgId, Segment, MERGE_SEPARATOR};
 use std::sync::Arc;
@@ -109,12 +110,9 @@ impl SummaryService for Served<'_> {
 impl Served<'_> {
     fn serve(&mut self, summary: &RollingSummary) -> Segment {
         *self.served_calls += 1;
-        // The text is what the oracle judges: it always has room to name every fact.
-        let spelled: u32 = summary
-            .facts
-            .iter()
-            .map(|f| f.to_string().len() as u32 + 1)
-            .sum();
+        // The text is what the oracle judges: it always has room to name every fact (the
+        // fake summarizer sizes its summaries so; this holds for any backend).
+        let spelled = chars_to_spell(ContentKind::Summary, &summary.facts);
         Segment {
             kind: ContentKind::Summary,
             chars: chars_for_rough_tokens(summary.tokens).max(spelled),

@@ -54,7 +54,7 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
     let counters = expect_counters(&doc, strategy)?;
     let mut plan = plan(&doc, strategy)?;
     plan.invariants = toplevel::invariants(&doc, strategy, &expect)?;
-    plan.compactor = toplevel::compactor(&doc, &doc.bugs)?;
+    plan.compactor = toplevel::compactor(&doc, &doc.bugs, path)?;
     let spec = CaseSpec {
         root_seed: doc.seed.unwrap_or(SEED_DEFAULT),
         case: doc.case.unwrap_or(0),

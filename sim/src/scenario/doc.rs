@@ -52,7 +52,8 @@ pub struct CompactorDoc {
     /// `reference` (the Rust models, the default) or `external` (an adapter).
     pub kind: Spanned<String>,
     /// The adapter's command line (split without a shell; relative paths resolve against
-    /// the directory compactsim runs in).
+    /// the file's directory or its nearest ancestor where they exist, see
+    /// `AdapterSpec::argv`).
     pub adapter: Option<Spanned<String>>,
     pub timeout_ms: Option<Spanned<u64>>,
 }

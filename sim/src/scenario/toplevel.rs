@@ -9,6 +9,7 @@ use crate::agent::{AntiThrashPolicy, Era, LoopOptions};
 use crate::bugs::{Bug, BugSet};
 use crate::strategy::Strategy;
 use std::ops::Range;
+use std::path::Path;
 use toml::Spanned;
 
 fn at<T>(span: Range<usize>, message: impl Into<String>) -> Result<T, Located> {
@@ -81,6 +82,7 @@ pub const ADAPTER_TIMEOUT_MS_MAX: u64 = 3_600_000;
 pub fn compactor(
     doc: &Doc,
     bugs: &[Spanned<String>],
+    path: &Path,
 ) -> Result<Option<crate::external::AdapterSpec>, Located> {
     let Some(table) = &doc.compactor else {
         return Ok(None);
@@ -123,10 +125,13 @@ pub fn compactor(
                     )
                 }
             };
-            Ok(Some(crate::external::AdapterSpec::new(
-                adapter.get_ref().clone(),
-                timeout_ms,
-            )))
+            // Relative paths of the command are the file's (see `AdapterSpec::argv`).
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+            Ok(Some(
+                crate::external::AdapterSpec::new(adapter.get_ref().clone(), timeout_ms)
+                    .written_in(dir),
+            ))
         }
         other => at(
             c.kind.span(),

@@ -3,13 +3,17 @@
 //! CONTRACT (used by the compactors):
 //! - A rolling summary is a set of facts plus a size in tokens. Summarizing new input
 //!   returns the new *cumulative* summary: previous facts ∪ retained facts of the input,
-//!   size = clamp(previous + ratio × input tokens, min, max) — so on a success the size
-//!   grows by at most ratio × input tokens (ratio < 1) once the previous summary is at
-//!   least `min`.
+//!   size = clamp(previous + ratio × input tokens, min, max), but never less than the
+//!   size that spells every fact it keeps ([`tokens_to_spell`]: a summary's text holds
+//!   what it keeps, and nothing more; an external compactor only gets the text) — so on
+//!   a success the size grows by at most ratio × input tokens (ratio < 1) once the
+//!   previous summary is at least `min`, or by what the new facts take to spell.
 //! - Previous facts are always kept (the summary is cumulative); each input fact is
 //!   retained with the case's retention rate (1000 ‰ keeps everything).
 //! - `condense` (defrag) re-summarizes the summary alone: same facts, size shrunk by
-//!   the condense ratio, clamped to min.
+//!   the condense ratio, clamped to min and to the size that spells its facts (so a
+//!   summary whose facts fill it cannot shrink: marker-contained holds the condensed
+//!   marker to every fact of the old one, read from its text).
 //! - Faults are drawn per call from the case's Summarizer stream at the case's rates:
 //!   error (with a class), empty output, `finish_reason = length`, expansion (output
 //!   larger than its input: size grows by more than the input), plus a latency in
@@ -30,7 +34,9 @@ pub use config::*;
 pub use schedule::SummaryOutcome;
 
 use crate::rng::{between, chance, weighted, SimRng};
-use compactsim_model::FactId;
+use compactsim_model::content::chars_to_spell;
+use compactsim_model::tokens::rough_tokens;
+use compactsim_model::{ContentKind, FactId};
 use serde::Serialize;
 
 /// A cumulative summary: what it retains and how big it is.
@@ -39,6 +45,12 @@ pub struct RollingSummary {
     /// Retained facts, ascending, no duplicates.
     pub facts: Vec<FactId>,
     pub tokens: u32,
+}
+
+/// Rough tokens of summary text that spells every one of `facts` (a summary body
+/// written at this size or larger names each fact it keeps).
+pub fn tokens_to_spell(facts: &[FactId]) -> u32 {
+    rough_tokens(chars_to_spell(ContentKind::Summary, facts))
 }
 
 /// Error classes of a failed summary call (hermes-domain §2.3 step 6).
@@ -124,7 +136,8 @@ impl Summarizer {
 
     /// Folds `input_facts` (from `input_tokens` tokens of transcript) into `previous`.
     /// On success the result holds every previous fact plus the retained input facts,
-    /// and its size is `clamp(previous + ratio × input, min, max)`.
+    /// and its size is `clamp(previous + ratio × input, min, max)`, at least
+    /// [`tokens_to_spell`] its facts.
     pub fn summarize(
         &mut self,
         previous: &RollingSummary,
@@ -143,6 +156,7 @@ impl Summarizer {
             (self.clamp_size(size), false)
         };
         let facts = self.merge_facts(&previous.facts, input_facts);
+        let tokens = tokens.max(tokens_to_spell(&facts));
         self.finish(
             fault,
             prompt_tokens,
@@ -152,7 +166,8 @@ impl Summarizer {
     }
 
     /// Re-summarizes `summary` alone (defrag): on success the same facts, the size shrunk
-    /// by the condense ratio and floored at `min`, never larger than `summary`. An
+    /// by the condense ratio and floored at `min`, never larger than `summary` unless
+    /// `summary` is too small to spell its facts, never smaller than that. An
     /// expansion fault returns 1.1–2× the summary instead.
     pub fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
         let fault = self.next_outcome();
@@ -162,7 +177,10 @@ impl Summarizer {
             let shrunk =
                 (summary.tokens as u64 * self.config.condense_per_mille as u64 / 1000) as u32;
             (
-                shrunk.max(self.config.min_tokens).min(summary.tokens),
+                shrunk
+                    .max(self.config.min_tokens)
+                    .min(summary.tokens)
+                    .max(tokens_to_spell(&summary.facts)),
                 false,
             )
         };

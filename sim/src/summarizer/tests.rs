@@ -257,14 +257,43 @@ fn condense_keeps_facts_and_shrinks_to_the_floor() {
         let call = s.condense(&summary);
         let out = call.result.unwrap();
         assert_eq!(out.facts, summary.facts);
+        let room = tokens_to_spell(&summary.facts);
         assert!(
-            out.tokens <= tokens,
-            "condense never grows: {tokens} -> {}",
+            out.tokens <= tokens.max(room),
+            "condense never grows past the room its facts need: {tokens} -> {}",
             out.tokens
         );
         let shrunk = tokens * c.condense_per_mille / 1000;
-        assert_eq!(out.tokens, shrunk.max(c.min_tokens).min(tokens));
+        assert_eq!(out.tokens, shrunk.max(c.min_tokens).min(tokens).max(room));
     }
+}
+
+#[test]
+fn every_summary_has_room_to_spell_the_facts_it_keeps() {
+    use compactsim_model::content::chars_to_spell;
+    use compactsim_model::tokens::chars_for_rough_tokens;
+    use compactsim_model::ContentKind;
+    let mut s = summarizer(SummarizerConfig::reliable(), 1);
+    let max = s.config.max_tokens;
+    // Far more facts than max_tokens can spell: the size follows the facts.
+    let many = facts(0..2_000);
+    let out = s
+        .summarize(&RollingSummary::default(), &many, 100)
+        .result
+        .unwrap();
+    assert_eq!(out.facts, many);
+    assert!(out.tokens > max, "{} tokens", out.tokens);
+    let chars = chars_for_rough_tokens(out.tokens);
+    assert!(chars >= chars_to_spell(ContentKind::Summary, &out.facts));
+    // A condensed summary of them cannot shrink below that room either.
+    let condensed = s.condense(&out).result.unwrap();
+    assert_eq!(condensed.tokens, tokens_to_spell(&many));
+    // A few facts: the ratio decides, as before.
+    let few = s
+        .summarize(&RollingSummary::default(), &facts(0..3), 1_000)
+        .result
+        .unwrap();
+    assert!(few.tokens > tokens_to_spell(&few.facts));
 }
 
 #[test]
