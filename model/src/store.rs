@@ -125,6 +125,9 @@ pub enum GatewayEvent {
         outcome: TurnOutcome,
         /// A compaction committed during the turn (observed: the live list was rewritten).
         compacted: bool,
+        /// The turn ended in an overflow failure: exhaustion, or its failing provider call
+        /// was over the window (the fake provider's ground truth, not the agent's guess).
+        overflow: bool,
         live: Vec<MsgId>,
     },
     /// The platform was told `inbound` was handled (it will not redeliver it).

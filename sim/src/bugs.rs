@@ -85,8 +85,9 @@ pub enum Bug {
     H98450,
     /// Gateway: `archive_and_compact` marks the carried tail compacted too.
     H86366,
-    /// Gateway: `/compress` rewrites the transcript (deleting its rows) even when no
-    /// rotation happened.
+    /// Gateway: no flush before rotate (a compaction during a turn loses the turn's
+    /// un-flushed rows), and `/compress` rewrites the transcript (deleting its rows) even
+    /// when no rotation happened.
     H48584,
     /// Gateway mutant: redeliveries are not checked against the idempotency table.
     GNoDedupe,
@@ -95,6 +96,8 @@ pub enum Bug {
     /// Gateway mutant: `load_transcript` ignores the `active` flag and returns archived
     /// rows too.
     GLoadArchived,
+    /// Gateway mutant: session hygiene compresses the live list and writes nothing of it.
+    GHygieneUnsaved,
 }
 
 /// Catalogue entry.
@@ -318,7 +321,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         bug: Bug::H85145,
         id: "H-85145",
         strategy: "gateway",
-        summary: "compression_exhausted is forwarded only on the empty-response return path; exhaustion always sets a response, so the auto-reset never fires and the key stays on the dead session",
+        summary: "compression_exhausted is forwarded only on the empty-response return path; exhaustion always sets a response, so the gateway sees a plain failed turn: no auto-reset, the key stays on the dead session and its agent reloads it, so every message re-exhausts",
         expected: &["exhausted-resets-clean"],
         requires: &[],
     },
@@ -326,7 +329,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         bug: Bug::H1630,
         id: "H-1630",
         strategy: "gateway",
-        summary: "a terse generic 400 on a large session is classed as a non-retryable client error instead of overflow, and the gateway persists the failed turn: every message fails and the session grows",
+        summary: "a terse generic 400 on a large session is classed as a non-retryable client error instead of overflow (no compression retry), and the gateway keeps the failed turn's user row as after a transient failure: every message fails and the session grows",
         expected: &["failed-turn-not-persisted"],
         requires: &[],
     },
@@ -374,7 +377,7 @@ pub const CATALOGUE: &[BugInfo] = &[
         bug: Bug::H48584,
         id: "H-48584",
         strategy: "gateway",
-        summary: "/compress runs rewrite_transcript even when no rotation happened: an in-place compaction deletes the session's rows instead of archiving them",
+        summary: "no flush before rotate: a compaction during a turn summarizes rows of the turn that were never flushed to the old session, so they are lost; and /compress runs rewrite_transcript even when no rotation happened, deleting the rows an in-place compaction archived",
         expected: &["persisted-equals-live"],
         requires: &[],
     },
@@ -400,6 +403,14 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "gateway",
         summary: "mutant of the clean gateway: load_transcript ignores the active flag and returns the rows an in-place compaction archived",
         expected: &["loaded-is-compacted"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::GHygieneUnsaved,
+        id: "G-hygiene-unsaved",
+        strategy: "gateway",
+        summary: "mutant of the clean gateway: session hygiene compresses the agent's list before the turn but persists nothing of the compaction",
+        expected: &["persisted-equals-live"],
         requires: &[],
     },
 ];

@@ -37,6 +37,9 @@ pub enum Stream {
     /// Gateway faults added after the gateway's draws were fixed (the user's `/stop`);
     /// its own stream, so existing gateway cases keep their fault plans.
     GatewayStop,
+    /// Gateway configuration added after the gateway's draws were fixed (the session
+    /// hygiene hard message limit); its own stream, so it reshuffles no other.
+    GatewayHygiene,
 }
 
 impl Stream {
@@ -51,6 +54,7 @@ impl Stream {
             Stream::Swarm => 0x0073_7761_726d,       // "swarm"
             Stream::FaultMix => 0x666d_6978,         // "fmix"
             Stream::GatewayStop => 0x0067_7374_6f70, // "gstop"
+            Stream::GatewayHygiene => 0x6768_7967,   // "ghyg"
         }
     }
 }

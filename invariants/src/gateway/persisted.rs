@@ -1,25 +1,52 @@
 //! persisted-equals-live (H-98450, H-4095, H-57491, H-48584, H-50037): after
 //! every handled turn the active rows of the key's session equal the live list, once
-//! each; a stored row is never deleted (compaction archives).
+//! each; a stored row is never deleted (compaction archives); and every row a finished
+//! turn appended is stored somewhere (a compaction during the turn summarizes rows only
+//! after they were flushed, §2.9).
 
 use super::{compression_tip, GatewayInvariant, GatewayStep};
 use crate::InvariantInfo;
-use compactsim_model::{GatewayEvent, MsgId, Witness};
+use compactsim_model::{GatewayEvent, MsgId, TurnOutcome, Witness};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "persisted-equals-live",
-    statement: "after every gateway turn the active rows of the key's session equal the live list with no duplicates, and no stored row is ever deleted",
-    catches: &["H-4095", "H-50037", "H-57491", "H-98450", "H-48584"],
+    statement: "after every gateway turn the active rows of the key's session equal the live list with no duplicates, every row a finished turn appended is stored, and no stored row is ever deleted",
+    catches: &[
+        "H-4095",
+        "H-50037",
+        "H-57491",
+        "H-98450",
+        "H-48584",
+        "G-hygiene-unsaved",
+    ],
 };
 
 #[derive(Default)]
 pub struct PersistedEqualsLive {
     /// Per session: its stored row ids, in order, when last judged.
     stored: BTreeMap<u32, Vec<MsgId>>,
+    /// Every row id any session stores.
+    ever: BTreeSet<MsgId>,
 }
 
 impl PersistedEqualsLive {
+    /// A row of a finished turn that no session stores (call after [`Self::deleted`],
+    /// which brings `stored` up to date).
+    fn lost(&self, turn_rows: &[MsgId]) -> Option<(String, Witness)> {
+        let lost: Vec<u32> = turn_rows
+            .iter()
+            .filter(|r| !self.ever.contains(r))
+            .map(|r| r.0)
+            .collect();
+        (!lost.is_empty()).then(|| {
+            (
+                format!("{} rows of the finished turn were never stored", lost.len()),
+                Witness::default().fact(format!("rows {:?}", &lost[..lost.len().min(8)])),
+            )
+        })
+    }
+
     /// A stored row that is gone since the last judged step (rows are only appended).
     fn deleted(&mut self, s: &GatewayStep<'_>) -> Option<(String, Witness)> {
         for session in &s.store.sessions {
@@ -34,7 +61,9 @@ impl PersistedEqualsLive {
                     Witness::default(),
                 ));
             }
-            seen.extend(session.rows[seen.len()..].iter().map(|r| r.id));
+            let new = &session.rows[seen.len()..];
+            seen.extend(new.iter().map(|r| r.id));
+            self.ever.extend(new.iter().map(|r| r.id));
         }
         None
     }
@@ -46,11 +75,23 @@ impl GatewayInvariant for PersistedEqualsLive {
     }
 
     fn observe(&mut self, s: &GatewayStep<'_>) -> Option<(String, Witness)> {
-        let GatewayEvent::TurnDone { key, live, .. } = s.event else {
+        let GatewayEvent::TurnDone {
+            key,
+            live,
+            outcome,
+            turn_rows,
+            ..
+        } = s.event
+        else {
             return None;
         };
         if let Some(v) = self.deleted(s) {
             return Some(v);
+        }
+        if *outcome == TurnOutcome::Finished {
+            if let Some(v) = self.lost(turn_rows) {
+                return Some(v);
+            }
         }
         let mapped = s.store.binding(key).or(s.store.route(key))?;
         let tip = compression_tip(s.store, mapped)?;

@@ -43,6 +43,7 @@ fn done(outcome: TurnOutcome, compacted: bool, turn_rows: &[u32], live: &[u32]) 
         turn_rows: ids(turn_rows),
         outcome,
         compacted,
+        overflow: outcome == TurnOutcome::Exhausted,
         live: ids(live),
     }
 }
@@ -137,7 +138,34 @@ fn failed_turn_not_persisted_fires_when_the_failed_turns_rows_are_stored() {
     assert_eq!(run(id, &[(ev.clone(), bad.clone())]), [id]);
     assert!(run(id, &[(ev, good)]).is_empty());
     // A compaction during the turn persisted it: not judged.
-    assert!(run(id, &[(done(TurnOutcome::Failed, true, &[3], &[0, 3]), bad)]).is_empty());
+    assert!(run(
+        id,
+        &[(done(TurnOutcome::Failed, true, &[3], &[0, 3]), bad.clone())]
+    )
+    .is_empty());
+    // A transient failure keeps its user row (#7100), but nothing after it.
+    let transient = done(TurnOutcome::Failed, false, &[3, 4], &[0, 1, 2, 3]);
+    assert!(run(id, &[(transient.clone(), bad)]).is_empty());
+    let more = store(vec![session(0, None, &[0, 1, 2, 3, 4])], 0, None);
+    assert_eq!(run(id, &[(transient, more)]), [id]);
+    // An overflow failure (the failing call was over the window) keeps nothing.
+    let mut overflow = done(TurnOutcome::Failed, false, &[3, 4], &[0, 1, 2]);
+    if let GatewayEvent::TurnDone { overflow: o, .. } = &mut overflow {
+        *o = true;
+    }
+    let user_kept = store(vec![session(0, None, &[0, 1, 2, 3])], 0, None);
+    assert_eq!(run(id, &[(overflow, user_kept)]), [id]);
+    // Rows left in a session the key no longer names (the exhausted one) are not judged.
+    let reset = store(
+        vec![session(0, None, &[0, 1, 2, 3]), session(1, None, &[0])],
+        1,
+        None,
+    );
+    assert!(run(
+        id,
+        &[(done(TurnOutcome::Exhausted, false, &[3], &[0]), reset)]
+    )
+    .is_empty());
 }
 
 #[test]
@@ -169,7 +197,15 @@ fn persisted_equals_live_fires_on_duplicates_a_mismatch_and_a_deleted_row() {
     assert_eq!(run(id, &[(ev.clone(), short.clone())]), [id]);
     let shorter = store(vec![session(0, None, &[0])], 0, None);
     let ev_short = done(TurnOutcome::Finished, false, &[2], &[0]);
-    assert_eq!(run(id, &[(ev.clone(), good), (ev_short, shorter)]), [id]);
+    assert_eq!(
+        run(id, &[(ev.clone(), good.clone()), (ev_short, shorter)]),
+        [id]
+    );
+    // A finished turn's row summarized away before it was ever stored (H-48584).
+    let summarized = done(TurnOutcome::Finished, true, &[2, 3], &[0, 1, 2]);
+    assert_eq!(run(id, &[(summarized, good.clone())]), [id]);
+    let stored = done(TurnOutcome::Finished, true, &[2], &[0, 1, 2]);
+    assert!(run(id, &[(stored, good)]).is_empty());
 }
 
 #[test]

@@ -8,11 +8,29 @@
 use crate::engine::plan::{GatewayPlan, GatewaySchedule};
 use crate::rng::{self, between, chance, SimRng, Stream};
 
-/// Crash points between the durable writes of a handled turn (and before the ack).
-pub const CRASH_POINTS: &[&str] = &["before-turn", "after-write", "after-mapping", "before-ack"];
+/// Crash points between the durable writes of a handled turn (and before the ack), in
+/// the order a turn reaches them (see `turn.rs`).
+pub const CRASH_POINTS: &[&str] = &[
+    "before-turn",
+    "after-user-flush",
+    "after-rotate-flush",
+    "after-write",
+    "after-mapping",
+    "before-ack",
+];
 /// Per-case chance, per mille at most, that the user sends `/stop` during a turn (it
 /// interrupts the turn only after a compaction committed in it).
 pub const STOP_PER_MILLE_MAX: u32 = 250;
+/// `hygiene_hard_message_limit` of 0.19.0 (hermes-domain §2.2): hygiene compresses a
+/// session of this many messages whatever its tokens.
+pub const HYGIENE_MESSAGE_LIMIT_DEFAULT: u32 = 5_000;
+/// The lowest hard message limit a case draws (a user's low setting; PR #4750 shipped
+/// 400), so the forced path is reached on purpose, not only by chance.
+pub const HYGIENE_MESSAGE_LIMIT_MIN: u32 = 60;
+/// The highest drawn low limit (PR #4750's value).
+pub const HYGIENE_MESSAGE_LIMIT_LOW_MAX: u32 = 400;
+/// Per mille of cases that keep the default limit.
+pub const HYGIENE_DEFAULT_PER_MILLE: u32 = 500;
 /// Transitions into an agent turn a mid-turn crash may fall at most.
 pub const MID_TURN_STEP_MAX: u32 = 12;
 
@@ -55,6 +73,9 @@ pub struct FaultPlan {
     crash_per_mille: u32,
     restart_per_mille: u32,
     command_per_mille: u32,
+    /// Session hygiene compresses a session of at least this many messages
+    /// ([`Stream::GatewayHygiene`]).
+    pub hygiene_message_limit: u32,
     /// A plan's explicit schedule, used instead of the draws.
     schedule: Option<GatewaySchedule>,
     /// The events of every turn so far, as used (what a recording writes down).
@@ -84,6 +105,20 @@ impl FaultPlan {
         let command_per_mille = between(&mut rng, 0, 30);
         let mut stop_rng = rng::stream(case_seed, Stream::GatewayStop);
         let stop_per_mille = between(&mut stop_rng, 0, STOP_PER_MILLE_MAX);
+        let mut hygiene_rng = rng::stream(case_seed, Stream::GatewayHygiene);
+        let low = between(
+            &mut hygiene_rng,
+            HYGIENE_MESSAGE_LIMIT_MIN,
+            HYGIENE_MESSAGE_LIMIT_LOW_MAX,
+        );
+        let drawn_limit = if chance(&mut hygiene_rng, HYGIENE_DEFAULT_PER_MILLE) {
+            HYGIENE_MESSAGE_LIMIT_DEFAULT
+        } else {
+            low
+        };
+        let hygiene_message_limit = plan
+            .and_then(|p| p.hygiene_message_limit)
+            .unwrap_or(drawn_limit);
         FaultPlan {
             key,
             topic,
@@ -94,6 +129,7 @@ impl FaultPlan {
             crash_per_mille,
             restart_per_mille,
             command_per_mille,
+            hygiene_message_limit,
             schedule: plan.and_then(|p| p.schedule.clone()),
             log: GatewaySchedule::default(),
         }

@@ -21,19 +21,25 @@ pub const GATEWAY_COUNTERS: &[&str] = &[
     "gateway.commands.compress",
     "gateway.commands.reset",
     "gateway.crash.after_mapping",
+    "gateway.crash.after_rotate_flush",
+    "gateway.crash.after_user_flush",
     "gateway.crash.after_write",
     "gateway.crash.before_ack",
     "gateway.crash.before_turn",
     "gateway.crash.mid_turn",
     "gateway.duplicates",
+    "gateway.failed_user_kept",
     "gateway.hygiene",
+    "gateway.hygiene_forced",
     "gateway.in_place_compactions",
     "gateway.loads",
     "gateway.resets",
     "gateway.restarts",
     "gateway.retries",
+    "gateway.rotate_flushes",
     "gateway.rotations",
     "gateway.stops",
+    "gateway.superseded",
 ];
 
 /// The counter of a crash at `point`.
@@ -43,9 +49,13 @@ pub(crate) fn crash_counter(point: faults::Crash) -> &'static str {
         faults::Crash::At("before-turn") => "gateway.crash.before_turn",
         faults::Crash::At("after-write") => "gateway.crash.after_write",
         faults::Crash::At("after-mapping") => "gateway.crash.after_mapping",
+        faults::Crash::At("after-user-flush") => "gateway.crash.after_user_flush",
+        faults::Crash::At("after-rotate-flush") => "gateway.crash.after_rotate_flush",
         faults::Crash::At(_) => "gateway.crash.before_ack",
     }
 }
 
 /// Session hygiene compresses before the turn at this share of the window, per mille.
 pub const HYGIENE_WINDOW_PER_MILLE: u64 = 850;
+/// Session hygiene looks only at a history of at least this many messages.
+pub const HYGIENE_HISTORY_MIN: usize = 4;

@@ -1,9 +1,11 @@
 //! The sink the agent turn reports to under the gateway: the case's observer, with a
-//! mid-turn crash at a chosen transition (the process dies before it is observed).
+//! mid-turn crash at a chosen transition (the process dies before it is observed), and
+//! what the gateway's persistence needs to know of the turn as the harness saw it.
 
 use crate::agent::Sink;
 use crate::engine::observer::Observer;
-use compactsim_model::{Event, Message, ServedCall};
+use compactsim_model::{CallErrorClass, Event, Message, MsgId, ServedCall};
+use std::collections::BTreeSet;
 
 pub(crate) struct CrashSink<'a> {
     pub inner: &'a mut Observer,
@@ -11,6 +13,49 @@ pub(crate) struct CrashSink<'a> {
     pub crash_at: Option<u32>,
     pub seen: u32,
     pub crashed: bool,
+    /// The rows of the live list right before each compaction or repair of the turn
+    /// (each row once, first seen first): what §2.9's flush-before-rotate must store.
+    pub pre_compaction: Vec<Message>,
+    pre_ids: BTreeSet<MsgId>,
+    /// Ids of the rows the turn appended (its user row and each answered response).
+    pub fed: Vec<MsgId>,
+    /// The turn's last failed provider call: the agent's class of it, and whether it
+    /// was over the window (the fake provider's ground truth).
+    pub last_error: Option<(CallErrorClass, bool)>,
+}
+
+impl<'a> CrashSink<'a> {
+    pub fn new(inner: &'a mut Observer, crash_at: Option<u32>) -> Self {
+        CrashSink {
+            inner,
+            crash_at,
+            seen: 0,
+            crashed: false,
+            pre_compaction: Vec::new(),
+            pre_ids: BTreeSet::new(),
+            fed: Vec::new(),
+            last_error: None,
+        }
+    }
+
+    fn note(&mut self, event: &Event, before: &[Message], after: &[Message]) {
+        let appended = || after.iter().skip(before.len()).map(|m| m.id);
+        match event {
+            Event::TurnAppended { .. } => self.fed.extend(appended()),
+            Event::ProviderCall(c) => match c.error {
+                Some(class) => self.last_error = Some((class, c.over_window)),
+                None => self.fed.extend(appended()),
+            },
+            Event::BatchPass(_) | Event::MicroPass(_) | Event::Repair { .. } => {
+                for m in before {
+                    if self.pre_ids.insert(m.id) {
+                        self.pre_compaction.push(m.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 impl Sink for CrashSink<'_> {
@@ -20,6 +65,7 @@ impl Sink for CrashSink<'_> {
             return false;
         }
         self.seen += 1;
+        self.note(&event, before, after);
         self.inner.observe(event, before, after)
     }
 

@@ -117,6 +117,31 @@ impl Durable {
         self.session_mut(id).rows = rows.iter().map(|m| active(m.id)).collect();
     }
 
+    /// Supersedes an unrecorded turn of session `id`: its row `first` (the last active
+    /// occurrence) and every active row after it leave the active set (`active = 0,
+    /// compacted = 0`: still stored, not searchable). Returns how many rows it took.
+    pub fn retract_from(&mut self, id: SessionNo, first: MsgId) -> usize {
+        let s = self.session_mut(id);
+        let Some(at) = s.rows.iter().rposition(|r| r.active && r.id == first) else {
+            return 0;
+        };
+        let mut n = 0;
+        for r in s.rows[at..].iter_mut().filter(|r| r.active) {
+            r.active = false;
+            r.compacted = false;
+            n += 1;
+        }
+        n
+    }
+
+    /// Ids of every row stored in session `id` (any state).
+    pub fn stored_ids(&self, id: SessionNo) -> std::collections::BTreeSet<MsgId> {
+        self.snapshot
+            .session(id)
+            .map(|s| s.rows.iter().map(|r| r.id).collect())
+            .unwrap_or_default()
+    }
+
     /// Saves the route of `key`.
     pub fn save_route(&mut self, key: &str, id: SessionNo) {
         put(&mut self.snapshot.routes, key, id);
@@ -228,5 +253,16 @@ mod tests {
             .collect();
         assert_eq!(ids, [0, 9]);
         assert_eq!(s.durable.load(a, || true).len(), 2);
+    }
+
+    #[test]
+    fn retract_from_supersedes_the_unrecorded_turn_and_keeps_its_rows_stored() {
+        let mut s = Store::default();
+        let a = s.durable.create(None, &[row(0), row(1), row(2), row(3)]);
+        assert_eq!(s.durable.retract_from(a, MsgId(2)), 2);
+        let ids: Vec<u32> = s.durable.load(a, true).iter().map(|m| m.id.0).collect();
+        assert_eq!(ids, [0, 1]);
+        assert_eq!(s.durable.stored_ids(a).len(), 4);
+        assert_eq!(s.durable.retract_from(a, MsgId(7)), 0);
     }
 }

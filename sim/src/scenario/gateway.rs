@@ -19,6 +19,9 @@ pub struct GatewayDoc {
     pub session_mode: Option<Spanned<String>>,
     /// Telegram DM topic mode: the session key has a topic binding.
     pub topic: Option<bool>,
+    /// Session hygiene compresses a history of this many messages (4 to
+    /// [`HYGIENE_MESSAGE_LIMIT_MAX`]).
+    pub hygiene_message_limit: Option<Spanned<i64>>,
     pub restarts: Option<Spanned<Vec<Spanned<i64>>>>,
     pub crashes: Option<Spanned<Vec<Spanned<CrashDoc>>>>,
     pub duplicates: Option<Spanned<Vec<Spanned<i64>>>>,
@@ -34,6 +37,9 @@ pub struct CrashDoc {
     pub turn: Spanned<i64>,
     pub at: Spanned<String>,
 }
+
+/// The largest hard message limit a `[gateway]` table may set.
+pub const HYGIENE_MESSAGE_LIMIT_MAX: u32 = 100_000;
 
 fn at<T>(span: Range<usize>, message: impl Into<String>) -> Result<T, Located> {
     Err((Some(span), message.into()))
@@ -141,9 +147,25 @@ pub fn apply(
     } else {
         None
     };
+    let hygiene_message_limit = match &g.hygiene_message_limit {
+        None => None,
+        Some(n) => match u32::try_from(*n.get_ref()) {
+            Ok(v) if (4..=HYGIENE_MESSAGE_LIMIT_MAX).contains(&v) => Some(v),
+            _ => {
+                return at(
+                    n.span(),
+                    format!(
+                        "hygiene_message_limit out of range: {} (4 to {HYGIENE_MESSAGE_LIMIT_MAX})",
+                        n.get_ref()
+                    ),
+                )
+            }
+        },
+    };
     plan.gateway = GatewayPlan {
         topic: g.topic,
         schedule,
+        hygiene_message_limit,
     };
     Ok(())
 }

@@ -241,6 +241,10 @@ fn gateway_table(out: &mut String, plan: &CasePlan) {
         "gateway",
         &[
             ("topic", g.topic.map(|b| b.to_string())),
+            (
+                "hygiene_message_limit",
+                g.hygiene_message_limit.map(|n| n.to_string()),
+            ),
             ("restarts", s.and_then(|s| list(&s.restarts))),
             ("crashes", crashes),
             ("duplicates", s.and_then(|s| list(&s.duplicates))),

@@ -121,15 +121,19 @@ fn faults_and_restarts_go_when_the_bug_does_not_need_them() {
 /// that caught it.
 #[test]
 fn every_gateway_switch_shrinks_to_at_most_10_turns() {
-    let cases: [(Bug, u64, u32, &str); 8] = [
+    let cases: [(Bug, u64, u32, &str); 12] = [
         (Bug::H29335, 20_260_731, 3, "session-id-persisted"),
         (Bug::H35809, 20_260_731, 6, "exhausted-resets-clean"),
-        (Bug::H9893, 20_260_731, 1, "exhausted-resets-clean"),
+        (Bug::H9893, 20_260_731, 3, "exhausted-resets-clean"),
         (Bug::H4095, 20_260_731, 0, "persisted-equals-live"),
         (Bug::GNoDedupe, 20_260_731, 0, "idempotent-delivery"),
         (Bug::GAckEarly, 20_260_731, 0, "persist-before-ack"),
-        (Bug::GLoadArchived, 20_260_731, 0, "loaded-is-compacted"),
+        (Bug::GLoadArchived, 20_260_731, 1, "loaded-is-compacted"),
         (Bug::GLoadArchived, 1, 1, "loaded-is-compacted"),
+        (Bug::H48584, 20_260_731, 0, "persisted-equals-live"),
+        (Bug::H1630, 20_260_731, 6, "failed-turn-not-persisted"),
+        (Bug::H85145, 20_260_731, 3, "exhausted-resets-clean"),
+        (Bug::GHygieneUnsaved, 20_260_731, 0, "persisted-equals-live"),
     ];
     for (bug, seed, case, invariant) in cases {
         let mut s = spec(case, bug);

@@ -45,6 +45,8 @@ pub struct GatewayPlan {
     pub topic: Option<bool>,
     /// The explicit fault schedule; `None`: drawn per message.
     pub schedule: Option<GatewaySchedule>,
+    /// Session hygiene's hard message limit; `None`: drawn.
+    pub hygiene_message_limit: Option<u32>,
 }
 
 impl GatewayPlan {

@@ -126,15 +126,14 @@ pub fn record(spec: &CaseSpec) -> Recording {
     if let Some(g) = &logged.gateway {
         let mut schedule = g.schedule.clone();
         schedule.truncate(result.turns);
+        let drawn = crate::gateway::faults::FaultPlan::draw(
+            spec.case_seed(),
+            spec.plan.as_ref().map(|p| &p.gateway),
+        );
         plan.gateway = super::GatewayPlan {
-            topic: Some(
-                crate::gateway::faults::FaultPlan::draw(
-                    spec.case_seed(),
-                    spec.plan.as_ref().map(|p| &p.gateway),
-                )
-                .topic,
-            ),
+            topic: Some(drawn.topic),
             schedule: Some(schedule),
+            hygiene_message_limit: Some(drawn.hygiene_message_limit),
         };
     }
     Recording { plan, result }
