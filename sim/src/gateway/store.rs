@@ -260,7 +260,7 @@ mod tests {
         let mut s = Store::default();
         let a = s.durable.create(None, &[row(0), row(1), row(2), row(3)]);
         assert_eq!(s.durable.retract_from(a, MsgId(2)), 2);
-        let ids: Vec<u32> = s.durable.load(a, true).iter().map(|m| m.id.0).collect();
+        let ids: Vec<u32> = s.durable.load(a, || true).iter().map(|m| m.id.0).collect();
         assert_eq!(ids, [0, 1]);
         assert_eq!(s.durable.stored_ids(a).len(), 4);
         assert_eq!(s.durable.retract_from(a, MsgId(7)), 0);
