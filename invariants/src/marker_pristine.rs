@@ -20,8 +20,9 @@ use compactsim_model::{Event, FactId, Message, Role, ServedCall, Transition, Wit
 /// - **Newest holds the current summary** (micro passes that changed the list): when a
 ///   summary call the harness served during the pass answered (a condense call counts:
 ///   it rewrites the summary in place), the newest micro marker of `after` (the one with
-///   the largest id: ids are assigned in creation order) holds every fact of the last
-///   answer that was adopted — the last answered call that did not come back expanded,
+///   the largest id: ids are assigned in creation order) holds (its text spells,
+///   `text.rs`) every fact of the last answer that was adopted — the last answered call
+///   that did not come back expanded,
 ///   else the last answered call. A pass that keeps an older marker and deletes the new
 ///   one, or writes a stale summary, fails here. A pass that changed the list while no
 ///   call answered is left to no-silent-drop.
@@ -91,7 +92,10 @@ fn after_pass(t: &Transition<'_>) -> Option<Witness> {
         return None;
     }
     let newest = micro_markers(t.after).max_by_key(|(_, m)| m.id);
-    let facts = newest.map(|(_, m)| m.content.facts()).unwrap_or_default();
+    // Judged as text: the facts the marker's text spells (`text.rs`).
+    let facts = newest
+        .map(|(_, m)| crate::text::text_facts(&m.content))
+        .unwrap_or_default();
     let missing: Vec<FactId> = answer
         .facts_out
         .iter()
@@ -277,5 +281,19 @@ mod tests {
         assert!(observe(&absorbed(1, &[6]), &start(), &stale, &call));
         // Nothing answered: not this invariant's question.
         assert!(!observe(&absorbed(1, &[6]), &start(), &kept_old, &[]));
+    }
+
+    #[test]
+    fn fires_when_the_newest_marker_lists_the_summary_its_text_does_not_spell() {
+        let call = [served(true, 100, &[1, 2, 3])];
+        let mut lying = micro_marker(8, &[1, 2, 3]);
+        // 24 characters spell FACT-000001 and FACT-000002 only.
+        lying.set_content(prose(8, 24, &[1, 2, 3]));
+        let after = vec![user(0), user(4), lying, user(7)];
+        assert!(observe(&absorbed(1, &[6]), &start(), &after, &call));
+        let mut roomy = micro_marker(8, &[1, 2, 3]);
+        roomy.set_content(prose(8, 60, &[1, 2, 3]));
+        let after = vec![user(0), user(4), roomy, user(7)];
+        assert!(!observe(&absorbed(1, &[6]), &start(), &after, &call));
     }
 }

@@ -121,7 +121,7 @@ fn answers(how: Judged, served: &[ServedCall], before: &[Message]) -> Answers {
                 before
                     .iter()
                     .filter(|m| m.is_summary())
-                    .flat_map(|m| m.content.facts()),
+                    .flat_map(|m| text_facts(&m.content)),
             );
         }
         seen.sort_unstable();
