@@ -52,7 +52,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "head-protected",
     statement: "the system prompt survives verbatim; the protected head survives micro \
                 passes and repairs in order; the head decays after the first batch compaction",
-    catches: &["H-11996"],
+    catches: &["H-11996", "IOT-0.22.2-M1"],
 };
 
 impl HeadProtected {

@@ -26,7 +26,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "tokens-non-growing",
     statement:
         "after the first committed compaction pass, a pass never increases transcript tokens",
-    catches: &["H-75345-A", "H-75345-B"],
+    catches: &["H-75345-A", "H-75345-B", "IOT-0.22.2-M3"],
 };
 
 /// Micro passes only: a batch summary is bounded by a "Target ~N tokens" prompt, never

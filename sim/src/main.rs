@@ -333,7 +333,7 @@ fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
     params.compactor =
         compactsim::compactor::choice::CompactorChoice::parse(&k.compactor.compactor)
             .map_err(Failure::bad_input)?;
-    params.profile = k.profile()?;
+    let params = params.with_profile(k.profile()?);
     params.with_session_mode(k.session_mode.as_deref())
 }
 
@@ -440,7 +440,7 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
     }
     let k = &a.case.knobs;
     let (strategy, era) = k.strategy_and_era()?;
-    let mut params = CaseParams::parse_with(
+    let params = CaseParams::parse_with(
         a.case.seed.unwrap_or(args::SEED_DEFAULT),
         k.passes.unwrap_or(args::PASSES_DEFAULT),
         strategy,
@@ -448,7 +448,7 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
         k.anti_thrash.as_deref(),
         &k.bugs,
     )?;
-    params.profile = k.profile()?;
+    let params = params.with_profile(k.profile()?);
     diff::diff(&diff::DiffRequest {
         params,
         cases: args::check_cases(a.cases)?,

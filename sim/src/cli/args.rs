@@ -116,6 +116,16 @@ impl CaseParams {
         })
     }
 
+    /// These parameters under `--profile` (`None`: the default model): the release's
+    /// known bugs that act under the strategy are switched on ([`Profile::bugs`]).
+    pub fn with_profile(mut self, profile: Option<Profile>) -> CaseParams {
+        if let Some(p) = profile {
+            self.bugs = self.bugs.with_also(p.bugs(self.strategy));
+        }
+        self.profile = profile;
+        self
+    }
+
     /// These parameters with `--session-mode` (`None`: as drawn); bad input for a
     /// strategy without the agent loop.
     pub fn with_session_mode(mut self, mode: Option<&str>) -> Result<CaseParams, Failure> {

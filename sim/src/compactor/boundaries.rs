@@ -99,23 +99,7 @@ pub fn align_backward(messages: &[Message], mut cut: usize, floor: usize) -> usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use compactsim_model::{CallId, ToolCall};
-
-    use crate::test_rows::row;
-
-    fn turn(base: u32, chars: u32) -> Vec<Message> {
-        let call = ToolCall {
-            id: CallId(base),
-            name: "t".into(),
-            arguments: "{}".into(),
-        };
-        vec![
-            row(base, Role::User, chars),
-            row(base + 1, Role::Assistant, 0).with_tool_calls(vec![call]),
-            row(base + 2, Role::Tool, chars).with_tool_call_id(CallId(base)),
-            row(base + 3, Role::Assistant, chars),
-        ]
-    }
+    use crate::test_rows::{row, tool_turn as turn};
 
     #[test]
     fn head_skips_past_tool_rows_and_counts_system() {

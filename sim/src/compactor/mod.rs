@@ -7,4 +7,5 @@ pub mod micro;
 pub mod reference;
 pub mod repair;
 pub mod seam;
+pub mod tail_iot;
 pub mod threshold;

@@ -47,6 +47,11 @@ pub struct Thresholds {
     pub summary_tokens_max: u32,
 }
 
+/// Ceiling of a batch summary for a window: min(5 % of the window, 10,000).
+pub fn summary_tokens_max(context_length: u32) -> u32 {
+    (context_length / 20).min(10_000)
+}
+
 /// Derives the trigger and budgets for a window of `context_length` tokens.
 pub fn derive(context_length: u32, config: ThresholdConfig) -> Thresholds {
     let mut per_mille = config.threshold_per_mille;
@@ -68,7 +73,7 @@ pub fn derive(context_length: u32, config: ThresholdConfig) -> Thresholds {
         context_length,
         trigger_tokens: trigger,
         tail_budget_tokens: (trigger as u64 * ratio as u64 / 1000) as u32,
-        summary_tokens_max: (context_length / 20).min(10_000),
+        summary_tokens_max: summary_tokens_max(context_length),
     }
 }
 

@@ -164,7 +164,7 @@ fn both_micro(spec: &CaseSpec, config: &AgentConfig, setup: &CaseSetup) -> Optio
         let mut micro = MicroConfig::with_tail_budget(config.thresholds.tail_budget_tokens);
         micro.every_n_turns = setup.micro.every_n_turns;
         if let Some(p) = spec.profile {
-            p.tune_micro(&mut micro);
+            p.tune_micro(&mut micro, setup.shape.context_length);
         }
         if let Some(plan) = spec.plan.as_deref() {
             plan.micro.apply(&mut micro);

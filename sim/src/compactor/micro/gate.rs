@@ -48,13 +48,13 @@ impl MicroCompactor {
         let call = summarizer.summarize(&self.state.rolling, &facts, tokens);
         ev.latency_ms = call.latency_ms;
         let end = ranges[ranges.len() - 1].1;
-        match call.result {
-            Ok(summary) if !call.expanded => {
+        match self.usable(call, summarizer) {
+            Some(summary) => {
                 let supersede = cumulative || self.bugs.has(Bug::HMResume);
                 self.commit(msgs, &ranges, summary, supersede, ids);
                 ev.outcome = MicroOutcome::Absorbed;
             }
-            _ => self.fail(msgs, first.0, end, ev),
+            None => self.fail(msgs, first.0, end, ev),
         }
     }
 }

@@ -6,11 +6,14 @@
 //! rows stay verbatim for the session's life), and a summary that comes back larger
 //! than its input (the expansion fault) is treated as a failed call, like an empty or
 //! cut-off one, so a committed pass from the second on never grows the transcript.
+//! The release's bugs (FINDINGS M1-M4) are switches (`IOT-0.22.2-M*`, [`released`]),
+//! which `--profile hermes-iot-0.22.2` turns on.
 
 mod config;
 mod exchange;
 mod gate;
 pub mod marker;
+mod released;
 mod splice;
 
 pub use config::*;
@@ -18,6 +21,7 @@ pub use config::*;
 use crate::bugs::{Bug, BugSet};
 use crate::compactor::boundaries::{head_end, tail_start};
 use crate::compactor::seam::SummaryBackend;
+use crate::compactor::tail_iot;
 use crate::ids::IdAlloc;
 use crate::summarizer::RollingSummary;
 use compactsim_model::{Message, MicroOutcome, MicroPass, MsgId};
@@ -96,17 +100,22 @@ impl MicroCompactor {
         };
         #[cfg(debug_assertions)]
         let rows_before: Vec<Message> = msgs.clone();
-        if !(self.state.invocations - 1).is_multiple_of(self.config.every_n_turns.max(1)) {
+        let every_n = self.config.every_n_turns.max(1);
+        let phase = if self.config.cadence_runs_last {
+            self.state.invocations
+        } else {
+            self.state.invocations - 1
+        };
+        if !phase.is_multiple_of(every_n) {
             ev.outcome = MicroOutcome::Cadence;
         } else if msgs.len() >= MESSAGES_MIN {
-            let head = head_end(msgs, self.config.protect_first_n);
-            let tail = tail_start(
-                msgs,
-                head,
-                self.config.tail_budget_tokens,
-                self.config.protect_last_n,
-                self.config.tail_floor_when_fits,
-            );
+            let protect_first_n = if self.bugs.has(Bug::IotM1) {
+                released::effective_protect_first_n(msgs, self.config.protect_first_n)
+            } else {
+                self.config.protect_first_n
+            };
+            let head = head_end(msgs, protect_first_n);
+            let tail = self.tail(msgs, head);
             self.work(msgs, &Window { head, tail }, summarizer, ids, &mut ev);
         }
         ev.cursor = self.state.cursor as u32;
@@ -125,6 +134,28 @@ impl MicroCompactor {
         ev
     }
 
+    /// Start of the verbatim tail: the release's cut under the iot profile, else the
+    /// default model's.
+    fn tail(&self, msgs: &[Message], head: usize) -> usize {
+        let c = &self.config;
+        match c.iot_tail_window_tokens {
+            Some(window) => tail_iot::tail_start(
+                msgs,
+                head,
+                c.tail_budget_tokens,
+                tail_iot::soft_ceiling_tokens(c.tail_budget_tokens, window),
+                c.protect_last_n,
+            ),
+            None => tail_start(
+                msgs,
+                head,
+                c.tail_budget_tokens,
+                c.protect_last_n,
+                c.tail_floor_when_fits,
+            ),
+        }
+    }
+
     fn work(
         &mut self,
         msgs: &mut Vec<Message>,
@@ -133,18 +164,27 @@ impl MicroCompactor {
         ids: &mut IdAlloc,
         ev: &mut MicroPass,
     ) {
-        if self.state.rolling == RollingSummary::default() && !self.bugs.has(Bug::HMResume) {
+        let empty = self.state.rolling == RollingSummary::default();
+        if self.bugs.has(Bug::IotM2) {
+            if let Some(m) = released::rehydration_source(msgs, self.state.cursor, w.head, w.tail)
+                .filter(|_| empty)
+            {
+                self.state.rolling = marker::rehydrate(m);
+            }
+        } else if empty && !self.bugs.has(Bug::HMResume) {
             self.rehydrate(msgs);
         }
         let cumulative = self.state.rolling != RollingSummary::default();
         self.state.cursor = exchange::recover_cursor(msgs, self.state.cursor, w.head, w.tail);
-        if self.state.rolling.tokens >= self.config.defrag_threshold_tokens {
+        let original_design = self.bugs.has(Bug::H75345A);
+        let exchange = exchange::find(msgs, self.state.cursor, w.tail, original_design);
+        if self.state.rolling.tokens >= self.config.defrag_threshold_tokens
+            && (exchange.is_some() || !self.config.defrag_needs_exchange)
+        {
             self.defrag(msgs, w, summarizer, ids, ev);
             return;
         }
-        let original_design = self.bugs.has(Bug::H75345A);
-        let Some((start, end)) = exchange::find(msgs, self.state.cursor, w.tail, original_design)
-        else {
+        let Some((start, end)) = exchange else {
             return;
         };
         if self.config.reclaim_gate_tokens > 0 {
@@ -159,14 +199,37 @@ impl MicroCompactor {
         let tokens: u32 = msgs[start..end].iter().map(|m| m.tokens().rough).sum();
         let call = summarizer.summarize(&self.state.rolling, &facts, tokens);
         ev.latency_ms = call.latency_ms;
-        match call.result {
-            Ok(summary) if !call.expanded => {
+        match self.usable(call, summarizer) {
+            Some(summary) => {
                 let supersede = cumulative || self.bugs.has(Bug::HMResume);
                 self.commit(msgs, &[(start, end)], summary, supersede, ids);
                 ev.outcome = MicroOutcome::Absorbed;
             }
-            _ => self.fail(msgs, start, end, ev),
+            None => self.fail(msgs, start, end, ev),
         }
+    }
+
+    /// The answer a pass adopts: not a failure, not larger than its input (unless
+    /// IOT-0.22.2-M3), and not over the `max_tokens` the pass asked for (cut with finish
+    /// reason `length`, recorded as a failed call).
+    pub(super) fn usable(
+        &self,
+        call: crate::summarizer::SummaryCall,
+        summarizer: &mut dyn SummaryBackend,
+    ) -> Option<RollingSummary> {
+        let summary = call.result.ok()?;
+        if call.expanded && !self.bugs.has(Bug::IotM3) {
+            return None;
+        }
+        if self
+            .config
+            .summary_tokens_max
+            .is_some_and(|max| summary.tokens > max)
+        {
+            summarizer.truncated();
+            return None;
+        }
+        Some(summary)
     }
 
     /// Rebuilds the rolling summary from the newest micro marker. Batch summaries are
@@ -195,7 +258,9 @@ impl MicroCompactor {
         let new_marker = marker::build(ids.msg(), role, &summary, self.config.scaffold_tokens);
         let marker_id = new_marker.id;
         let at = splice::replace_ranges(msgs, ranges, new_marker);
-        if supersede && !self.bugs.has(Bug::H75345B) {
+        if supersede && self.bugs.has(Bug::IotM4) {
+            released::supersede_keep_last(msgs);
+        } else if supersede && !self.bugs.has(Bug::H75345B) {
             splice::supersede_others(msgs, at);
             debug_assert!(
                 !self.bugs.is_empty() || marker::count(msgs) == 1,
@@ -254,10 +319,7 @@ impl MicroCompactor {
     ) {
         let call = summarizer.condense(&self.state.rolling);
         ev.latency_ms = call.latency_ms;
-        let condensed = match call.result {
-            Ok(s) if !call.expanded => Some(s),
-            _ => None,
-        };
+        let condensed = self.usable(call, summarizer);
         if self.bugs.has(Bug::HMDefrag) {
             // Historical: the whole window became one marker, even on failure.
             let summary = condensed
