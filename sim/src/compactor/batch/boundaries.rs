@@ -92,7 +92,7 @@ pub fn last_real_user(messages: &[Message]) -> Option<usize> {
     messages.iter().rposition(holds_user_words)
 }
 
-fn holds_user_words(m: &Message) -> bool {
+pub fn holds_user_words(m: &Message) -> bool {
     if m.role != Role::User {
         return false;
     }
@@ -124,8 +124,9 @@ fn anchor_last_user(messages: &[Message], w: &mut Window) {
     }
 }
 
-/// End of the user row at `u` and the assistant row answering it (with its results).
-fn pair_end(messages: &[Message], u: usize) -> usize {
+/// End of the user row at `u` and the assistant row answering it (with its results):
+/// `_find_turn_pair_end`.
+pub fn pair_end(messages: &[Message], u: usize) -> usize {
     let mut i = u + 1;
     if messages.get(i).is_some_and(|m| m.role == Role::Assistant) {
         i += 1;
@@ -148,7 +149,7 @@ fn anchor_last_reply(messages: &[Message], w: &mut Window) {
 /// If the tail would start on the newest real user row, start it one assistant/tool
 /// group earlier (when the window stays non-empty), so the summary never merges into
 /// that user row.
-fn bridge(messages: &[Message], w: &mut Window) {
+pub fn bridge(messages: &[Message], w: &mut Window) {
     if last_real_user(messages) != Some(w.end) || w.end <= w.start + 1 {
         return;
     }
