@@ -110,7 +110,7 @@ pub fn last_visible_reply(messages: &[Message]) -> Option<usize> {
 /// Keeps the newest real user row verbatim. If it is the first row of the window,
 /// anchoring it would empty the window: the window starts after the user's pair
 /// instead (#22523), so the user row stays verbatim before the summary.
-fn anchor_last_user(messages: &[Message], w: &mut Window) {
+pub fn anchor_last_user(messages: &[Message], w: &mut Window) {
     let Some(u) = last_real_user(messages) else {
         return;
     };

@@ -322,6 +322,10 @@ pub fn compress(
             start: head_end,
             end,
         };
+        // Where the release summarizes the newest user row with its pair (#22523: the
+        // row is the first of the window), the model keeps it verbatim before the
+        // summary, as the default model does (DIFF.md, D3).
+        boundaries::anchor_last_user(&work, &mut w);
         // B4 (FINDINGS.md) is not copied: the newest user row never takes the summary.
         boundaries::bridge(&work, &mut w);
         w.end = shared::align_backward(&work, w.end, w.start);
