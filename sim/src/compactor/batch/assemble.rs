@@ -287,6 +287,13 @@ fn merge_into(row: &mut Message, summary: &RollingSummary, how: Placement, w: &W
     let own = row.content.segments.iter().cloned();
     if how == Placement::MergeWrapped {
         segments.push(w.segment(Fixed::PriorOpen, row.id));
+        if w.exact_0_19_0 && row.content.segments.is_empty() {
+            // 0.19.0 wraps the empty text too: header, line break, "", blank line.
+            segments.push(Segment {
+                chars: 0,
+                ..Fixed::PriorOpen.segment(row.id, 0)
+            });
+        }
         segments.extend(own);
         segments.push(w.segment(Fixed::PriorClose, row.id));
         segments.extend(summary_segments(summary, row.id, w));

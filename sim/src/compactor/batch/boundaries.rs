@@ -138,7 +138,7 @@ pub fn pair_end(messages: &[Message], u: usize) -> usize {
 }
 
 /// Keeps the newest visible assistant reply verbatim (#29824).
-fn anchor_last_reply(messages: &[Message], w: &mut Window) {
+pub fn anchor_last_reply(messages: &[Message], w: &mut Window) {
     if let Some(v) = last_visible_reply(messages) {
         if v >= w.start && v < w.end {
             w.end = v;

@@ -326,6 +326,9 @@ pub fn compress(
         // row is the first of the window), the model keeps it verbatim before the
         // summary, as the default model does (DIFF.md, D3).
         boundaries::anchor_last_user(&work, &mut w);
+        // Likewise the newest visible reply (the release's anchor may leave it first in
+        // the window; user-turns-intact fired on profile sweep seed 1 case 142).
+        boundaries::anchor_last_reply(&work, &mut w);
         // B4 (FINDINGS.md) is not copied: the newest user row never takes the summary.
         boundaries::bridge(&work, &mut w);
         w.end = shared::align_backward(&work, w.end, w.start);
@@ -353,7 +356,7 @@ pub fn compress(
     let summary = written.map(|w| w.summary);
     out.summary_tokens = summary.as_ref().map_or(0, |s| s.tokens);
     let snapshot = (config.hermes_0_19_0 && !fallback)
-        .then(|| release::snapshot_chars(source.rows.iter().map(|r| &work[r.index])))
+        .then(|| release::snapshot_chars(work[release::turns(&work, &window)].iter()))
         .flatten();
     let mut assembled =
         assemble::assemble_with(&work, &window, summary.as_ref(), config, ids, snapshot);

@@ -14,7 +14,7 @@
 //!
 //! The default model keeps its own versions, so the default suites do not move.
 
-use super::boundaries::{holds_user_words, pair_end};
+use super::boundaries::{first_non_system, holds_user_words, pair_end, Window};
 use super::scaffold::Fixed;
 use compactsim_model::{Message, Role, ToolCall};
 use serde_json::Value;
@@ -189,13 +189,16 @@ fn anchor_last_user(messages: &[Message], cut: usize, head_end: usize) -> usize 
     u
 }
 
-/// `_ensure_last_assistant_message_in_tail`: the newest assistant row with text (a
-/// summary row included), else the newest assistant row.
+/// `_ensure_last_assistant_message_in_tail`: the newest assistant row with text, else
+/// the newest assistant row. The release counts an assistant-role summary as a reply
+/// and can summarize the newest visible reply behind it (user-turns-intact fired on
+/// profile sweep seeds 1 and 2); the model anchors the newest visible reply, as its
+/// default does.
 fn anchor_last_assistant(messages: &[Message], cut: usize, head_end: usize) -> usize {
     let assistants = || {
         (head_end..messages.len())
             .rev()
-            .filter(|&i| messages[i].role == Role::Assistant)
+            .filter(|&i| messages[i].role == Role::Assistant && !messages[i].is_summary())
     };
     let Some(a) = assistants()
         .find(|&i| !messages[i].content.is_empty())
@@ -207,6 +210,17 @@ fn anchor_last_assistant(messages: &[Message], cut: usize, head_end: usize) -> u
         return cut;
     }
     align_backward(messages, a).max(head_end + 1)
+}
+
+/// `turns_to_summarize` of `compress()`: the window after the newest summary row between
+/// the first non-system row and the window's end.
+pub fn turns(messages: &[Message], window: &Window) -> std::ops::Range<usize> {
+    let first = first_non_system(messages).min(window.end);
+    let after_summary = (first..window.end)
+        .rev()
+        .find(|&i| messages[i].is_summary())
+        .map_or(window.start, |i| (i + 1).max(window.start));
+    after_summary.min(window.end)..window.end
 }
 
 /// Characters of the task snapshot 0.19.0 writes in front of an LLM summary, for the
@@ -516,6 +530,30 @@ mod tests {
         let long = snapshot_chars(b.rows.iter()).unwrap();
         assert!(long <= SNAPSHOT_FIXED_CHARS + ACTIVE_TASK_MAX_CHARS as u32 + 2);
         assert!(long >= SNAPSHOT_FIXED_CHARS + ACTIVE_TASK_MAX_CHARS as u32 - 1);
+    }
+
+    #[test]
+    fn the_turns_to_summarize_start_after_the_newest_summary_in_the_window() {
+        use crate::compactor::batch::testkit::Builder;
+        let mut b = Builder::new();
+        b.system();
+        b.user(40);
+        b.summary(Role::User, &[1]);
+        b.reply(40);
+        b.user(40);
+        b.reply(40);
+        let w = |start, end| Window {
+            head_end: start,
+            start,
+            end,
+        };
+        assert_eq!(turns(&b.rows, &w(1, 5)), 3..5, "after the summary at 2");
+        assert_eq!(
+            turns(&b.rows, &w(4, 6)),
+            4..6,
+            "the summary before the window"
+        );
+        assert_eq!(turns(&b.rows, &w(1, 2)), 1..2, "no summary in range");
     }
 
     #[test]
