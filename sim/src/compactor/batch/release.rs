@@ -14,7 +14,7 @@
 //!
 //! The default model keeps its own versions, so the default suites do not move.
 
-use super::boundaries::{first_non_system, holds_user_words, pair_end, Window};
+use super::boundaries::{first_non_system, holds_user_words, Window};
 use super::scaffold::Fixed;
 use compactsim_model::{Message, Role, ToolCall};
 use serde_json::Value;
@@ -184,7 +184,12 @@ fn anchor_last_user(messages: &[Message], cut: usize, head_end: usize) -> usize 
         return cut;
     }
     if head_end + 1 > u {
-        return pair_end(messages, u).max(head_end + 1);
+        // The release pushes the cut past the pair (#22523) and summarizes the newest
+        // user row; the model keeps it verbatim and starts the window after the pair
+        // instead (`boundaries::anchor_last_user`, applied by the caller), so the cut
+        // stays where the budget put it (else the window is empty on every pass of a
+        // long tool loop: a death spiral on profile sweep seed 16 case 33).
+        return cut;
     }
     u
 }
@@ -509,6 +514,11 @@ mod tests {
             2,
             "after a complete group: before its call"
         );
+        // The newest user row is the head's end (row 1): the release would cut right
+        // after its pair; the model leaves the budget's cut, further on.
+        let pair = crate::compactor::batch::boundaries::pair_end(&rows, 1);
+        assert_eq!(rows[1].role, Role::User);
+        assert!(tail_cut(&rows, 1, 300, 3) > pair);
     }
 
     #[test]
