@@ -131,6 +131,8 @@ impl Profile {
             Profile::Hermes0_19_0 => u32::MAX,
             Profile::HermesIot0_22_2 => crate::compactor::boundaries::TAIL_MESSAGE_FLOOR_MAX,
         });
+        // 0.19.0's texts, row price and tail cut, byte for byte (D3, D6-D9).
+        batch.hermes_0_19_0 = self == Profile::Hermes0_19_0;
     }
 
     pub fn parse(name: &str) -> Result<Profile, String> {

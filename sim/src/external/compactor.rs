@@ -70,7 +70,7 @@ impl Pool {
             micro: r.micro_config(),
             context_window_tokens: r.context_window_tokens().unwrap_or(0) as u64,
             batch: config_map(r.batch_config()),
-            book: TextBook::default(),
+            book: wrapper_book(),
             served_calls: 0,
             restart_pending: true,
             micro_passes: 0,
@@ -458,4 +458,15 @@ impl Compactor for External {
         let now_ms = self.now_ms;
         self.hook(HOOK_USAGE, args, now_ms).map(|_| ())
     }
+}
+
+/// A text book that knows the wrapper texts of hermes-agent 0.19.0: segments of their
+/// length (the model's under `--profile hermes-0.19.0`) go to the adapter as the
+/// release's texts; the default model's wrappers have other lengths and stay generated.
+fn wrapper_book() -> TextBook {
+    let mut book = TextBook::default();
+    for (seed, text) in crate::compactor::batch::release::wrapper_texts() {
+        book.know_text(seed, text);
+    }
+    book
 }

@@ -5,7 +5,7 @@
 
 use super::boundaries::{first_non_system, Window};
 use super::scaffold::{split_row, Fixed};
-use super::BatchConfig;
+use super::{release, BatchConfig};
 use crate::bugs::{Bug, BugSet};
 use crate::ids::IdAlloc;
 use crate::rng::mix64;
@@ -85,6 +85,20 @@ pub fn assemble(
     config: &BatchConfig,
     ids: &mut IdAlloc,
 ) -> Assembled {
+    assemble_with(work, window, summary, config, ids, None)
+}
+
+/// [`assemble`] with 0.19.0's task snapshot of `snapshot_chars` characters between the
+/// prefix and the summary body (`config.hermes_0_19_0`, [`release::snapshot_chars`]).
+pub fn assemble_with(
+    work: &[Message],
+    window: &Window,
+    summary: Option<&RollingSummary>,
+    config: &BatchConfig,
+    ids: &mut IdAlloc,
+    snapshot_chars: Option<u32>,
+) -> Assembled {
+    let wrappers = Wrappers::of(config, snapshot_chars);
     let mut head = clean_head(&work[..window.start], config.system_note_chars);
     let mut tail = work[window.end..].to_vec();
     let Some(summary) = summary else {
@@ -101,11 +115,15 @@ pub fn assemble(
         user_survives: head.iter().chain(&tail).any(|m| m.role == Role::User),
         tail_first: tail.first().map(|m| m.role),
     };
-    let placement = place(inputs, &config.bugs);
+    let mut placement = place(inputs, &config.bugs);
+    if config.hermes_0_19_0 && placement == Placement::MergePrepend {
+        // 0.19.0 has one merge: the tail row's text wrapped before the summary.
+        placement = Placement::MergeWrapped;
+    }
     let summary_row = match placement {
         Placement::Standalone(role) => {
             let id = ids.msg();
-            let body = summary_segments(summary, id, config.summary_prefix_chars);
+            let body = summary_segments(summary, id, &wrappers);
             let row = Message::new(id, role, Content::from_segments(body)).with_flags(Flags {
                 summary_marker: true,
                 ..Flags::default()
@@ -114,12 +132,7 @@ pub fn assemble(
             id
         }
         Placement::MergePrepend | Placement::MergeWrapped => {
-            merge_into(
-                &mut tail[0],
-                summary,
-                placement,
-                config.summary_prefix_chars,
-            );
+            merge_into(&mut tail[0], summary, placement, &wrappers);
             tail[0].id
         }
     };
@@ -214,8 +227,38 @@ fn clean_head(head: &[Message], note_chars: u32) -> Vec<Message> {
     out
 }
 
-/// Prefix, body, end marker. The body's seed is the row's, so bodies never collide.
-fn summary_segments(summary: &RollingSummary, origin: MsgId, prefix_chars: u32) -> Vec<Segment> {
+/// The wrapper texts of a summary, as this configuration writes them.
+struct Wrappers {
+    prefix_chars: u32,
+    exact_0_19_0: bool,
+    /// 0.19.0's task snapshot after the prefix, if one is written.
+    snapshot_chars: Option<u32>,
+}
+
+/// Seed of the task snapshot segment (a wrapper text like [`Fixed`]'s).
+const SNAPSHOT_SEED: u64 = 0x5CAF_F01D_0000_0100;
+
+impl Wrappers {
+    fn of(config: &BatchConfig, snapshot_chars: Option<u32>) -> Self {
+        Wrappers {
+            prefix_chars: config.summary_prefix_chars,
+            exact_0_19_0: config.hermes_0_19_0,
+            snapshot_chars,
+        }
+    }
+
+    fn segment(&self, f: Fixed, origin: MsgId) -> Segment {
+        let mut s = f.segment(origin, self.prefix_chars);
+        if self.exact_0_19_0 {
+            s.chars = release::wrapper_chars(f);
+        }
+        s
+    }
+}
+
+/// Prefix, (0.19.0's task snapshot), body, end marker. The body's seed is the row's, so
+/// bodies never collide.
+fn summary_segments(summary: &RollingSummary, origin: MsgId, w: &Wrappers) -> Vec<Segment> {
     let body = Segment {
         kind: ContentKind::Summary,
         chars: chars_for_rough_tokens(summary.tokens),
@@ -223,24 +266,39 @@ fn summary_segments(summary: &RollingSummary, origin: MsgId, prefix_chars: u32) 
         origin,
         facts: summary.facts.clone(),
     };
-    vec![
-        Fixed::SummaryPrefix.segment(origin, prefix_chars),
-        body,
-        Fixed::EndMarker.segment(origin, prefix_chars),
-    ]
+    let mut out = vec![w.segment(Fixed::SummaryPrefix, origin)];
+    if let Some(chars) = w.snapshot_chars {
+        out.push(Segment {
+            kind: ContentKind::Scaffold,
+            chars,
+            seed: SNAPSHOT_SEED,
+            origin,
+            facts: vec![],
+        });
+    }
+    out.push(body);
+    out.push(w.segment(Fixed::EndMarker, origin));
+    out
 }
 
 /// Merges the summary into `row`, keeping its id, role, calls and own segments.
-fn merge_into(row: &mut Message, summary: &RollingSummary, how: Placement, prefix_chars: u32) {
+fn merge_into(row: &mut Message, summary: &RollingSummary, how: Placement, w: &Wrappers) {
     let mut segments = vec![];
     let own = row.content.segments.iter().cloned();
     if how == Placement::MergeWrapped {
-        segments.push(Fixed::PriorOpen.segment(row.id, prefix_chars));
+        segments.push(w.segment(Fixed::PriorOpen, row.id));
+        if w.exact_0_19_0 && row.content.segments.is_empty() {
+            // 0.19.0 wraps the empty text too: header, line break, "", blank line.
+            segments.push(Segment {
+                chars: 0,
+                ..Fixed::PriorOpen.segment(row.id, 0)
+            });
+        }
         segments.extend(own);
-        segments.push(Fixed::PriorClose.segment(row.id, prefix_chars));
-        segments.extend(summary_segments(summary, row.id, prefix_chars));
+        segments.push(w.segment(Fixed::PriorClose, row.id));
+        segments.extend(summary_segments(summary, row.id, w));
     } else {
-        segments.extend(summary_segments(summary, row.id, prefix_chars));
+        segments.extend(summary_segments(summary, row.id, w));
         segments.extend(own);
     }
     let has_user_turn = row.is_real_user() || row.flags.has_user_turn;

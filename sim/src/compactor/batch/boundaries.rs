@@ -95,7 +95,7 @@ pub fn last_real_user(messages: &[Message]) -> Option<usize> {
     messages.iter().rposition(holds_user_words)
 }
 
-fn holds_user_words(m: &Message) -> bool {
+pub fn holds_user_words(m: &Message) -> bool {
     if m.role != Role::User {
         return false;
     }
@@ -113,7 +113,7 @@ pub fn last_visible_reply(messages: &[Message]) -> Option<usize> {
 /// Keeps the newest real user row verbatim. If it is the first row of the window,
 /// anchoring it would empty the window: the window starts after the user's pair
 /// instead (#22523), so the user row stays verbatim before the summary.
-fn anchor_last_user(messages: &[Message], w: &mut Window) {
+pub fn anchor_last_user(messages: &[Message], w: &mut Window) {
     let Some(u) = last_real_user(messages) else {
         return;
     };
@@ -127,8 +127,9 @@ fn anchor_last_user(messages: &[Message], w: &mut Window) {
     }
 }
 
-/// End of the user row at `u` and the assistant row answering it (with its results).
-fn pair_end(messages: &[Message], u: usize) -> usize {
+/// End of the user row at `u` and the assistant row answering it (with its results):
+/// `_find_turn_pair_end`.
+pub fn pair_end(messages: &[Message], u: usize) -> usize {
     let mut i = u + 1;
     if messages.get(i).is_some_and(|m| m.role == Role::Assistant) {
         i += 1;
@@ -140,7 +141,7 @@ fn pair_end(messages: &[Message], u: usize) -> usize {
 }
 
 /// Keeps the newest visible assistant reply verbatim (#29824).
-fn anchor_last_reply(messages: &[Message], w: &mut Window) {
+pub fn anchor_last_reply(messages: &[Message], w: &mut Window) {
     if let Some(v) = last_visible_reply(messages) {
         if v >= w.start && v < w.end {
             w.end = v;
@@ -151,7 +152,7 @@ fn anchor_last_reply(messages: &[Message], w: &mut Window) {
 /// If the tail would start on the newest real user row, start it one assistant/tool
 /// group earlier (when the window stays non-empty), so the summary never merges into
 /// that user row.
-fn bridge(messages: &[Message], w: &mut Window) {
+pub fn bridge(messages: &[Message], w: &mut Window) {
     if last_real_user(messages) != Some(w.end) || w.end <= w.start + 1 {
         return;
     }

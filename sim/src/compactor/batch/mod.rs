@@ -16,6 +16,7 @@ pub mod assemble;
 pub mod boundaries;
 pub mod fallback;
 pub mod prune;
+pub mod release;
 pub mod sanitize;
 pub mod scaffold;
 pub mod state;
@@ -72,6 +73,12 @@ pub struct BatchConfig {
     /// [`shared::tail_start`]. Model-internal, like `system_note_chars`.
     #[serde(skip)]
     pub tail_floor_when_fits: bool,
+    /// Follow `hermes-agent==0.19.0` byte for byte where the default model keeps only the
+    /// shape: its row price and tail cut, wrapper lengths, task snapshot, tool-result
+    /// descriptions and argument JSON ([`release`]; `--profile hermes-0.19.0`).
+    /// Model-internal, like `system_note_chars`.
+    #[serde(skip)]
+    pub hermes_0_19_0: bool,
     /// true: a failed summary aborts instead of writing the fallback.
     pub abort_on_summary_failure: bool,
     pub bugs: BugSet,
@@ -89,6 +96,7 @@ impl BatchConfig {
             system_note_chars: scaffold::Fixed::SystemNote.chars(0),
             prune_floor_max: None,
             tail_floor_when_fits: false,
+            hermes_0_19_0: false,
             abort_on_summary_failure: false,
             bugs,
         }
@@ -298,10 +306,36 @@ pub fn compress(
             &work,
             config.tail_budget_tokens,
             config.protect_last_n.min(cap),
+            config.hermes_0_19_0,
         ),
     };
-    out.prune = prune::prune(&mut work, prune_tail, &config.bugs);
-    let window = boundaries::window(&work, head_end, config);
+    out.prune = prune::prune(&mut work, prune_tail, config);
+    let window = if config.hermes_0_19_0 {
+        let end = release::tail_cut(
+            &work,
+            head_end,
+            config.tail_budget_tokens,
+            config.protect_last_n,
+        );
+        let mut w = Window {
+            head_end,
+            start: head_end,
+            end,
+        };
+        // Where the release summarizes the newest user row with its pair (#22523: the
+        // row is the first of the window), the model keeps it verbatim before the
+        // summary, as the default model does (DIFF.md, D3).
+        boundaries::anchor_last_user(&work, &mut w);
+        // Likewise the newest visible reply (the release's anchor may leave it first in
+        // the window; user-turns-intact fired on profile sweep seed 1 case 142).
+        boundaries::anchor_last_reply(&work, &mut w);
+        // B4 (FINDINGS.md) is not copied: the newest user row never takes the summary.
+        boundaries::bridge(&work, &mut w);
+        w.end = shared::align_backward(&work, w.end, w.start);
+        w
+    } else {
+        boundaries::window(&work, head_end, config)
+    };
     (out.compress_start, out.compress_end) = (window.start as u32, window.end as u32);
     if window.is_empty() {
         return out.noop(state, NoOpReason::NothingToCompress, messages);
@@ -321,7 +355,11 @@ pub fn compress(
     let fallback = written.as_ref().is_some_and(|w| w.fallback);
     let summary = written.map(|w| w.summary);
     out.summary_tokens = summary.as_ref().map_or(0, |s| s.tokens);
-    let mut assembled = assemble::assemble(&work, &window, summary.as_ref(), config, ids);
+    let snapshot = (config.hermes_0_19_0 && !fallback)
+        .then(|| release::snapshot_chars(work[release::turns(&work, &window)].iter()))
+        .flatten();
+    let mut assembled =
+        assemble::assemble_with(&work, &window, summary.as_ref(), config, ids, snapshot);
     out.sanitize = sanitize::sanitize_tool_pairs(&mut assembled.messages);
     for m in &mut assembled.messages {
         m.flags.persisted = false;

