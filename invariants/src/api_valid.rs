@@ -9,7 +9,7 @@ use std::sync::Arc;
 /// Checked on `after` of every transition except appends: an append is the world's
 /// input, which Hermes repairs before sending (two consecutive user rows are normal in
 /// the live list until the pre-send repair merges them). Compaction passes, repairs,
-/// restarts and unknown event kinds are all checked. A provider call is checked on its
+/// restarts that changed the list and unknown event kinds are all checked. A provider call is checked on its
 /// `before`, the request that was sent. Preflight decisions, failed turns, session
 /// resets and rotations are not requests and are not checked (the next request is).
 ///
@@ -323,7 +323,10 @@ impl Invariant for ApiValid {
         // The remembered prefix belongs to `before`; it survives into `after` only if
         // the transition provably left it alone.
         let keeps = unchanged(t) || pure_append(t).is_some();
-        if !self.checks(t.event) {
+        // A restart that reloaded the very list is no request and changed nothing (the
+        // list between two turns may be empty after a session reset).
+        let reloaded = unchanged(t) && matches!(classify(t.event), EventClass::Restart);
+        if !self.checks(t.event) || reloaded {
             if !keeps {
                 self.valid_prefix = None;
             }
@@ -501,6 +504,12 @@ mod tests {
         assert!(inv.observe(&transition(&ev, &valid(), &after)).is_none());
         let ev = restart_event(2);
         assert!(inv.observe(&transition(&ev, &valid(), &after)).is_some());
+        let empty: Vec<Message> = Vec::new();
+        let t = Transition::new(3, &ev, &empty, &empty, &[]);
+        assert!(
+            inv.observe(&t).is_none(),
+            "a restart that reloaded the (empty) list is no request"
+        );
     }
 
     #[test]

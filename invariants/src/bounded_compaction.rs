@@ -17,9 +17,11 @@ use compactsim_model::{tokens_rough_total, BatchPass, BatchTrigger, Event, Trans
 ///     rough tokens, measured here), one rotation per pass;
 /// (d) at most [`NOOP_STREAK_MAX`] consecutive automatic no-op passes within
 ///     [`NOOP_WINDOW_MS`] of virtual time, unless a committed pass, a real reading below
-///     the trigger or a session reset comes between;
+///     the trigger or a session reset comes between (a process restart does not end
+///     the streak: the anti-thrash state survives restarts);
 /// (e) a preflight run starts only with evidence that the prompt no longer fits
-///     (#35054/#36718): there is no real reading in the session, or the last one was at
+///     (#35054/#36718): there is no real reading in the session (since the process last
+///     restarted: a restart forgets readings, like a session reset), or the last one was at
 ///     or over the trigger, or the rough request estimate (messages counted here plus
 ///     the configured overhead) grew by more than max(4,096, 5 % of the trigger) since
 ///     the baseline — the rough size at the last reading below the trigger or right
@@ -145,6 +147,13 @@ impl BoundedCompaction {
         })
     }
 
+    /// The readings (and what depends on them) are gone: a new session or process.
+    fn forget_readings(&mut self) {
+        self.in_preflight_run = false;
+        self.last_reading = None;
+        self.baseline_rough = None;
+    }
+
     fn enter_turn(&mut self, turn: u32) {
         if self.turn != Some(turn) {
             self.turn = Some(turn);
@@ -267,9 +276,14 @@ impl Invariant for BoundedCompaction {
             (_, EventClass::SessionReset) => {
                 self.episodes_since_reading = 0;
                 self.noops_ms.clear();
-                self.in_preflight_run = false;
-                self.last_reading = None;
-                self.baseline_rough = None;
+                self.forget_readings();
+                None
+            }
+            // A restarted process (an injected fault) knows no reading (the anti-thrash
+            // state survives a restart, §2.5: the no-op streak goes on).
+            (_, EventClass::Restart) => {
+                self.episodes_since_reading = 0;
+                self.forget_readings();
                 None
             }
             (_, EventClass::Preflight(_)) => {
@@ -402,6 +416,13 @@ mod tests {
             run_same(&mut inv(), &long(), &reset).is_empty(),
             "reading below trigger"
         );
+        let mut restarted = noops(1_000);
+        restarted.insert(2, (restart_event(1), None));
+        assert_eq!(
+            run_same(&mut inv(), &long(), &restarted).len(),
+            1,
+            "a restart does not end the streak"
+        );
     }
 
     #[test]
@@ -441,6 +462,16 @@ mod tests {
                 );
             }
         }
+        let restarted = vec![
+            (call_event(1, Some(500), None), None),
+            (restart_event(2), None),
+            (append_event(2), Some(grown(400))),
+            (batch_event(2, PRE, true), Some(short())),
+        ];
+        assert!(
+            run_same(&mut inv(), &long(), &restarted).is_empty(),
+            "a restarted process has no reading"
+        );
         let over = vec![
             (call_event(1, Some(5_000), None), None),
             (append_event(2), Some(grown(400))),

@@ -21,7 +21,9 @@ use compactsim_model::{ContentKind, Event, Message, Role, Transition, Witness};
 ///   and not on a batch pass whose `before` has a summary in the restart probe window
 ///   (the first `protect_first_n` + 4 non-system rows: Hermes decays on that pass).
 /// - The head decays (#11996): on a committed batch compaction after an earlier one in
-///   the same session, no row precedes the first summary row but a leading system row
+///   the same session (and the same process, unless the restart probe window holds a
+///   summary when the process restarts: a restarted process knows of a compaction only
+///   from the probe, §2.3 step 4), no row precedes the first summary row but a leading system row
 ///   and the newest real user row with the rows after it (a user pair pushed ahead of
 ///   the window, #22523). Immortal head rows before the summary fail here.
 ///
@@ -236,6 +238,14 @@ impl Invariant for HeadProtected {
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if matches!(classify(t.event), EventClass::Restart)
+            && !summary_in_probe_window(t.after, self.protect_first_n)
+        {
+            // A restarted process (an injected fault) has forgotten its compactions and
+            // only the restart probe tells it of one: with no summary in the probe
+            // window, its next compaction is its first.
+            self.batch_compactions = 0;
+        }
         if unchanged(t) {
             return None;
         }
@@ -440,6 +450,42 @@ mod tests {
         ];
         let quiet = run(&mut inv(3), &[], &steps);
         assert!(quiet.is_empty(), "{quiet:?}");
+    }
+
+    #[test]
+    fn after_a_restart_the_head_decays_only_if_the_probe_window_shows_a_summary() {
+        // protect_first_n 1: the probe window is rows 1..6; the summary sits at row 7.
+        let kept = |summary| {
+            let mut rows: Vec<Message> = vec![system(0)];
+            rows.extend((1..7).map(|i| if i % 2 == 1 { user(i) } else { reply(i) }));
+            rows.extend([batch_summary(summary, &[1]), user(9)]);
+            rows
+        };
+        let start: Vec<Message> = (0..10)
+            .map(|i| match i {
+                0 => system(0),
+                i if i % 2 == 1 => user(i),
+                i => reply(i),
+            })
+            .collect();
+        for (restart, fires) in [(false, true), (true, false)] {
+            let mut steps = vec![(append_event(0), start.clone()), (batch_pass(), kept(10))];
+            if restart {
+                steps.push((restart_event(2), kept(10)));
+            }
+            steps.push((batch_pass(), kept(11)));
+            let fired = run(&mut inv(1), &[], &steps);
+            assert_eq!(fired.len(), usize::from(fires), "{restart}: {fired:?}");
+        }
+        // A summary in the probe window: the restarted process decays the head.
+        let (start, first) = decay_rows();
+        let steps = [
+            (append_event(0), start),
+            (batch_pass(), first.clone()),
+            (restart_event(2), first),
+            (batch_pass(), summarized(11)),
+        ];
+        assert_eq!(run(&mut inv(3), &[], &steps).len(), 1);
     }
 
     /// 0.19.0 returns its tool-output prune from an aborted pass: the list changed, no

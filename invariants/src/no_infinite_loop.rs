@@ -25,8 +25,9 @@ use compactsim_model::{tokens_rough_total, BatchTrigger, Event, Transition, Witn
 ///   it after a pass changed the list (an anti-thrash verdict: a block may begin
 ///   there) or a reset in between restarts the clock. Preflight's own decision label is never read.
 ///
-/// A session reset clears the cooldown and the starvation clock. Other events (unknown
-/// kinds included) neither count nor are checked.
+/// A session reset clears the cooldown and the starvation clock; a process restart (the
+/// cooldown is in-memory state) clears the cooldown. Other events (unknown kinds
+/// included) neither count nor are checked.
 #[derive(Debug)]
 pub struct NoInfiniteLoop {
     config: OracleConfig,
@@ -204,6 +205,12 @@ impl Invariant for NoInfiniteLoop {
                 }
                 None
             }
+            // The failure cooldown is the compactor's in-memory state (§2.3): a
+            // restarted process (an injected fault) has none.
+            (_, EventClass::Restart) => {
+                self.cooldown_until_ms = 0;
+                None
+            }
             (_, EventClass::SessionReset) => {
                 self.cooldown_until_ms = 0;
                 self.failed_call_ms = None;
@@ -299,6 +306,15 @@ mod tests {
             (batch_at(2, PRE, true, 11_000), None, vec![]),
         ];
         assert!(run_served(&mut inv(None), &[user(0)], &reset).is_empty());
+        let restart = vec![
+            (batch_at(1, PRE, true, 10_000), None, failed()),
+            (restart_event(2), None, vec![]),
+            (batch_at(2, PRE, true, 11_000), None, vec![]),
+        ];
+        assert!(
+            run_served(&mut inv(None), &[user(0)], &restart).is_empty(),
+            "a restarted process has no cooldown"
+        );
     }
 
     #[test]

@@ -40,21 +40,29 @@ pub enum Stream {
     /// Gateway configuration added after the gateway's draws were fixed (the session
     /// hygiene hard message limit); its own stream, so it reshuffles no other.
     GatewayHygiene,
+    /// The opening-paste knob of agent-loop cases, added after every other stream was
+    /// fixed; its own stream, so it reshuffles no other.
+    OpeningPaste,
+    /// Process restarts in the `both` agent loop, added after every other stream was
+    /// fixed; its own stream, so it reshuffles no other.
+    LoopRestarts,
 }
 
 impl Stream {
     const fn tag(self) -> u64 {
         match self {
-            Stream::Params => 0x7061_7261_6d73,      // "params"
-            Stream::Shape => 0x0073_6861_7065,       // "shape"
-            Stream::Summarizer => 0x7375_6d6d,       // "summ"
-            Stream::Provider => 0x7072_6f76,         // "prov"
-            Stream::Gateway => 0x6761_7465,          // "gate"
-            Stream::Faults => 0x0066_6175_6c74,      // "fault"
-            Stream::Swarm => 0x0073_7761_726d,       // "swarm"
-            Stream::FaultMix => 0x666d_6978,         // "fmix"
-            Stream::GatewayStop => 0x0067_7374_6f70, // "gstop"
-            Stream::GatewayHygiene => 0x6768_7967,   // "ghyg"
+            Stream::Params => 0x7061_7261_6d73,       // "params"
+            Stream::Shape => 0x0073_6861_7065,        // "shape"
+            Stream::Summarizer => 0x7375_6d6d,        // "summ"
+            Stream::Provider => 0x7072_6f76,          // "prov"
+            Stream::Gateway => 0x6761_7465,           // "gate"
+            Stream::Faults => 0x0066_6175_6c74,       // "fault"
+            Stream::Swarm => 0x0073_7761_726d,        // "swarm"
+            Stream::FaultMix => 0x666d_6978,          // "fmix"
+            Stream::GatewayStop => 0x0067_7374_6f70,  // "gstop"
+            Stream::GatewayHygiene => 0x6768_7967,    // "ghyg"
+            Stream::OpeningPaste => 0x6f70_6173_7465, // "opaste"
+            Stream::LoopRestarts => 0x6c72_7374,      // "lrst"
         }
     }
 }

@@ -126,6 +126,11 @@ fn settings_the_strategy_does_not_honour_are_errors_at_the_strategy() {
     let e = err(&format!("{BATCH}[faults]\nrestarts = [3]\n"));
     assert_eq!(e.position, Some((2, 12)), "{e}");
     assert!(e.message.contains("restarts"), "{e}");
+    // `both` restarts its process between turns.
+    assert!(parse(
+        "format = 1\nstrategy = \"both\"\nexpect = \"clean\"\n[faults]\nrestarts = [3]\n"
+    )
+    .is_ok());
 
     let e = err("format = 1\nstrategy = \"micro\"\nexpect = \"clean\"\n[agent]\nin_place = true\n");
     assert_eq!(e.position, Some((2, 12)), "{e}");

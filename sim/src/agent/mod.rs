@@ -492,6 +492,25 @@ impl AgentLoop {
     pub fn restart_process(&mut self) {
         self.msgs.clear();
         self.changed();
+        self.forget_in_memory();
+    }
+
+    /// A process restart between two turns of a world that persisted every finished
+    /// turn (the `both` loop, whose reloaded transcript is the live list): the agent's
+    /// and its compactor's in-memory state is dropped, the list stays, and so does the
+    /// anti-thrash state, which the fixed releases persist (hermes-domain §2.5,
+    /// H-14694: "state survives restarts"). Reported as a [`Event::Restart`] (an
+    /// injected fault the oracle may believe).
+    pub fn restart_between_turns(&mut self, sink: &mut dyn Sink, turn: u32) -> Flow<()> {
+        let guard = self.session.guard.clone();
+        self.forget_in_memory();
+        self.session.guard = guard;
+        sink.bump("restart");
+        self.see(sink, Event::Restart { turn })
+    }
+
+    /// Every in-memory state of the agent and its compactor is forgotten.
+    fn forget_in_memory(&mut self) {
         self.session = Session::fresh(&self.config);
         self.turn = TurnState::default();
         self.compactor.restart();

@@ -7,7 +7,8 @@
 //! A [`CasePlan`] is honoured as in the micro world (script, family and window,
 //! summarizer configuration and outcome schedule, micro knobs for `both`, turn budget,
 //! invariant subset), plus the agent parameters, the provider configuration and the
-//! provider's outcome schedule. Process restarts are not modelled here.
+//! provider's outcome schedule. Under `both`, the process restarts between turns (its
+//! own fault stream, [`LoopRestarts`]), or where the plan lists restarts.
 
 use super::agent_setup::AgentSetup;
 use super::observer::Observer;
@@ -250,6 +251,7 @@ pub(crate) fn run_logged(
     .with_labels(labels);
     let mut source = Source::new(spec, &setup.shape);
     let opened = open_session(&mut agent, &mut source, &mut observer, turns_max);
+    let mut restarts = LoopRestarts::of(spec, setup.restart_per_mille);
     let first = opened.history_turns + opened.resumed_turns;
     for turn in first..first + turns_max {
         if observer.result.outcome != CaseOutcome::Clean {
@@ -261,6 +263,11 @@ pub(crate) fn run_logged(
             break;
         }
         observer.result.turns = turn + 1;
+        if restarts.due(spec, turn, turn > first)
+            && agent.restart_between_turns(&mut observer, turn).is_err()
+        {
+            break;
+        }
         let stopped = agent.run_turn(&mut observer, turn, script).is_err();
         observer.result.passes = agent.passes;
         let tokens = observer.tokens;
@@ -354,4 +361,31 @@ fn resume(
         let _ = load(agent, observer, before + turn, rows);
     }
     turn
+}
+
+/// Process restarts between the turns of a `both` case (a batch case never restarts):
+/// a chance per turn drawn from the case's restart rate on its own stream
+/// ([`Stream::LoopRestarts`], added after the other streams were fixed), unless the
+/// plan lists restart turns (the draw happens either way, so the stream stays in step).
+struct LoopRestarts {
+    rng: crate::rng::SimRng,
+    per_mille: u32,
+}
+
+impl LoopRestarts {
+    fn of(spec: &CaseSpec, restart_per_mille: u32) -> Self {
+        let both = matches!(spec.strategy, Strategy::Both(_));
+        LoopRestarts {
+            rng: crate::rng::stream(spec.case_seed(), crate::rng::Stream::LoopRestarts),
+            per_mille: if both { restart_per_mille } else { 0 },
+        }
+    }
+
+    /// Whether the process restarts before `turn` (`possible`: not the session's first).
+    fn due(&mut self, spec: &CaseSpec, turn: u32, possible: bool) -> bool {
+        let drawn = possible && crate::rng::chance(&mut self.rng, self.per_mille);
+        spec.plan
+            .as_deref()
+            .map_or(drawn, |p| possible && p.restart(turn, drawn))
+    }
 }

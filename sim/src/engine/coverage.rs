@@ -66,7 +66,7 @@ pub fn counters(strategy: Strategy) -> Vec<&'static str> {
         Strategy::Both(_) => COUNTERS
             .iter()
             .copied()
-            .filter(|c| c.starts_with("micro."))
+            .filter(|c| c.starts_with("micro.") || *c == "restart")
             .collect(),
     };
     all.extend_from_slice(AGENT_COUNTERS);
@@ -117,6 +117,7 @@ mod tests {
         assert_eq!(batch, AGENT_COUNTERS);
         let both = counters(Strategy::parse("both").unwrap());
         assert!(both.contains(&"turns.exhausted") && both.contains(&"micro.absorbed"));
-        assert!(!both.contains(&"restart"));
+        // `both` restarts between turns; `batch` never does.
+        assert!(both.contains(&"restart") && !batch.contains(&"restart"));
     }
 }

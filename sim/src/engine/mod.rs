@@ -7,6 +7,7 @@ pub(crate) mod agent_world;
 mod coverage;
 pub mod fault_mix;
 pub(crate) mod observer;
+pub mod opening_paste;
 pub mod plan;
 pub mod scramble;
 mod setup;

@@ -5,8 +5,8 @@
 //! [`record`] writes down and the shrinker reduces) as it needs.
 //!
 //! Agent-loop cases (strategies `batch` and `both`) honour the same fields except the
-//! restarts (the agent loop does not model process restarts: [`CasePlan::check_for`]
-//! rejects them), and add what the agent loop draws on its Provider stream: the agent
+//! restarts under `batch` (the batch loop does not model process restarts:
+//! [`CasePlan::check_for`] rejects them; `both` restarts between turns), and add what the agent loop draws on its Provider stream: the agent
 //! parameters ([`AgentOverrides`]), the provider's configuration ([`ProviderOverrides`])
 //! and the provider's per-call outcome schedule.
 //!
@@ -261,7 +261,7 @@ impl CasePlan {
     }
 
     /// [`CasePlan::validate`], and that every field the plan sets is one `strategy`
-    /// honours: restarts are micro's only (the agent loop does not model process
+    /// honours: restarts are micro's and `both`'s (the batch loop does not model process
     /// restarts), agent and provider fields the agent loop's only, micro knobs those of
     /// the strategies that run micro passes.
     pub fn check_for(&self, strategy: Strategy) -> Result<(), String> {
@@ -277,8 +277,8 @@ impl CasePlan {
                 "agent and provider settings apply to the agent-loop strategies (batch, both), not micro"
                     .into(),
             ),
-            Strategy::Batch(_) | Strategy::Both(_) if restarts => Err(format!(
-                "the agent loop ({strategy}) does not model process restarts: remove restarts and restart_per_mille"
+            Strategy::Batch(_) if restarts => Err(format!(
+                "the batch loop ({strategy}) does not model process restarts: remove restarts and restart_per_mille"
             )),
             Strategy::Gateway(_) if restarts => Err(
                 "the gateway's restarts and crashes are its [gateway] schedule, not [faults]"

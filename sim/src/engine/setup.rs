@@ -87,6 +87,7 @@ impl CaseSetup {
         let mut shape = ShapeParams::draw(family, &mut params);
         shapes::swarm(&mut shape, &mut rng::stream(seed, Stream::Swarm));
         plan.apply_shape(&mut shape);
+        shape.features.opening_paste = super::opening_paste::draw(spec, shape.context_length);
         let thresholds = threshold::derive(shape.context_length, ThresholdConfig::V0_19_0);
         let mut micro = MicroConfig::with_tail_budget(thresholds.tail_budget_tokens);
         micro.every_n_turns = if chance(&mut params, 800) {

@@ -30,30 +30,19 @@ pub const SELFTEST_SEED_FIRST_DEFAULT: u64 = 1;
 /// says so in the table and should be removed.
 pub const EXEMPT: &[(Bug, &str, &str)] = &[
     (
-        Bug::HMResume,
-        "both",
-        "blind spot: needs process restarts in the agent loop (gateway issue)",
-    ),
-    (
         Bug::IotM2,
         "both",
-        "blind spot: needs process restarts in the agent loop (gateway issue); the rolling \
-         summary is empty only after one",
+        "blind spot: needs process restarts in the agent loop; the rolling summary is \
+         empty only after one",
     ),
     (Bug::H29559, "both", SHALLOW_SUMMARY_FAULTS),
-    (Bug::H27404, "batch", SHALLOW_OBSERVED_GATE),
-    (Bug::H27404, "both", SHALLOW_OBSERVED_GATE),
 ];
-/// Why H-27404 is shallow since the oracle stopped trusting the `Gated` label.
-const SHALLOW_OBSERVED_GATE: &str = "shallow under the observed oracle: a gated preflight \
-     shows only when few huge rows reach the trigger (0..9 of 480 per seed, seed 8 none); \
-     stray giant pastes in 15 % of the other families' cases keep the clean sweeps clean \
-     but reach it on only 0..11 of 480 per seed (seed 8 still none)";
 /// Why the rows that need frequent summary failures are not yet measured deep.
 const SHALLOW_SUMMARY_FAULTS: &str = "shallow without summary storms: a storm knob (15 % \
      of cases, 20..70 % of summary calls failing) deepens it, but under both it makes the \
-     clean model fail exchange-absorbed-once after a batch fallback pass that keeps the \
-     row count (seed 8 case 470, seed 55 case 26), not yet triaged";
+     clean model fail exchange-absorbed-once when a batch pass leaves a live, never \
+     absorbed exchange between micro's head and its marker (seed 8 case 470, seed 27 \
+     case 421, seed 55 case 26), not yet triaged";
 
 /// The suite each switch runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! The turn generator: turns a case's `ShapeParams` and its Shape stream into rows.
 
 use super::args::arguments;
-use super::params::SizeRange;
+use super::params::{OpeningPaste, SizeRange};
 use super::ShapeParams;
 use crate::ids::IdAlloc;
 use crate::rng::{between, chance, next_seed, SimRng};
@@ -70,6 +70,9 @@ impl Conversation {
     /// The rows of turn `turn` (0-based).
     pub fn next_turn(&mut self, turn: u32, ids: &mut IdAlloc) -> Vec<Message> {
         let mut rows = vec![self.user_row(ids)];
+        if let (0, Some(paste)) = (turn, self.params.features.opening_paste) {
+            paste_into(&mut rows[0], paste);
+        }
         let plan = self.plan_turn();
         for tools in &plan.rounds {
             self.push_round(tools, plan.kind, turn, ids, &mut rows);
@@ -266,4 +269,18 @@ impl Conversation {
             facts: (0..facts).map(|_| ids.fact()).collect(),
         })
     }
+}
+
+/// Turn 0's prompt as an opening paste: the drawn row keeps its id, kind and facts (so
+/// the conversation stream draws as without the paste), with the paste's size and text.
+fn paste_into(row: &mut Message, paste: OpeningPaste) {
+    let Some(first) = row.content.segments.first() else {
+        return;
+    };
+    let segment = Segment {
+        chars: paste.chars,
+        seed: paste.seed,
+        ..first.clone()
+    };
+    row.set_content(Content::single(segment));
 }

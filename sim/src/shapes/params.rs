@@ -111,6 +111,15 @@ pub struct Marathon {
     pub tool_chars: SizeRange,
 }
 
+/// A giant paste as the first prompt of a session (an agent-loop knob, see
+/// `engine::opening_paste`): it replaces the size and text of turn 0's user row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OpeningPaste {
+    pub chars: u32,
+    /// Seed of the pasted text.
+    pub seed: u64,
+}
+
 /// Swarm-style feature switches: each is off (0 / None / false) in some cases.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Features {
@@ -127,4 +136,7 @@ pub struct Features {
     pub repeat_prompt: bool,
     /// Every tool turn runs the same rounds of the same tools (a cron job's plan).
     pub fixed_plan: bool,
+    /// Turn 0's prompt is a giant paste (agent-loop cases only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opening_paste: Option<OpeningPaste>,
 }

@@ -11,6 +11,7 @@ use crate::ids::IdAlloc;
 use crate::provider::ProviderOutcome;
 use crate::rng::{self, Stream};
 use crate::shapes::Conversation;
+use crate::strategy::Strategy;
 use compactsim_model::Event;
 
 /// A case written down, and the run it was written from (with its trace).
@@ -140,16 +141,18 @@ pub fn record(spec: &CaseSpec) -> Recording {
 }
 
 /// The agent-loop part of a recording: agent parameters, provider configuration and
-/// schedule, micro knobs only where micro passes run (`both`), no restarts (the agent
-/// loop does not model them). The turns a resumed session loaded become the script's
+/// schedule, micro knobs and restarts only where micro passes run (`both`; the batch
+/// loop models no restarts). The turns a resumed session loaded become the script's
 /// history (loaded the same way, with the same turn numbers), with no fill.
 fn pin_agent_loop(spec: &CaseSpec, plan: &mut CasePlan, logged: &Logged) {
     let (agent, _) = AgentSetup::draw_for(spec);
     plan.agent = AgentOverrides::exactly(&agent.params);
     plan.provider = ProviderOverrides::exactly(&agent.provider);
     plan.provider_outcomes = Some(trimmed(&logged.provider_calls, |o| o.is_ok()));
-    plan.restarts = None;
-    plan.restart_per_mille = None;
+    if !matches!(spec.strategy, Strategy::Both(_)) {
+        plan.restarts = None;
+        plan.restart_per_mille = None;
+    }
     plan.micro = agent_world::micro_config(spec)
         .map_or_else(MicroOverrides::default, |m| MicroOverrides::exactly(&m));
     let script = plan.script.as_mut().expect("a recorded script");

@@ -199,6 +199,7 @@ fn a_recorded_agent_case_replays_to_the_same_outcome_trace_and_tokens() {
         Bug::H57771,
     ];
     let (mut failing, mut provider_faults, mut summary_faults, mut resumed) = (0, 0, 0, 0);
+    let mut restarted = 0;
     for case in 0..60u32 {
         // Batch with H-35054 first (cases 4, 8, 10, 18 and 23 of this seed fail), then
         // every strategy with the other switches (or none).
@@ -223,6 +224,10 @@ fn a_recorded_agent_case_replays_to_the_same_outcome_trace_and_tokens() {
         provider_faults += u32::from(!plan.provider_outcomes.as_ref().unwrap().is_empty());
         summary_faults += u32::from(!plan.summary_outcomes.as_ref().unwrap().is_empty());
         resumed += u32::from(!script.history.is_empty());
+        // `both` restarts between turns (recorded); `batch` never restarts.
+        let restarts = plan.restarts.clone().unwrap_or_default();
+        assert!(strategy == "both" || restarts.is_empty(), "case {case}");
+        restarted += u32::from(!restarts.is_empty());
         let replay = run_case(&original.with_plan(plan), Record { trace: true });
         assert_eq!(
             fingerprint(&replay),
@@ -233,8 +238,8 @@ fn a_recorded_agent_case_replays_to_the_same_outcome_trace_and_tokens() {
     }
     assert!(failing >= 5, "{failing}");
     assert!(
-        provider_faults > 0 && summary_faults > 0 && resumed > 0,
-        "{provider_faults} {summary_faults} {resumed}"
+        provider_faults > 0 && summary_faults > 0 && resumed > 0 && restarted > 0,
+        "{provider_faults} {summary_faults} {resumed} {restarted}"
     );
 }
 
