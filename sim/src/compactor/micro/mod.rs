@@ -194,9 +194,9 @@ impl MicroCompactor {
         };
         let new_marker = marker::build(ids.msg(), role, &summary, self.config.scaffold_tokens);
         let marker_id = new_marker.id;
-        let at = splice::replace_ranges(msgs, ranges, new_marker);
-        if supersede && !self.bugs.has(Bug::H75345B) {
-            splice::supersede_others(msgs, at);
+        let supersede = supersede && !self.bugs.has(Bug::H75345B);
+        let at = splice::replace_ranges(msgs, ranges, new_marker, supersede);
+        if supersede {
             debug_assert!(
                 !self.bugs.is_empty() || marker::count(msgs) == 1,
                 "supersede left {} micro markers",
