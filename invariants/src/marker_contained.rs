@@ -38,7 +38,7 @@ const MAX_FACTS_LISTED: usize = 8;
 /// The facts of `small` that are not in `large`, both ascending: one merge walk, linear
 /// in both (a binary search per fact costs a log factor on summaries of thousands of
 /// facts).
-fn missing_from(small: &[FactId], large: &[FactId]) -> Vec<FactId> {
+pub(crate) fn missing_from(small: &[FactId], large: &[FactId]) -> Vec<FactId> {
     let mut missing = Vec::new();
     let mut rest = large.iter().peekable();
     for &f in small {
@@ -63,7 +63,7 @@ fn summary_facts(m: &Message) -> Vec<FactId> {
         .filter(|s| !has_body || s.kind == ContentKind::Summary)
         .flat_map(|s| s.facts.iter().copied())
         .collect();
-    facts.sort_unstable();
+    facts.sort(); // merges the segments' ascending runs
     facts.dedup();
     facts
 }
@@ -96,7 +96,7 @@ impl MarkerContained {
             .flat_map(|&j| t.after[j].content.segments.iter())
             .flat_map(|s| s.facts.iter().copied())
             .collect();
-        all.sort_unstable();
+        all.sort(); // merges the segments' ascending runs
         all.dedup();
         all
     }
