@@ -1,5 +1,6 @@
 use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::idset::IdMap;
+use crate::json_valid::is_json;
 use crate::{Invariant, InvariantInfo};
 use compactsim_model::{CallId, Event, Message, Role, ToolCall, Transition, Witness};
 use std::sync::Arc;
@@ -106,9 +107,15 @@ fn rule_of(slot: usize) -> ApiRule {
 }
 
 impl ApiValid {
-    /// Checks `rows`, resuming after a valid prefix when given one. Returns the breaches
-    /// and the scan state at the end of `rows`.
-    fn check(&mut self, rows: &[Message], resume: Option<Scan>) -> (Breaches, Scan) {
+    /// Checks `rows`, resuming after a valid prefix when given one, and passing over the
+    /// rows `skip` proves valid. Returns the breaches and the scan state at the end of
+    /// `rows`.
+    fn check(
+        &mut self,
+        rows: &[Message],
+        resume: Option<Scan>,
+        skip: Option<Skip>,
+    ) -> (Breaches, Scan) {
         let mut found: Breaches = Default::default();
         let resume = resume.filter(|s| s.len > 0 && s.len <= rows.len());
         let mut scan = resume.unwrap_or_default();
@@ -118,8 +125,18 @@ impl ApiValid {
         } else {
             self.known_ids.extend_from_slice(&scan.known_ids);
         }
-        for i in scan.len..rows.len() {
+        let mut skip = skip;
+        let mut i = scan.len;
+        while i < rows.len() {
+            if let Some(s) = skip.take_if(|s| i == s.stop + 1) {
+                scan.users = s.users;
+                scan.known_from = s.known_from;
+                self.known_ids.clone_from(&s.known_ids);
+                i = s.resume_at;
+                continue;
+            }
             self.check_row(rows, i, &mut scan, &mut found);
+            i += 1;
         }
         if scan.users == 0 {
             let fact = format!("no user row among {} rows", rows.len());
@@ -213,10 +230,7 @@ impl ApiValid {
         {
             return;
         }
-        let bad = m
-            .tool_calls
-            .iter()
-            .find(|c| serde_json::from_str::<serde_json::Value>(&c.arguments).is_err());
+        let bad = m.tool_calls.iter().find(|c| !is_json(&c.arguments));
         match bad {
             None => self.parsed_calls.insert(m.id, m.tool_calls.clone()),
             Some(call) => {
@@ -261,6 +275,41 @@ fn resume_before_window(t: &Transition<'_>, scan: Scan) -> Option<Scan> {
         users: scan.users - users_from,
         known_from: None,
         known_ids: Vec::new(),
+    })
+}
+
+/// Rows of `after` a scan may pass over: from the first user row after the changed
+/// window to where the valid prefix of `before` ended, both inside that prefix. Those
+/// rows equal, in order, rows of `before` that passed every rule, and no rule looks back
+/// past a user row, so they pass again; the state at the end of the prefix (shifted
+/// to `after`'s indices) and the user count (the prefix's, less the window's removed
+/// users, plus its added ones) carry over.
+#[derive(Debug)]
+struct Skip {
+    /// The first user row after the window (checked: rule 3 looks one row back).
+    stop: usize,
+    /// Where checking resumes: the end of the valid prefix, in `after`'s indices.
+    resume_at: usize,
+    users: usize,
+    known_from: Option<usize>,
+    known_ids: Vec<CallId>,
+}
+
+fn skip_after_window(t: &Transition<'_>, scan: &Scan) -> Option<Skip> {
+    let (removed, added) = (t.delta.removed_range(), t.delta.added_range());
+    if scan.len > t.before.len() || scan.len <= removed.end {
+        return None;
+    }
+    // `after[i]` for `i >= added.end` is `before[i - added.end + removed.end]`.
+    let to_after = |i: usize| i - removed.end + added.end;
+    let stop = (added.end..to_after(scan.len)).find(|&i| t.after[i].role == Role::User)?;
+    let users = |rows: &[Message]| rows.iter().filter(|m| m.role == Role::User).count();
+    Some(Skip {
+        stop,
+        resume_at: to_after(scan.len),
+        users: scan.users - users(&t.before[removed.clone()]) + users(&t.after[added.clone()]),
+        known_from: scan.known_from.map(to_after),
+        known_ids: scan.known_ids.clone(),
     })
 }
 
@@ -335,14 +384,14 @@ impl Invariant for ApiValid {
         let request = matches!(classify(t.event), EventClass::ProviderCall(_));
         let rows = if request { t.before } else { t.after };
         let side = if request { "before" } else { "after" };
-        let resume = if request || keeps {
-            self.valid_prefix.take()
+        let (resume, skip) = if request || keeps {
+            (self.valid_prefix.take(), None)
         } else {
-            self.valid_prefix
-                .take()
-                .and_then(|scan| resume_before_window(t, scan))
+            let prefix = self.valid_prefix.take();
+            let skip = prefix.as_ref().and_then(|scan| skip_after_window(t, scan));
+            (prefix.and_then(|scan| resume_before_window(t, scan)), skip)
         };
-        let (found, scan) = self.check(rows, resume);
+        let (found, scan) = self.check(rows, resume, skip);
         let valid = found.iter().all(Option::is_none);
         self.valid_prefix = (valid && (!request || keeps)).then_some(scan);
         let broken: Vec<String> = (0..RULE_COUNT)
@@ -545,6 +594,83 @@ mod tests {
         ] {
             assert!(!inv.checks(&ev), "{ev:?} is not a request");
         }
+    }
+
+    #[test]
+    fn a_pass_passes_over_the_valid_rows_after_its_window_and_matches_a_full_scan() {
+        let before = vec![
+            user(0),
+            calling(1, &[1]),
+            tool(2, 1),
+            reply(3),
+            user(4),
+            calling(5, &[5, 6]),
+            tool(6, 5),
+            tool(7, 6),
+            user(8),
+            reply(9),
+        ];
+        let repair = repair_event(1);
+        let pass = absorbed(2, &[1, 2, 3]);
+        // Appended after the check (not judged): `tail` rows, then the pass drops 1..=3.
+        for (tail, breaks) in [
+            (vec![user(10), calling(11, &[11]), tool(12, 11)], false),
+            (vec![user(10), user(13)], true),
+            (vec![tool(14, 5)], true),
+            (vec![], false),
+        ] {
+            let mut inv = ApiValid::default();
+            assert!(inv
+                .observe(&Transition::new(0, &repair, &before, &before, &[]))
+                .is_none());
+            let mut longer = before.clone();
+            longer.extend(tail.iter().cloned());
+            if !tail.is_empty() {
+                let append = append_event(2);
+                let t = Transition::new(1, &append, &longer[..before.len()], &longer, &[]);
+                assert!(inv.observe(&t).is_none());
+            }
+            let mut after = longer.clone();
+            after.splice(1..4, [micro_marker(20, &[1])]);
+            let t = Transition::new(2, &pass, &longer, &after, &[]);
+            let scan = inv.valid_prefix.clone().expect("the list was valid");
+            let skip = skip_after_window(&t, &scan).expect("a user row after the window");
+            assert_eq!((skip.stop, skip.resume_at), (2, 8));
+            assert_eq!(skip.users, 3);
+            let passed = inv.observe(&t);
+            let full = ApiValid::default().observe(&t);
+            assert_eq!(passed.is_some(), breaks, "{tail:?}");
+            assert_eq!(passed, full, "{tail:?}");
+            // The state carried over makes the next check match a full one too.
+            if !breaks {
+                let mut next = after.clone();
+                next.push(tool(15, 11));
+                let t = Transition::new(3, &repair, &after, &next, &[]);
+                assert_eq!(inv.observe(&t), ApiValid::default().observe(&t), "{tail:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_skip_that_resumes_right_after_its_stop_row_ends() {
+        // The first user row after the window is the last row checked before: the scan
+        // resumes right after it, where it would have gone anyway.
+        let before = vec![user(0), calling(1, &[1]), tool(2, 1), reply(3), user(4)];
+        let after = vec![user(0), micro_marker(20, &[1]), user(4)];
+        let mut inv = ApiValid::default();
+        let repair = repair_event(1);
+        assert!(inv
+            .observe(&Transition::new(0, &repair, &before, &before, &[]))
+            .is_none());
+        let pass = absorbed(2, &[1, 2, 3]);
+        let t = Transition::new(1, &pass, &before, &after, &[]);
+        let skip = skip_after_window(&t, inv.valid_prefix.as_ref().unwrap()).unwrap();
+        assert_eq!((skip.stop, skip.resume_at), (2, 3));
+        assert!(inv.observe(&t).is_none());
+        assert_eq!(
+            inv.valid_prefix.as_ref().map(|s| (s.len, s.users)),
+            Some((3, 2))
+        );
     }
 
     #[test]

@@ -168,10 +168,11 @@ impl ExchangeAbsorbedOnce {
     /// was for; an exchange at [`SKIP_AFTER_FAILURES`] is skipped. A call is unsuccessful
     /// when the harness served an error or an expanded summary, or when the exchange it
     /// was for is still whole in the list after the pass (the compactor found the answer
-    /// unusable: an external compactor may judge sizes its own way).
-    fn note_failures(&mut self, t: &Transition<'_>) {
+    /// unusable: an external compactor may judge sizes its own way). True when it filled
+    /// `after_ids` with the ids of `after`.
+    fn note_failures(&mut self, t: &Transition<'_>) -> bool {
         let calls = t.served.iter().filter(|c| !c.condense);
-        let mut after: Option<IdSet> = None;
+        let mut after_filled = false;
         for call in calls {
             // The first matching exchange not skipped already (identical exchanges are
             // tried in order), past the protected head when one matches there: micro
@@ -199,13 +200,11 @@ impl ExchangeAbsorbedOnce {
             let Some((s, e)) = found else {
                 continue;
             };
-            let kept = after.get_or_insert_with(|| {
-                let mut ids = IdSet::default();
-                for m in t.after {
-                    ids.add(m.id);
-                }
-                ids
-            });
+            if !after_filled {
+                self.after_ids.fill(t.after.iter().map(|m| m.id));
+                after_filled = true;
+            }
+            let kept = &self.after_ids;
             let still_whole = t.before[s..e].iter().all(|m| kept.contains(m.id));
             if call.ok && !call.expanded && !still_whole {
                 continue;
@@ -219,10 +218,14 @@ impl ExchangeAbsorbedOnce {
                 }
             }
         }
+        after_filled
     }
 
-    fn check(&mut self, t: &Transition<'_>) -> Option<Witness> {
-        self.after_ids.fill(t.after.iter().map(|m| m.id));
+    /// `after_filled`: `after_ids` already holds the ids of `after`.
+    fn check(&mut self, t: &Transition<'_>, after_filled: bool) -> Option<Witness> {
+        if !after_filled {
+            self.after_ids.fill(t.after.iter().map(|m| m.id));
+        }
         let mut w = Witness::default();
         let mut newest_removed: Option<(usize, &Message)> = None;
         let mut again: Option<(usize, &Message)> = None;
@@ -309,9 +312,9 @@ impl Invariant for ExchangeAbsorbedOnce {
         self.head.begin(t);
         let mut found = None;
         if matches!(classify(t.event), EventClass::Micro) {
-            self.note_failures(t);
+            let after_filled = self.note_failures(t);
             if changed(t) {
-                found = self.check(t);
+                found = self.check(t, after_filled);
             }
         }
         self.head.end(t);

@@ -14,6 +14,7 @@ pub mod gateway;
 mod head;
 mod head_protected;
 mod idset;
+mod json_valid;
 mod marker_contained;
 mod marker_pristine;
 mod no_infinite_loop;

@@ -41,7 +41,7 @@ const MAX_FACTS_LISTED: usize = 8;
 /// The facts of `small` that are not in `large`, both ascending: one merge walk, linear
 /// in both (a binary search per fact costs a log factor on summaries of thousands of
 /// facts).
-fn missing_from(small: &[FactId], large: &[FactId]) -> Vec<FactId> {
+pub(crate) fn missing_from(small: &[FactId], large: &[FactId]) -> Vec<FactId> {
     let mut missing = Vec::new();
     let mut rest = large.iter().peekable();
     for &f in small {

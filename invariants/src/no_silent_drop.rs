@@ -106,7 +106,7 @@ fn answers(how: Judged, served: &[ServedCall], before: &[Message]) -> Answers {
         .iter()
         .flat_map(|c| c.facts_out.iter().copied())
         .collect();
-    kept.sort_unstable();
+    kept.sort(); // merges the calls' ascending runs
     kept.dedup();
     // Compaction passes are held to what their calls saw (see `Judge::verdict`).
     let mut seen: Vec<FactId> = Vec::new();
@@ -146,7 +146,7 @@ struct Written {
 /// The facts the rows' text spells (judged as text, `text.rs`), ascending.
 fn sorted_facts<'m>(rows: impl Iterator<Item = &'m Message>) -> Vec<FactId> {
     let mut facts: Vec<FactId> = rows.flat_map(|m| text_facts(&m.content)).collect();
-    facts.sort_unstable();
+    facts.sort(); // merges the rows' ascending runs
     facts.dedup();
     facts
 }
@@ -218,18 +218,22 @@ fn carried_rows(t: &Transition<'_>, left: &[usize]) -> Vec<bool> {
             .keys
             .extend(ids.filter(|c| !calls.contains(c)));
     }
-    texts_missing.seal();
-    calls_missing.seal();
+    texts_missing.seal(|k| seed_bit(k.1));
+    calls_missing.seal(|c| seed_bit(c.0 as u64));
     let added = t.delta.added_range();
     for m in t.after[..added.start].iter().chain(&t.after[added.end..]) {
         if texts_missing.unfound == 0 && calls_missing.unfound == 0 {
             break;
         }
         for s in m.content.segments.iter() {
-            texts_missing.find(&text_key(s));
+            if texts_missing.may_hold(seed_bit(s.seed)) {
+                texts_missing.find(&text_key(s));
+            }
         }
         for c in m.tool_calls.iter() {
-            calls_missing.find(&c.id);
+            if calls_missing.may_hold(seed_bit(c.id.0 as u64)) {
+                calls_missing.find(&c.id);
+            }
         }
     }
     left.iter()
@@ -247,11 +251,19 @@ fn carried_rows(t: &Transition<'_>, left: &[usize]) -> Vec<bool> {
 }
 
 /// Keys not found yet, sorted, with a flag per key: one scan of the kept rows marks the
-/// ones it finds (a binary search each, no allocation).
+/// ones it finds (a binary search each, no allocation). `mask` has the bit of every key
+/// (see [`seed_bit`]), so most rows that hold no key are passed over without a search.
 struct Missing<K> {
     keys: Vec<K>,
     found: Vec<bool>,
     unfound: usize,
+    mask: u64,
+}
+
+/// One of 64 bits for a key, from its seed or id (a filter only: equal keys have equal
+/// bits, so a clear bit proves the key absent).
+fn seed_bit(seed: u64) -> u64 {
+    1 << (seed % 64)
 }
 
 impl<K> Default for Missing<K> {
@@ -260,16 +272,23 @@ impl<K> Default for Missing<K> {
             keys: Vec::new(),
             found: Vec::new(),
             unfound: 0,
+            mask: 0,
         }
     }
 }
 
 impl<K: Ord> Missing<K> {
-    fn seal(&mut self) {
+    fn seal(&mut self, bit: impl Fn(&K) -> u64) {
         self.keys.sort_unstable();
         self.keys.dedup();
         self.found = vec![false; self.keys.len()];
         self.unfound = self.keys.len();
+        self.mask = self.keys.iter().fold(0, |mask, k| mask | bit(k));
+    }
+
+    /// False when no key has this bit: the key sought is not among them.
+    fn may_hold(&self, bit: u64) -> bool {
+        self.mask & bit != 0
     }
 
     fn find(&mut self, key: &K) {

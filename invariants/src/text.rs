@@ -42,7 +42,8 @@ pub fn text_facts(content: &Content) -> Vec<FactId> {
     for s in content.segments.iter() {
         extend_with_segment_facts(&mut facts, s);
     }
-    facts.sort_unstable();
+    // Stable sort: each segment adds an ascending run, which it merges.
+    facts.sort();
     facts.dedup();
     facts
 }

@@ -161,7 +161,8 @@ impl Content {
             .iter()
             .flat_map(|s| s.facts.iter().copied())
             .collect();
-        all.sort_unstable();
+        // Stable sort: the segments' lists are ascending runs, which it merges.
+        all.sort();
         all.dedup();
         all
     }

@@ -325,13 +325,31 @@ impl<'a> Transition<'a> {
         after: &'a [Message],
         served: &'a [ServedCall],
     ) -> Self {
+        let delta = crate::delta::Delta::between(before, after);
+        Self::with_delta(step, event, (before, after), served, delta)
+    }
+
+    /// A transition whose delta the caller already computed with
+    /// `Delta::between(before, after)` (checked in debug builds).
+    pub fn with_delta(
+        step: u32,
+        event: &'a Event,
+        (before, after): (&'a [Message], &'a [Message]),
+        served: &'a [ServedCall],
+        delta: crate::delta::Delta,
+    ) -> Self {
+        debug_assert_eq!(
+            delta,
+            crate::delta::Delta::between(before, after),
+            "a delta given with a transition must be the one between its lists"
+        );
         Transition {
             step,
             event,
             before,
             after,
             served,
-            delta: crate::delta::Delta::between(before, after),
+            delta,
         }
     }
 }

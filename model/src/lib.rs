@@ -23,7 +23,7 @@ pub use event::{
 };
 pub use ids::{CallId, FactId, MsgId};
 pub use message::{tokens_real_total, tokens_rough_total, Flags, Message, Role, ToolCall};
-pub use snapshot::sync_copy;
+pub use snapshot::{sync_copy, sync_copy_by};
 pub use store::{GatewayEvent, SessionNo, StoreSnapshot, StoredRow, StoredSession, TurnOutcome};
 pub use tokens::{ContentKind, Tokens};
 pub use verdict::{Violation, Witness, WitnessRow};

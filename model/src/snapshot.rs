@@ -1,27 +1,44 @@
 //! Copies of the live transcript kept in step with it: a transition's `before` made by
 //! updating an older copy in the rows that differ, instead of cloning the whole list.
 
+use crate::delta::Delta;
 use crate::message::Message;
 
 /// Makes `copy` equal to `live`, cloning only the rows between their longest common
-/// prefix and longest common suffix. Rows compare cheaply (their text and calls are
+/// prefix and longest common suffix (rewritten in place where both have a row). Rows compare cheaply (their text and calls are
 /// shared, so equal rows usually compare by pointer), so the cost is a scan plus the
 /// rows that changed since `copy` was last in step.
 pub fn sync_copy(copy: &mut Vec<Message>, live: &[Message]) {
-    let prefix = copy.iter().zip(live).take_while(|(a, b)| a == b).count();
-    let suffix_max = copy.len().min(live.len()) - prefix;
-    let suffix = copy[prefix..]
-        .iter()
-        .rev()
-        .zip(live[prefix..].iter().rev())
-        .take(suffix_max)
-        .take_while(|(a, b)| a == b)
-        .count();
-    let (copy_end, live_end) = (copy.len() - suffix, live.len() - suffix);
-    if prefix == copy_end && prefix == live_end {
+    let delta = Delta::between(copy, live);
+    sync_copy_by(copy, live, &delta);
+}
+
+/// [`sync_copy`] with the window already known: `delta` is `Delta::between(copy, live)`
+/// (checked in debug builds), so no row is compared again.
+pub fn sync_copy_by(copy: &mut Vec<Message>, live: &[Message], delta: &Delta) {
+    debug_assert_eq!(*delta, Delta::between(copy, live), "a stale delta");
+    if delta.is_empty() {
         return;
     }
-    copy.splice(prefix..copy_end, live[prefix..live_end].iter().cloned());
+    let (gone, new) = (delta.removed_range(), delta.added_range());
+    let common = gone.len().min(new.len());
+    let prefix = gone.start;
+    copy[prefix..prefix + common].clone_from_slice(&live[prefix..prefix + common]);
+    if new.len() > common {
+        copy.splice(
+            prefix + common..prefix + common,
+            live[prefix + common..new.end].iter().cloned(),
+        );
+    } else if gone.len() > common {
+        // Rows removed (a compaction shrinks the front of the list): dropped in one
+        // pass that moves each later row once, not one block move of the whole tail.
+        let gone = prefix + common..gone.end;
+        let mut k = 0;
+        copy.retain(|_| {
+            k += 1;
+            !gone.contains(&(k - 1))
+        });
+    }
     debug_assert!(
         copy.as_slice() == live,
         "sync_copy left the copy out of step"

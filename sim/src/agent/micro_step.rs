@@ -7,7 +7,7 @@ use crate::compactor::seam::{Compactor, CompactorFailure, Harness};
 use crate::ids::IdAlloc;
 use crate::summarizer::served::{self, Serving};
 use crate::summarizer::Summarizer;
-use compactsim_model::{sync_copy, Event, Message, MicroOutcome};
+use compactsim_model::{sync_copy_by, Delta, Event, Message, MicroOutcome};
 
 /// What the driver borrows from its loop.
 pub struct MicroParts<'a> {
@@ -64,25 +64,35 @@ pub fn micro_step(
         .micro_pass(msgs, turn, &mut harness)
         .map_err(MicroStop::Failure)?;
     let calls = serving.into_calls();
+    // The rows are compared once: the window serves `changed`, the oracle and the sync.
+    let delta = Delta::between(&before, msgs);
     let mut end = MicroStepEnd {
         latency_ms: served::latency_ms(&calls),
         found_work: !matches!(
             pass.outcome,
             MicroOutcome::Cadence | MicroOutcome::NoExchange
         ),
-        changed: *msgs != before,
+        changed: !delta.is_empty(),
     };
     sink.bump(outcome_counter(pass.outcome));
     sink.served(calls);
-    // A pass observed to change nothing (`changed` compared the lists whole) is shown
-    // as the same slice on both sides, so the oracle's unchanged shortcuts apply.
-    let seen_before: &[Message] = if end.changed { &before } else { msgs };
-    if !sink.observe(Event::MicroPass(pass), seen_before, msgs) {
+    // A pass observed to change nothing (an empty window: the lists are equal) is
+    // shown as the same slice on both sides, so the oracle's unchanged shortcuts apply.
+    let seen = if end.changed {
+        sink.observe_by(
+            Event::MicroPass(pass),
+            (before.as_slice(), msgs.as_slice()),
+            delta,
+        )
+    } else {
+        sink.observe(Event::MicroPass(pass), msgs, msgs)
+    };
+    if !seen {
         return Err(MicroStop::Sink);
     }
     // The repair's `before`: the pass's copy, brought in step with the rows it changed.
     if end.changed {
-        sync_copy(&mut before, msgs);
+        sync_copy_by(&mut before, msgs, &delta);
     }
     let stats = repair::repair(msgs);
     if stats == repair::RepairStats::default() {

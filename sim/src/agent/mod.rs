@@ -49,8 +49,8 @@ use crate::provider::Provider;
 use crate::summarizer::served::{self, Serving};
 use crate::summarizer::Summarizer;
 use compactsim_model::{
-    tokens_real_total, tokens_rough_total, BatchPassOutcome, BatchTrigger, Event, Message, Role,
-    ServedCall,
+    tokens_real_total, tokens_rough_total, BatchPassOutcome, BatchTrigger, Delta, Event, Message,
+    Role, ServedCall,
 };
 
 /// Where the agent loop reports.
@@ -58,6 +58,17 @@ pub trait Sink {
     /// One transition: `event` took the live list from `before` to `after` (the same
     /// slice when it changed nothing). False stops the case.
     fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool;
+    /// [`Sink::observe`] with the changed window already computed by the caller:
+    /// `delta` is `Delta::between(before, after)`, so a sink need not compare the lists
+    /// again.
+    fn observe_by(
+        &mut self,
+        event: Event,
+        (before, after): (&[Message], &[Message]),
+        _delta: Delta,
+    ) -> bool {
+        self.observe(event, before, after)
+    }
     /// A coverage counter was reached.
     fn bump(&mut self, counter: &'static str);
     /// A coverage counter grew by `n`.

@@ -41,17 +41,27 @@ pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
     stats
 }
 
-/// Whether any step below would change `msgs`: one read-only scan. When it is false
-/// every step is a no-op on the list as it stands (each step's condition is checked on
-/// that list), so skipping them all gives the same result.
+/// Whether any step below would change `msgs`: one read-only scan that asks, row by
+/// row, each step's condition (a mergeable pair, a stray tool row, an unanswered call).
+/// When it is false every step is a no-op on the list as it stands (each step's
+/// condition is checked on that list), so skipping them all gives the same result.
 fn needed(msgs: &[Message]) -> bool {
-    let mergeable = msgs.windows(2).any(|w| {
-        w[0].role == w[1].role
-            && matches!(w[0].role, Role::User | Role::Assistant)
-            && w[0].tool_calls.is_empty()
-            && w[1].tool_calls.is_empty()
-    });
-    mergeable || stray_tool_rows(msgs).any(|stray| stray) || has_unanswered_call(msgs)
+    let rows = msgs.iter().enumerate().zip(stray_tool_rows(msgs));
+    for ((i, m), stray) in rows {
+        let mergeable = i > 0 && {
+            let p = &msgs[i - 1];
+            p.role == m.role
+                && matches!(m.role, Role::User | Role::Assistant)
+                && p.tool_calls.is_empty()
+                && m.tool_calls.is_empty()
+        };
+        let unanswered =
+            m.role == Role::Assistant && !m.tool_calls.is_empty() && !all_answered(msgs, i);
+        if mergeable || stray || unanswered {
+            return true;
+        }
+    }
+    false
 }
 
 /// Merges runs of consecutive rows of `role` into their first row. Assistant rows with
@@ -107,14 +117,6 @@ fn stray_tool_rows(msgs: &[Message]) -> impl Iterator<Item = bool> + '_ {
             .tool_call_id
             .is_some_and(|id| known.iter().any(|c| c.id == id)),
         Role::System => false,
-    })
-}
-
-/// Whether some assistant row has a call the immediately following tool run does not
-/// answer.
-fn has_unanswered_call(msgs: &[Message]) -> bool {
-    msgs.iter().enumerate().any(|(i, m)| {
-        m.role == Role::Assistant && !m.tool_calls.is_empty() && !all_answered(msgs, i)
     })
 }
 

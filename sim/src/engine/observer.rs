@@ -7,7 +7,8 @@ use super::{CaseOutcome, CaseResult, Record, TraceLine};
 use crate::agent::Sink;
 use compactsim_invariants::{Oracle, NO_INFINITE_LOOP};
 use compactsim_model::{
-    sync_copy, tokens_rough_total, Event, Message, ServedCall, Transition, Violation, Witness,
+    sync_copy, tokens_rough_total, Delta, Event, Message, ServedCall, Transition, Violation,
+    Witness,
 };
 
 /// Reports transitions to the oracle and records the case's result.
@@ -69,13 +70,64 @@ impl Observer {
 
 impl Sink for Observer {
     fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
+        self.observe_with(event, (before, after), None)
+    }
+
+    fn observe_by(&mut self, event: Event, lists: (&[Message], &[Message]), delta: Delta) -> bool {
+        self.observe_with(event, lists, Some(delta))
+    }
+
+    fn bump(&mut self, counter: &'static str) {
+        self.result.coverage.bump(counter);
+    }
+
+    fn add(&mut self, counter: &'static str, n: u64) {
+        self.result.coverage.add(counter, n);
+    }
+
+    fn served(&mut self, calls: Vec<ServedCall>) {
+        self.served = calls;
+    }
+
+    fn copy_of(&mut self, live: &[Message]) -> Vec<Message> {
+        let mut copy = std::mem::take(&mut self.spare);
+        if self.spare_in_step.take() != Some(at(live)) {
+            sync_copy(&mut copy, live);
+        }
+        debug_assert!(copy.as_slice() == live, "lent copy out of step");
+        copy
+    }
+
+    fn give_back(&mut self, copy: Vec<Message>) {
+        self.spare = copy;
+        self.spare_in_step = None;
+    }
+
+    fn give_back_in_step(&mut self, copy: Vec<Message>, live: &[Message]) {
+        debug_assert!(copy.as_slice() == live, "a copy given back in step differs");
+        self.spare = copy;
+        self.spare_in_step = Some(at(live));
+    }
+}
+
+impl Observer {
+    /// [`Sink::observe`], with the delta when the caller computed it.
+    fn observe_with(
+        &mut self,
+        event: Event,
+        (before, after): (&[Message], &[Message]),
+        delta: Option<Delta>,
+    ) -> bool {
         self.keep_spare_in_step(before, after);
         let served = std::mem::take(&mut self.served);
         let event = match self.labels {
             Labels::AsReported => event,
             Labels::Scrambled => scramble(event),
         };
-        let t = Transition::new(self.step, &event, before, after, &served);
+        let t = match delta {
+            Some(d) => Transition::with_delta(self.step, &event, (before, after), &served, d),
+            None => Transition::new(self.step, &event, before, after, &served),
+        };
         let violations = self.oracle.observe(&t);
         if self.record.trace {
             self.result
@@ -110,38 +162,6 @@ impl Sink for Observer {
             return false;
         }
         true
-    }
-
-    fn bump(&mut self, counter: &'static str) {
-        self.result.coverage.bump(counter);
-    }
-
-    fn add(&mut self, counter: &'static str, n: u64) {
-        self.result.coverage.add(counter, n);
-    }
-
-    fn served(&mut self, calls: Vec<ServedCall>) {
-        self.served = calls;
-    }
-
-    fn copy_of(&mut self, live: &[Message]) -> Vec<Message> {
-        let mut copy = std::mem::take(&mut self.spare);
-        if self.spare_in_step.take() != Some(at(live)) {
-            sync_copy(&mut copy, live);
-        }
-        debug_assert!(copy.as_slice() == live, "lent copy out of step");
-        copy
-    }
-
-    fn give_back(&mut self, copy: Vec<Message>) {
-        self.spare = copy;
-        self.spare_in_step = None;
-    }
-
-    fn give_back_in_step(&mut self, copy: Vec<Message>, live: &[Message]) {
-        debug_assert!(copy.as_slice() == live, "a copy given back in step differs");
-        self.spare = copy;
-        self.spare_in_step = Some(at(live));
     }
 }
 

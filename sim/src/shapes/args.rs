@@ -23,21 +23,18 @@ pub fn argument_key(tool: &str) -> &'static str {
 /// least the empty object's length (else that length), the value drawn from `seed`.
 pub fn arguments(tool: &str, chars: u32, seed: u64) -> String {
     let key = argument_key(tool);
-    let mut out = String::with_capacity(chars as usize);
-    out.push_str("{\"");
-    out.push_str(key);
-    out.push_str("\":\"");
+    let mut out: Vec<u8> = Vec::with_capacity((chars as usize).max(key.len() + 6));
+    out.extend_from_slice(b"{\"");
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b"\":\"");
     let value_chars = (chars as usize).saturating_sub(out.len() + 2);
     let mut state = seed;
-    let value: Vec<u8> = (0..value_chars)
-        .map(|_| {
-            state = mix64(state);
-            VALUE_ALPHABET[(state % VALUE_ALPHABET.len() as u64) as usize]
-        })
-        .collect();
-    out.push_str(std::str::from_utf8(&value).expect("the alphabet is ASCII"));
-    out.push_str("\"}");
-    out
+    out.extend((0..value_chars).map(|_| {
+        state = mix64(state);
+        VALUE_ALPHABET[(state % VALUE_ALPHABET.len() as u64) as usize]
+    }));
+    out.extend_from_slice(b"\"}");
+    String::from_utf8(out).expect("the alphabet is ASCII")
 }
 
 #[cfg(test)]

@@ -257,11 +257,13 @@ impl MicroCompactor {
         };
         let new_marker = marker::build(ids.msg(), role, &summary, self.config.scaffold_tokens);
         let marker_id = new_marker.id;
-        let at = splice::replace_ranges(msgs, ranges, new_marker);
-        if supersede && self.bugs.has(Bug::IotM4) {
+        // IOT-0.22.2-M4 keeps the last marker by position instead of superseding.
+        let keep_last = supersede && self.bugs.has(Bug::IotM4);
+        let supersede = supersede && !keep_last && !self.bugs.has(Bug::H75345B);
+        let at = splice::replace_ranges(msgs, ranges, new_marker, supersede);
+        if keep_last {
             released::supersede_keep_last(msgs);
-        } else if supersede && !self.bugs.has(Bug::H75345B) {
-            splice::supersede_others(msgs, at);
+        } else if supersede {
             debug_assert!(
                 !self.bugs.is_empty() || marker::count(msgs) == 1,
                 "supersede left {} micro markers",

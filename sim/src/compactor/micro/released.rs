@@ -57,7 +57,7 @@ pub fn supersede_keep_last(msgs: &mut Vec<Message>) {
         return;
     };
     let keep = msgs[last].id;
-    super::splice::supersede_others(msgs, last);
+    super::splice::supersede_all_but(msgs, keep);
     debug_assert!(
         msgs.iter()
             .filter(|m| m.is_micro_marker())
@@ -144,7 +144,8 @@ mod tests {
             6,
             "the fresh marker left and its user neighbours merged"
         );
-        crate::compactor::micro::splice::supersede_others(&mut clean, 2);
+        let keep = clean[2].id;
+        crate::compactor::micro::splice::supersede_all_but(&mut clean, keep);
         let kept: Vec<_> = clean
             .iter()
             .filter(|r| r.is_micro_marker())
