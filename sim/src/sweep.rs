@@ -3,8 +3,7 @@
 //! catch rates with it. Deterministic: the tallies are a function of the seeds, the
 //! suite and the credit rule, never of the job count.
 
-use crate::compactor::choice::CompactorChoice;
-use crate::engine::{run_case_with, CaseOutcome, CaseSpec, Record};
+use crate::engine::{run_case, CaseOutcome, CaseSpec, Record};
 use compactsim_model::Violation;
 use rayon::prelude::*;
 use std::fmt;
@@ -168,11 +167,10 @@ pub fn tally_seeds(
     spec_of: impl Fn(u64, u32) -> CaseSpec + Sync,
     credit: impl Fn(&[Violation]) -> bool + Sync,
 ) -> Result<Vec<Tally>, String> {
-    let reference = CompactorChoice::Reference;
     tally_seeds_by(seeds, cases, jobs, |seed, case| {
-        let r = run_case_with(&spec_of(seed, case), Record::default(), &|r| {
-            reference.make(r)
-        });
+        // The compactor under test: the reference unless the command line chose an
+        // external adapter (selftest refuses one, so its rows judge the reference).
+        let r = run_case(&spec_of(seed, case), Record::default());
         let credited = credit(r.outcome.violations());
         CaseTallied {
             passes: r.passes,

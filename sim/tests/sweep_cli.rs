@@ -87,3 +87,35 @@ fn bad_seed_ranges_are_bad_input() {
         );
     }
 }
+
+/// `--compactor external` judges the adapter, not the reference model: an adapter that
+/// crashes on its first pass fails every case of the sweep (exit 4, the adapter named).
+#[test]
+fn a_sweep_with_an_external_compactor_runs_the_adapter() {
+    let crash = format!(
+        "python3 {}/../adapters/reference/fixtures/crash.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let o = compactsim(&[
+        "sweep",
+        "--seeds",
+        "1..1",
+        "--cases",
+        "2",
+        "--compactor",
+        "external",
+        "--adapter",
+        &crash,
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(4), "{text}");
+    assert!(
+        text.contains("adapter failure") && text.contains("crash.py"),
+        "{text}"
+    );
+    let total = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("total"))
+        .unwrap();
+    assert_eq!(total.split_whitespace().last(), Some("2"), "{total}");
+}
