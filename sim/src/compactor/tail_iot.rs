@@ -11,6 +11,7 @@
 //! - the cut is aligned back whenever the row before it closes a tool group, then
 //!   anchored to the newest real user row and the newest visible assistant reply.
 
+use crate::compactor::batch::release::{align_backward, align_forward};
 use compactsim_model::{Message, Role};
 
 /// `TAIL_MAX_CONTEXT_FRACTION` (0.20), per mille.
@@ -66,26 +67,6 @@ fn walk(
         cut = i;
     }
     (cut, acc)
-}
-
-/// `_align_boundary_backward`: when the last non-tool row before `idx` is an assistant
-/// row with calls, the cut moves onto it.
-fn align_backward(msgs: &[Message], idx: usize) -> usize {
-    if idx == 0 || idx >= msgs.len() {
-        return idx;
-    }
-    match msgs[..idx].iter().rposition(|m| m.role != Role::Tool) {
-        Some(i) if msgs[i].role == Role::Assistant && !msgs[i].tool_calls.is_empty() => i,
-        _ => idx,
-    }
-}
-
-/// `_align_boundary_forward`: past tool rows.
-fn align_forward(msgs: &[Message], mut idx: usize) -> usize {
-    while idx < msgs.len() && msgs[idx].role == Role::Tool {
-        idx += 1;
-    }
-    idx
 }
 
 /// `_ensure_last_user_message_in_tail` (with `_find_turn_pair_end`).

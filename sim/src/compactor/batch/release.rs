@@ -148,7 +148,7 @@ pub fn tail_cut(messages: &[Message], head_end: usize, budget: u32, protect_last
 
 /// `_align_boundary_backward`: a cut right after an assistant row with calls (and any
 /// of its results) moves before that row.
-fn align_backward(messages: &[Message], idx: usize) -> usize {
+pub fn align_backward(messages: &[Message], idx: usize) -> usize {
     if idx == 0 || idx >= messages.len() {
         return idx;
     }
