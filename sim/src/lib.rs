@@ -11,6 +11,7 @@ pub mod engine;
 pub mod external;
 pub mod gateway;
 pub mod ids;
+pub mod mutants;
 pub mod profile;
 pub mod provider;
 pub mod rng;

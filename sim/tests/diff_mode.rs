@@ -5,13 +5,13 @@
 
 mod common;
 
-use common::wrapper::{Hooks, Wrapped};
 use common::{arg, compactsim, scratch};
 use compactsim::bugs::BugSet;
 use compactsim::compactor::choice::CompactorChoice;
 use compactsim::compactor::reference::Reference;
 use compactsim::compactor::seam::{BatchReport, Compactor};
 use compactsim::diff::{diff_suite, Aggregator, DiffReport, MakeOther};
+use compactsim::mutants::{Hooks, Wrapped};
 use compactsim::runner::Suite;
 use compactsim::strategy::Strategy;
 use compactsim_model::{Message, MicroPass, Role};
@@ -89,7 +89,7 @@ fn a_mutant_disagrees_in_summary_role_only() {
         let s = suite(strategy, 32);
         let mutant = |r: Reference| -> Box<dyn Compactor> {
             Box::new(Wrapped {
-                inner: r,
+                inner: Box::new(r),
                 hooks: RoleFlip,
                 name: "role-flip".into(),
             })

@@ -14,12 +14,12 @@
 
 mod common;
 
-use common::wrapper::{Hooks, Wrapped};
 use compactsim::cli::args::{CaseParams, SEED_DEFAULT};
 use compactsim::compactor::reference::Reference;
 use compactsim::compactor::seam::{BatchReport, Compactor};
 use compactsim::engine::scramble::Labels;
 use compactsim::engine::{run_case_labels, Record};
+use compactsim::mutants::{Hooks, Wrapped};
 use compactsim_invariants::text::{chars_to_spell, spelled_facts};
 use compactsim_model::{Message, MicroPass};
 use std::collections::{BTreeMap, BTreeSet};
@@ -100,7 +100,7 @@ fn every_segment_the_default_suites_write_spells_exactly_its_facts() {
             let shared = book.clone();
             let make = move |inner: Reference| -> Box<dyn Compactor> {
                 Box::new(Wrapped {
-                    inner,
+                    inner: Box::new(inner),
                     hooks: Checking(shared.clone()),
                     name: "checking".into(),
                 })

@@ -1,8 +1,6 @@
 //! Helpers for the CLI integration tests: run the built binary, fresh scratch dirs.
 #![allow(dead_code)]
 
-pub mod wrapper;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

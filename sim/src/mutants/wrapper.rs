@@ -1,11 +1,8 @@
-//! A test-only wrapper around the reference compactor: its hooks see every pass's list
-//! before and after (and may rewrite the result: a mutant), while every call goes to the
-//! reference as is and every label the reference reports is returned unchanged.
+//! A wrapper around any compactor behind the seam: its hooks see every pass's list
+//! before and after and may rewrite the result (a mutant), while every call goes to the
+//! inner compactor as is and every label it reports is returned unchanged.
 
-use compactsim::compactor::reference::Reference;
-use compactsim::compactor::seam::{
-    BatchReport, BatchRequest, Compactor, CompactorFailure, Harness,
-};
+use crate::compactor::seam::{BatchReport, BatchRequest, Compactor, CompactorFailure, Harness};
 use compactsim_model::{Message, MicroPass};
 
 /// What a wrapper does around each pass. Both hooks default to nothing.
@@ -21,9 +18,9 @@ pub trait Hooks: Send {
     }
 }
 
-/// The reference compactor with `hooks` around its passes.
+/// The compactor `inner` with `hooks` around its passes.
 pub struct Wrapped<H> {
-    pub inner: Reference,
+    pub inner: Box<dyn Compactor>,
     pub hooks: H,
     pub name: String,
 }
