@@ -183,10 +183,17 @@ def main():
             return {"value": 0}
         raise ValueError("unknown hook " + name)
 
+    def batch_pass(req, summarize):
+        # A batch pass rewrites the list: micro's cursor into the old list is stale (the
+        # Rust reference's `rewritten`), so the next micro pass recovers it.
+        out = batch.pass_(req, summarize)
+        micro.cursor = 0
+        return out
+
     serve("compactsim-reference-py", "1.0.0",
           {"micro_pass": True, "batch_pass": True,
            "hooks": ["cooling_down", "fallback_streak", "usage"]},
-          {"micro_pass": micro.pass_, "batch_pass": batch.pass_, "restart": restart,
+          {"micro_pass": micro.pass_, "batch_pass": batch_pass, "restart": restart,
            "hook": hook})
 
 
