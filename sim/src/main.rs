@@ -273,12 +273,12 @@ struct SweepArgs {
 
 #[derive(clap::Args)]
 struct SelftestArgs {
-    /// Root seeds each switch runs, inclusive (default: 8 seeds from 1).
-    #[arg(long, default_value = "1..8")]
-    seeds: String,
-    /// Cases of the suite per seed.
-    #[arg(long, default_value_t = args::CASES_DEFAULT)]
-    cases: u32,
+    /// Root seeds each row runs, inclusive (default: 1..8; 1..2 for --compactor external).
+    #[arg(long)]
+    seeds: Option<String>,
+    /// Cases of the suite per seed (default: 480; 24 for --compactor external).
+    #[arg(long)]
+    cases: Option<u32>,
     /// Passes with work per case.
     #[arg(long, default_value_t = args::PASSES_DEFAULT)]
     passes: u32,
@@ -380,8 +380,10 @@ fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
 }
 
 fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
-    // Every selftest run switches a bug on in the reference models.
-    choose_compactor(&a.compactor, a.compactor.compactor == "external")?;
+    // Bug switches belong to the reference; an external compactor gets its clean runs
+    // and the mutants around it instead.
+    choose_compactor(&a.compactor, false)?;
+    let external = a.compactor.compactor == "external";
     if a.passes == 0 || a.passes > args::PASSES_MAX {
         return Err(Failure::bad_input(format!(
             "--passes must be between 1 and {}, got {}",
@@ -392,13 +394,45 @@ fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
     if a.shrink_attempts == 0 {
         return Err(Failure::bad_input("--shrink-attempts must be at least 1"));
     }
+    let (seeds_default, cases_default) = if external {
+        (
+            compactsim::selftest::external::EXTERNAL_SEEDS_DEFAULT,
+            compactsim::selftest::external::EXTERNAL_CASES_DEFAULT,
+        )
+    } else {
+        (
+            compactsim::selftest::SELFTEST_SEEDS_DEFAULT,
+            args::CASES_DEFAULT,
+        )
+    };
+    let seeds = match &a.seeds {
+        Some(text) => compactsim::sweep::SeedRange::parse(text).map_err(Failure::bad_input)?,
+        None => compactsim::sweep::SeedRange::of_count(
+            compactsim::selftest::SELFTEST_SEED_FIRST_DEFAULT,
+            seeds_default,
+        ),
+    };
+    let cases = args::check_cases(a.cases.unwrap_or(cases_default))?;
+    let jobs = args::jobs(a.jobs)?;
+    if external {
+        return compactsim::cli::selftest_external::selftest_external(
+            &compactsim::cli::selftest_external::ExternalRequest {
+                suite: compactsim::selftest::external::ExternalSuite {
+                    seeds,
+                    cases,
+                    passes: a.passes,
+                },
+                jobs,
+            },
+        );
+    }
     selftest::selftest(&selftest::SelftestRequest {
         suite: compactsim::selftest::SelftestSuite {
-            seeds: compactsim::sweep::SeedRange::parse(&a.seeds).map_err(Failure::bad_input)?,
-            cases: args::check_cases(a.cases)?,
+            seeds,
+            cases,
             passes: a.passes,
         },
-        jobs: args::jobs(a.jobs)?,
+        jobs,
         shrink: compactsim::shrink::Budget {
             attempts_max: a.shrink_attempts,
             time_max: Some(shrink::shrink_time(a.shrink_time)?),

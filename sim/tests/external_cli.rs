@@ -109,7 +109,7 @@ fn a_hanging_adapter_is_exit_4_naming_the_timeout() {
 #[test]
 fn bad_combinations_are_bad_input() {
     let cmd = adapter("reference/compactor.py");
-    let cases: [&[&str]; 6] = [
+    let cases: [&[&str]; 5] = [
         &["run", "--compactor", "external"],
         &["run", "--adapter", &cmd],
         &[
@@ -129,7 +129,6 @@ fn bad_combinations_are_bad_input() {
             "--adapter",
             "python3 'unclosed",
         ],
-        &["selftest", "--compactor", "external", "--adapter", &cmd],
     ];
     for args in cases {
         let o = compactsim(args);

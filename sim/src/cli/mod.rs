@@ -12,6 +12,7 @@ pub mod replay;
 pub mod run;
 pub mod scenario;
 pub mod selftest;
+pub mod selftest_external;
 pub mod shrink;
 pub mod study;
 pub mod sweep;

@@ -10,7 +10,7 @@
 
 use super::chat::TextBook;
 use super::error::{AdapterFailure, FailureKind};
-use super::session::{AdapterSpec, Reply, Session, SummarizeCall, SummaryService};
+use super::session::{AdapterInfo, AdapterSpec, Reply, Session, SummarizeCall, SummaryService};
 use super::summaries::Served;
 use super::wire::{HarnessMsg, PassInput, SummaryAnswer, Trigger};
 use crate::compactor::micro::MicroConfig;
@@ -47,6 +47,19 @@ impl Pool {
 
     pub fn spec(&self) -> &AdapterSpec {
         &self.spec
+    }
+
+    /// What the adapter said in its `hello` (a session is started for it and kept idle
+    /// for the cases); a child that cannot start or greet is an adapter failure.
+    pub fn hello(&self) -> Result<AdapterInfo, AdapterFailure> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut session = match idle {
+            Some(s) => s,
+            None => Session::new(self.spec.clone())?,
+        };
+        let info = session.info().cloned();
+        self.give(session);
+        info
     }
 
     fn take(&self) -> Option<Session> {

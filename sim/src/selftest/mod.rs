@@ -14,6 +14,7 @@ use crate::sweep::{tally_seeds, SeedRange, Tally};
 use compactsim_model::Violation;
 pub use shared::{CleanCase, CleanRuns};
 
+pub mod external;
 mod shared;
 
 /// The lowest catch rate a switch may show on any seed: 1 % (5 cases of 480).
@@ -69,14 +70,12 @@ pub struct CatchRates {
 impl CatchRates {
     /// The lowest catch rate over the seeds, per mille of the cases.
     pub fn min_per_mille(&self) -> u64 {
-        self.per_seed.iter().map(per_mille).min().unwrap_or(0)
+        min_per_mille(&self.per_seed)
     }
 
     /// Every seed at or above the minimum rate.
     pub fn deep_enough(&self) -> bool {
-        self.per_seed
-            .iter()
-            .all(|t| t.credited as u64 * 1000 >= CATCH_RATE_MIN_PER_MILLE * t.cases as u64)
+        deep_enough(&self.per_seed)
     }
 
     /// Deep enough, or exempt.
@@ -91,6 +90,18 @@ impl CatchRates {
             .zip(&self.per_seed)
             .find_map(|(seed, t)| t.first_credited.map(|case| (seed, case)))
     }
+}
+
+/// The lowest catch rate of `per_seed`, per mille of the cases.
+pub fn min_per_mille(per_seed: &[Tally]) -> u64 {
+    per_seed.iter().map(per_mille).min().unwrap_or(0)
+}
+
+/// Every seed of `per_seed` at or above [`CATCH_RATE_MIN_PER_MILLE`].
+pub fn deep_enough(per_seed: &[Tally]) -> bool {
+    per_seed
+        .iter()
+        .all(|t| t.credited as u64 * 1000 >= CATCH_RATE_MIN_PER_MILLE * t.cases as u64)
 }
 
 /// A tally's catch rate, per mille of its cases.
