@@ -169,7 +169,8 @@ pub fn tally_seeds(
 ) -> Result<Vec<Tally>, String> {
     tally_seeds_by(seeds, cases, jobs, |seed, case| {
         // The compactor under test: the reference unless the command line chose an
-        // external adapter (selftest refuses one, so its rows judge the reference).
+        // external adapter (`selftest --compactor external` runs its own rows, never the
+        // switch rows, so those always judge the reference).
         let r = run_case(&spec_of(seed, case), Record::default());
         let credited = credit(r.outcome.violations());
         CaseTallied {
