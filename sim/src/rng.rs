@@ -46,6 +46,14 @@ pub enum Stream {
     /// Process restarts in the `both` agent loop, added after every other stream was
     /// fixed; its own stream, so it reshuffles no other.
     LoopRestarts,
+    /// The summary-storm knob of `both` cases (a burst of failing summarizer calls),
+    /// added after every other stream was fixed; its own stream, so it reshuffles no
+    /// other.
+    SummaryStorm,
+    /// The marker-restart knob of `both` cases (a process restart right after the first
+    /// micro marker appears), added after every other stream was fixed; its own stream,
+    /// so it reshuffles no other.
+    MarkerRestart,
 }
 
 impl Stream {
@@ -63,6 +71,8 @@ impl Stream {
             Stream::GatewayHygiene => 0x6768_7967,    // "ghyg"
             Stream::OpeningPaste => 0x6f70_6173_7465, // "opaste"
             Stream::LoopRestarts => 0x6c72_7374,      // "lrst"
+            Stream::SummaryStorm => 0x7373_746f_726d, // "sstorm"
+            Stream::MarkerRestart => 0x6d72_7374,     // "mrst"
         }
     }
 }

@@ -11,6 +11,7 @@
 //! own fault stream, [`LoopRestarts`]), or where the plan lists restarts.
 
 use super::agent_setup::AgentSetup;
+use super::loop_restarts::LoopRestarts;
 use super::observer::Observer;
 use super::plan::{CasePlan, Source};
 use super::scramble::Labels;
@@ -263,7 +264,7 @@ pub(crate) fn run_logged(
             break;
         }
         observer.result.turns = turn + 1;
-        if restarts.due(spec, turn, turn > first)
+        if restarts.due(spec, turn, turn > first, &agent.msgs)
             && agent.restart_between_turns(&mut observer, turn).is_err()
         {
             break;
@@ -361,31 +362,4 @@ fn resume(
         let _ = load(agent, observer, before + turn, rows);
     }
     turn
-}
-
-/// Process restarts between the turns of a `both` case (a batch case never restarts):
-/// a chance per turn drawn from the case's restart rate on its own stream
-/// ([`Stream::LoopRestarts`], added after the other streams were fixed), unless the
-/// plan lists restart turns (the draw happens either way, so the stream stays in step).
-struct LoopRestarts {
-    rng: crate::rng::SimRng,
-    per_mille: u32,
-}
-
-impl LoopRestarts {
-    fn of(spec: &CaseSpec, restart_per_mille: u32) -> Self {
-        let both = matches!(spec.strategy, Strategy::Both(_));
-        LoopRestarts {
-            rng: crate::rng::stream(spec.case_seed(), crate::rng::Stream::LoopRestarts),
-            per_mille: if both { restart_per_mille } else { 0 },
-        }
-    }
-
-    /// Whether the process restarts before `turn` (`possible`: not the session's first).
-    fn due(&mut self, spec: &CaseSpec, turn: u32, possible: bool) -> bool {
-        let drawn = possible && crate::rng::chance(&mut self.rng, self.per_mille);
-        spec.plan
-            .as_deref()
-            .map_or(drawn, |p| possible && p.restart(turn, drawn))
-    }
 }

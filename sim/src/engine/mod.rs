@@ -6,11 +6,13 @@ mod agent_setup;
 pub(crate) mod agent_world;
 mod coverage;
 pub mod fault_mix;
+mod loop_restarts;
 pub(crate) mod observer;
 pub mod opening_paste;
 pub mod plan;
 pub mod scramble;
 mod setup;
+pub mod summary_storm;
 mod trace;
 mod work_budget;
 

@@ -52,15 +52,7 @@ mod tests {
 
     #[test]
     fn only_some_fresh_agent_loop_cases_open_with_a_paste_over_their_trigger() {
-        let spec = |case, strategy| CaseSpec {
-            root_seed: 1,
-            case,
-            passes: 25,
-            strategy: Strategy::parse(strategy).unwrap(),
-            bugs: Default::default(),
-            plan: None,
-            profile: None,
-        };
+        let spec = CaseSpec::drawn;
         let era = Strategy::parse("both").unwrap().loop_options().unwrap().era;
         let trigger = threshold::derive(128_000, era.threshold_config()).trigger_tokens as u64;
         let mut pastes = 0u64;

@@ -52,6 +52,21 @@ impl CaseSpec {
         self.plan = (!plan.is_empty()).then(|| Arc::new(plan));
         self
     }
+
+    /// Case `case` of root seed 1 under `strategy`, drawn (no switch, plan nor profile):
+    /// for the tests of the per-case knobs.
+    #[cfg(test)]
+    pub(crate) fn drawn(case: u32, strategy: &str) -> CaseSpec {
+        CaseSpec {
+            root_seed: 1,
+            case,
+            passes: 25,
+            strategy: Strategy::parse(strategy).unwrap(),
+            bugs: Default::default(),
+            plan: None,
+            profile: None,
+        }
+    }
 }
 
 /// Parameters drawn for one case.
@@ -100,9 +115,10 @@ impl CaseSetup {
         }
         plan.micro.apply(&mut micro);
         let mut summarizer_rng = rng::stream(seed, Stream::Summarizer);
-        let summarizer = plan
-            .summarizer
-            .apply(SummarizerConfig::draw(&mut summarizer_rng));
+        let summarizer = plan.summarizer.apply(super::summary_storm::applied(
+            spec,
+            SummarizerConfig::draw(&mut summarizer_rng),
+        ));
         let mut faults = rng::stream(seed, Stream::Faults);
         let drawn_restart_per_mille = if chance(&mut faults, 300) {
             between(&mut faults, 10, 80)

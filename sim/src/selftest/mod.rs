@@ -29,21 +29,7 @@ pub const SELFTEST_SEED_FIRST_DEFAULT: u64 = 1;
 /// outside this harness's generators; a shallow row reaches its path too rarely and
 /// waits for a generator that reaches it (issue 8). An entry whose row is deep enough
 /// says so in the table and should be removed.
-pub const EXEMPT: &[(Bug, &str, &str)] = &[
-    (
-        Bug::IotM2,
-        "both",
-        "blind spot: needs process restarts in the agent loop; the rolling summary is \
-         empty only after one",
-    ),
-    (Bug::H29559, "both", SHALLOW_SUMMARY_FAULTS),
-];
-/// Why the rows that need frequent summary failures are not yet measured deep.
-const SHALLOW_SUMMARY_FAULTS: &str = "shallow without summary storms: a storm knob (15 % \
-     of cases, 20..70 % of summary calls failing) deepens it, but under both it makes the \
-     clean model fail exchange-absorbed-once when a batch pass leaves a live, never \
-     absorbed exchange between micro's head and its marker (seed 8 case 470, seed 27 \
-     case 421, seed 55 case 26), not yet triaged";
+pub const EXEMPT: &[(Bug, &str, &str)] = &[];
 
 /// The suite each switch runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
