@@ -98,9 +98,12 @@ struct Answers {
     seen: Vec<FactId>,
     /// Facts the answers kept, ascending.
     kept: Vec<FactId>,
+    /// Facts the summary rows of `before` spell, ascending: read on the first fact not
+    /// in `seen` (see [`Answers::saw`]), as most transitions never ask.
+    summarized_before: Option<Vec<FactId>>,
 }
 
-fn answers(how: Judged, served: &[ServedCall], before: &[Message]) -> Answers {
+fn answers(how: Judged, served: &[ServedCall]) -> Answers {
     let ok: Vec<&ServedCall> = served.iter().filter(|c| c.ok && !c.condense).collect();
     let mut kept: Vec<FactId> = ok
         .iter()
@@ -113,17 +116,6 @@ fn answers(how: Judged, served: &[ServedCall], before: &[Message]) -> Answers {
     if how != Judged::Repair {
         seen.extend(ok.iter().flat_map(|c| c.facts_in.iter().copied()));
         seen.extend(kept.iter().copied());
-        // A fact a live summary of `before` already holds was summarized earlier (the
-        // harness counts it as the previous summary's, not as new input);
-        // marker-contained judges what becomes of that summary.
-        if !ok.is_empty() {
-            seen.extend(
-                before
-                    .iter()
-                    .filter(|m| m.is_summary())
-                    .flat_map(|m| text_facts(&m.content)),
-            );
-        }
         seen.sort_unstable();
         seen.dedup();
     }
@@ -131,6 +123,26 @@ fn answers(how: Judged, served: &[ServedCall], before: &[Message]) -> Answers {
         any: !ok.is_empty(),
         seen,
         kept,
+        summarized_before: None,
+    }
+}
+
+impl Answers {
+    /// Whether an answered call saw `fact` (compaction passes): it went in or came out
+    /// of one, or a live summary of `before` already holds it (the harness counts it as
+    /// the previous summary's, not as new input; marker-contained judges what becomes of
+    /// that summary).
+    fn saw(&mut self, how: Judged, before: &[Message], fact: FactId) -> bool {
+        if self.seen.binary_search(&fact).is_ok() {
+            return true;
+        }
+        if how == Judged::Repair || !self.any {
+            return false;
+        }
+        let held = self
+            .summarized_before
+            .get_or_insert_with(|| sorted_facts(before.iter().filter(|m| m.is_summary())));
+        held.binary_search(&fact).is_ok()
     }
 }
 
@@ -369,7 +381,7 @@ impl Judge {
         Judge {
             block_capped: how != Judged::Repair && block_capped(t, left),
             how,
-            answers: answers(how, t.served, t.before),
+            answers: answers(how, t.served),
             written: None,
             stray: if how == Judged::Repair {
                 stray_tool_rows(t.before)
@@ -403,11 +415,12 @@ impl Judge {
         }
         // The row's facts as its text spells them (an external compactor only sees text).
         let facts = text_facts(&m.content);
-        let unseen: Vec<FactId> = facts
-            .iter()
-            .copied()
-            .filter(|f| self.answers.seen.binary_search(f).is_err())
-            .collect();
+        let mut unseen: Vec<FactId> = Vec::new();
+        for &f in &facts {
+            if !self.answers.saw(self.how, t.before, f) {
+                unseen.push(f);
+            }
+        }
         let capped = self.block_capped || m.content.chars() > MESSAGE_INPUT_CAP_CHARS;
         if !unseen.is_empty() && !capped {
             return Some(Unaccounted::NotSummarized(unseen));

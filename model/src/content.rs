@@ -75,8 +75,21 @@ pub fn chars_to_spell(kind: ContentKind, facts: &[FactId]) -> u32 {
         ContentKind::Code => 11,
         _ => 0,
     };
-    wrapper + facts.iter().map(|&f| spelled_len(f) + 1).sum::<u32>()
+    // Every name takes the short form's characters; only the rare id past the short
+    // form's digits adds its extra ones (equal to summing `spelled_len(f) + 1`, proven by
+    // `chars_to_spell_equals_the_sum_of_spelled_names`, at a compare per fact).
+    let long_extra: u32 = facts
+        .iter()
+        .filter(|f| f.0 >= SHORT_FORM_ID_LIMIT)
+        .map(|&f| spelled_len(f) - SHORT_FORM_CHARS)
+        .sum();
+    wrapper + facts.len() as u32 * (SHORT_FORM_CHARS + 1) + long_extra
 }
+
+/// Ids below this are spelled with the minimum digits (`FACT-` and six digits).
+const SHORT_FORM_ID_LIMIT: u32 = 1_000_000;
+/// Characters of a short-form name (`FACT-000042`).
+const SHORT_FORM_CHARS: u32 = 11;
 
 /// Characters of a fact's spelled name (`FACT-` and at least six digits, see
 /// [`FactId`]'s `Display`), counted without formatting it.
@@ -236,6 +249,30 @@ mod tests {
                 FactId(n).to_string().len(),
                 "{n}"
             );
+        }
+    }
+
+    #[test]
+    fn chars_to_spell_equals_the_sum_of_spelled_names() {
+        let ids = [
+            0,
+            7,
+            999_999,
+            1_000_000,
+            9_999_999,
+            10_000_000,
+            123_456_789,
+            u32::MAX,
+        ];
+        for kind in [ContentKind::Prose, ContentKind::Code, ContentKind::Json] {
+            for n in 0..ids.len() {
+                let facts: Vec<FactId> = ids[n..].iter().map(|&i| FactId(i)).collect();
+                let plain = chars_to_spell(kind, &[])
+                    + facts.iter().map(|&f| spelled_len(f) + 1).sum::<u32>();
+                assert_eq!(chars_to_spell(kind, &facts), plain, "{kind:?} {facts:?}");
+                let text = facts.iter().map(|f| format!(" {f}")).collect::<String>();
+                assert_eq!(plain - chars_to_spell(kind, &[]), text.len() as u32);
+            }
         }
     }
 

@@ -9,12 +9,6 @@ use compactsim::cli::{
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// mimalloc instead of the system allocator: a case allocates and frees many small rows,
-/// segments and per-transition sets, and glibc's malloc and free cost about 18 % of all
-/// instructions of the micro default suite. Allocation addresses reach no report.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(
     name = "compactsim",
