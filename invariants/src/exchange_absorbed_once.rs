@@ -19,7 +19,12 @@ use compactsim_model::{Event, FactId, Message, Role, Transition, Witness};
 /// (c) a live non-summary assistant or tool row outside the protected head and not
 ///     skipped is older (smaller id) than the newest removed row: an older exchange was
 ///     jumped over (H-M-cursor). Tool results of a summary row (a batch summary merged
-///     into an assistant row with calls) are not an exchange.
+///     into an assistant row with calls) are not an exchange. Nor is a row that was a
+///     summary row (or such a tool result) when a micro pass absorbed rows after it: the
+///     pass went past it legitimately, and a later batch pass that unwraps its merged
+///     summary (hermes-domain §2.4) leaves it behind micro's cursor, where micro's
+///     cursor recovery (past the newest summary) never returns (sweep seed 35 case 306
+///     under `both`, adapters/hermes/DIFF.md D1).
 /// Skipped, as observed: an exchange (a run of assistant/tool rows starting at an
 /// assistant row) whose rough tokens and the facts its text spells (facts are judged as
 /// text, `text.rs`) equal the input of at least
@@ -34,6 +39,8 @@ pub struct ExchangeAbsorbedOnce {
     head: ProtectedHead,
     absorbed: IdSet,
     skipped: IdSet,
+    /// Rows a micro pass went past while they were a summary row or its tool result.
+    passed: IdSet,
     /// Failed summarize calls observed per exchange (keyed by its first row).
     failures: IdMap<u32>,
     after_ids: IdMarks,
@@ -159,6 +166,7 @@ impl ExchangeAbsorbedOnce {
             head: ProtectedHead::refixing(config.protect_first_n),
             absorbed: IdSet::default(),
             skipped: IdSet::default(),
+            passed: IdSet::default(),
             failures: IdMap::default(),
             after_ids: IdMarks::default(),
         }
@@ -270,11 +278,17 @@ impl ExchangeAbsorbedOnce {
             }
         }
         if let Some((r, newest)) = newest_removed {
+            for (i, m) in t.before[..r].iter().enumerate() {
+                if m.is_summary() || answers_a_summary(t.before, i) {
+                    self.passed.add(m.id);
+                }
+            }
             let jumped = t.after.iter().enumerate().find(|&(i, m)| {
                 is_agent_row(m)
                     && m.id < newest.id
                     && !self.head.contains(m.id)
                     && !self.skipped.contains(m.id)
+                    && !self.passed.contains(m.id)
                     && !answers_a_summary(t.after, i)
             });
             if let Some((i, m)) = jumped {
@@ -326,7 +340,7 @@ impl Invariant for ExchangeAbsorbedOnce {
 mod tests {
     use super::*;
     use crate::testkit::*;
-    use compactsim_model::{MicroOutcome, MsgId};
+    use compactsim_model::{event::BatchTrigger, MicroOutcome, MsgId};
 
     /// user 0 (head), then three exchanges [1 2 3], [5 6 7], [9 10 11] each followed by
     /// a user row 4, 8, 12.
@@ -523,6 +537,74 @@ mod tests {
             "two failures skip nothing"
         );
         assert_eq!(jump(SKIP_AFTER_FAILURES), 0);
+    }
+
+    /// A batch summary merged into assistant row 5 (its tool result 6 follows); micro
+    /// absorbs exchange `first` (1 or 9, before or after row 5); a batch pass then
+    /// replaces user 0 by a summary and unwraps row 5 into a plain exchange (as
+    /// hermes-domain §2.4 unwraps a batch summary left in the tail); micro next absorbs
+    /// exchange 14. Returns the violations.
+    fn unwrapped_then_passed(first: u32) -> Vec<(u32, Witness)> {
+        let mut carrier = calling(5, &[2]);
+        carrier.flags.summary_marker = true;
+        let exchange =
+            |id: u32, call: u32| [calling(id, &[call]), tool(id + 1, call), reply(id + 2)];
+        let mut rows = vec![user(0)];
+        if first == 1 {
+            rows.extend(exchange(1, 1));
+        }
+        rows.extend([user(4), carrier, tool(6, 2), user(8)]);
+        if first == 9 {
+            rows.extend(exchange(9, 3));
+            rows.push(user(12));
+        }
+        rows.extend(exchange(14, 4));
+        rows.push(user(17));
+        // The exchange from `first` replaced by marker `marker`, older markers gone.
+        let absorb = |rows: &[Message], first: u32, marker: u32| -> Vec<Message> {
+            let mut after = Vec::new();
+            for m in rows {
+                if m.id.0 == first {
+                    after.push(micro_marker(marker, &[1]));
+                }
+                if !(first..first + 3).contains(&m.id.0) && !m.is_micro_marker() {
+                    after.push(m.clone());
+                }
+            }
+            after
+        };
+        let one = absorb(&rows, first, 13);
+        let mut unwrapped = one.clone();
+        unwrapped[0] = batch_summary(20, &[]);
+        for m in unwrapped.iter_mut().filter(|m| m.id.0 == 5) {
+            m.flags.summary_marker = false;
+        }
+        let two = absorb(&unwrapped, 14, 21);
+        let steps = [
+            (append_event(1), rows),
+            (absorbed(1, &[first, first + 1, first + 2]), one),
+            (batch_event(2, BatchTrigger::Preflight, true), unwrapped),
+            (absorbed(2, &[14, 15, 16]), two),
+        ];
+        run(&mut inv(1), &[], &steps)
+    }
+
+    #[test]
+    fn quiet_when_a_row_passed_as_a_summary_is_unwrapped_behind_the_cursor() {
+        // Sweep seed 35 case 306 (both): micro passed row 5 while it carried a batch
+        // summary; the next batch pass unwrapped it; micro never returns behind its marker.
+        assert!(unwrapped_then_passed(9).is_empty());
+    }
+
+    #[test]
+    fn fires_when_an_unwrapped_row_micro_had_not_passed_is_jumped_over() {
+        // Micro absorbed exchange 1 before row 5: row 5 was never passed, and after the
+        // unwrap the pass that absorbs 14 jumps over it.
+        let fired = unwrapped_then_passed(1);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        let (step, w) = &fired[0];
+        assert_eq!(*step, 3);
+        assert!(w.facts[1].starts_with("(c) m5"), "{:?}", w.facts);
     }
 
     #[test]

