@@ -294,6 +294,11 @@ struct SelftestArgs {
     /// Output directory (shrunk repros go to its failures/).
     #[arg(long, default_value = "target/compactsim/selftest")]
     out: PathBuf,
+    /// Only each switch's shrunk repro (its first credited case under its own
+    /// strategy), no catch rates; exit 0 only if every repro is at most 10 turns and
+    /// fails an expected invariant.
+    #[arg(long)]
+    shrink_only: bool,
     #[command(flatten)]
     compactor: CompactorFlags,
 }
@@ -392,7 +397,12 @@ fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
     if a.shrink_attempts == 0 {
         return Err(Failure::bad_input("--shrink-attempts must be at least 1"));
     }
-    selftest::selftest(&selftest::SelftestRequest {
+    let run = if a.shrink_only {
+        selftest::shrink_only
+    } else {
+        selftest::selftest
+    };
+    run(&selftest::SelftestRequest {
         suite: compactsim::selftest::SelftestSuite {
             seeds: compactsim::sweep::SeedRange::parse(&a.seeds).map_err(Failure::bad_input)?,
             cases: args::check_cases(a.cases)?,
