@@ -288,6 +288,11 @@ struct SelftestArgs {
     /// Output directory (shrunk repros go to its failures/).
     #[arg(long, default_value = "target/compactsim/selftest")]
     out: PathBuf,
+    /// Only each switch's shrunk repro (its first credited case under its own
+    /// strategy), no catch rates; exit 0 only if every repro is at most 10 turns and
+    /// fails an expected invariant.
+    #[arg(long)]
+    shrink_only: bool,
     #[command(flatten)]
     compactor: CompactorFlags,
 }
@@ -420,7 +425,12 @@ fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
             },
         );
     }
-    selftest::selftest(&selftest::SelftestRequest {
+    let run = if a.shrink_only {
+        selftest::shrink_only
+    } else {
+        selftest::selftest
+    };
+    run(&selftest::SelftestRequest {
         suite: compactsim::selftest::SelftestSuite {
             seeds,
             cases,

@@ -156,8 +156,14 @@ fn selftest_prints_a_catch_rate_per_switch_strategy_and_seed_and_shrinks_reprodu
         (o, out)
     };
     let ((a, a_dir), (b, b_dir)) = (run("selftest-a"), run("selftest-b"));
-    let too_low = a.stdout.lines().any(|l| l.starts_with("TOO LOW"));
-    assert_eq!(a.code, if too_low { 1 } else { 0 }, "{}", a.stdout);
+    // A row too shallow, or a repro (here from 40 attempts) over 10 turns or failing
+    // another invariant, fails the selftest.
+    let failed = a.stdout.lines().any(|l| {
+        ["TOO LOW", "TOO LONG:", "WRONG INVARIANT:", "NOT SHRUNK:"]
+            .iter()
+            .any(|p| l.starts_with(p))
+    });
+    assert_eq!(a.code, if failed { 1 } else { 0 }, "{}", a.stdout);
     for info in compactsim::bugs::CATALOGUE {
         let strategies: &[&str] = if info.strategy == "gateway" {
             &["gateway"]

@@ -3,9 +3,11 @@
 //! shrunk repro per switch.
 
 use super::exit::{Exit, Failure};
+use crate::bugs::{BugInfo, CATALOGUE};
 use crate::selftest::{self, per_mille, CatchRates, SelftestSuite, CATCH_RATE_MIN_PER_MILLE};
-use crate::shrink::{self, Budget, Shrunk, Stop};
-use std::path::PathBuf;
+use crate::shrink::{self, Budget, Shrunk, Stop, SHRUNK_TURNS_MAX};
+use crate::strategy::Strategy;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// A validated `selftest` request.
@@ -69,15 +71,22 @@ pub fn line(r: &CatchRates) -> String {
     line
 }
 
-/// The shrink line of a switch.
-fn shrink_line(r: &CatchRates, suite: SelftestSuite, shrunk: &Result<Shrunk, String>) -> String {
-    let (seed, case) = r.first_credited(suite.seeds).unwrap_or_default();
+/// The shrink line of switch `info` under `strategy`, shrunk from case `case` of seed
+/// `seed`; it ends in `TOO LONG` past [`SHRUNK_TURNS_MAX`] turns and in `WRONG
+/// INVARIANT` when the kept invariant is not one the switch is expected to break.
+fn shrink_line(
+    info: &BugInfo,
+    strategy: Strategy,
+    (seed, case): (u64, u32),
+    shrunk: &Result<Shrunk, String>,
+) -> String {
     let what = match shrunk {
         Ok(s) => format!(
-            "{:<24} {:>4} -> {:>2} turns, {:>3} rows, {} faults ({} attempts, {})",
+            "{:<24} {:>4} -> {:>2} turns, {:>3} -> {:>3} rows, {} faults ({} attempts, {}){}",
             s.invariant,
             s.before.turns,
             s.after.turns,
+            s.before.rows,
             s.after.rows,
             s.after.faults,
             s.attempts,
@@ -85,15 +94,89 @@ fn shrink_line(r: &CatchRates, suite: SelftestSuite, shrunk: &Result<Shrunk, Str
                 Stop::Fixpoint => "fixpoint",
                 Stop::Attempts(_) => "attempt bound",
                 Stop::Time(_) => "TIME BOUND",
-            }
+            },
+            shrunk_problem(info, s).map_or(String::new(), |p| format!("  {p}"))
         ),
         Err(e) => format!("not shrunk: {e}"),
     };
     format!(
         "{:<12} {:<6} seed {seed:<3} case {case:<4} {what}",
-        r.info.id,
-        r.strategy.name()
+        info.id,
+        strategy.name()
     )
+}
+
+/// What is wrong with the shrunk repro `s` of switch `info`, if anything: more than
+/// [`SHRUNK_TURNS_MAX`] turns, or an invariant the switch is not expected to break.
+pub fn shrunk_problem(info: &BugInfo, s: &Shrunk) -> Option<&'static str> {
+    if !info.expected.contains(&s.invariant.as_str()) {
+        Some("WRONG INVARIANT")
+    } else if s.after.turns > SHRUNK_TURNS_MAX {
+        Some("TOO LONG")
+    } else {
+        None
+    }
+}
+
+/// Writes the shrunk repro of `info` to `<out>/failures/`, named after the switch and
+/// the case it was shrunk from.
+fn write_repro(out: &Path, info: &BugInfo, s: &Shrunk) -> Result<PathBuf, Failure> {
+    let name = format!(
+        "{}-seed-{}-case-{}",
+        info.id.to_lowercase(),
+        s.original.root_seed,
+        s.original.case
+    );
+    shrink::write_failure(out, &name, s).map_err(Failure::internal)
+}
+
+/// `selftest --shrink-only`: every switch's shrunk repro without the catch rates. The
+/// first credited case of each switch under its own strategy is found by running the
+/// suite's cases in order (the case the full selftest shrinks: its tallies are those of
+/// running every case); exit 0 only if every repro is at most [`SHRUNK_TURNS_MAX`]
+/// turns and fails an expected invariant of its switch.
+pub fn shrink_only(req: &SelftestRequest) -> Result<Exit, Failure> {
+    super::outdir::prepare(&req.out)?;
+    super::outdir::clear_stale(&req.out, &[], &[shrink::FAILURES_DIR])?;
+    crate::outln!(
+        "SEEDS={} cases={} passes={} shrink: {} attempts",
+        req.suite.seeds,
+        req.suite.cases,
+        req.suite.passes,
+        req.shrink.attempts_max
+    );
+    crate::outln!("shrunk repro of each switch (its own strategy, first credited case)");
+    let started = Instant::now();
+    let mut bad = 0usize;
+    for info in CATALOGUE {
+        let strategy = Strategy::parse(info.strategy).map_err(Failure::internal)?;
+        let Some(at) = selftest::first_credited_case(info, strategy, req.suite) else {
+            crate::outln!("{:<12} {:<6} no credited case", info.id, strategy.name());
+            bad += 1;
+            continue;
+        };
+        let shrunk = selftest::shrink_case(info, strategy, req.suite, at, req.shrink);
+        crate::outln!("{}", shrink_line(info, strategy, at, &shrunk));
+        match &shrunk {
+            Ok(s) => {
+                bad += usize::from(shrunk_problem(info, s).is_some());
+                write_repro(&req.out, info, s)?;
+            }
+            Err(_) => bad += 1,
+        }
+    }
+    crate::outln!(
+        "\nshrink-only: {} of {} switches shrink to at most {SHRUNK_TURNS_MAX} turns with an \
+         expected invariant, {:.1} s",
+        CATALOGUE.len() - bad,
+        CATALOGUE.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(if bad == 0 {
+        Exit::Clean
+    } else {
+        Exit::Violation
+    })
 }
 
 /// Runs the self-test; exit 0 only if every switch is deep enough under every strategy
@@ -138,20 +221,21 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     let rates_s = started.elapsed().as_secs_f64();
     crate::outln!("\nshrunk repro of each switch (its own strategy, first credited case)");
     let mut written = Vec::new();
+    let mut bad_shrinks = Vec::new();
     for r in all.iter().filter(|r| r.strategy.name() == r.info.strategy) {
-        let Some(shrunk) = selftest::shrink_first(r, req.suite, req.shrink) else {
+        let Some(at) = r.first_credited(req.suite.seeds) else {
             continue;
         };
-        crate::outln!("{}", shrink_line(r, req.suite, &shrunk));
-        if let Ok(s) = &shrunk {
-            let name = format!(
-                "{}-seed-{}-case-{}",
-                r.info.id.to_lowercase(),
-                s.original.root_seed,
-                s.original.case
-            );
-            let path = shrink::write_failure(&req.out, &name, s).map_err(Failure::internal)?;
-            written.push(path);
+        let shrunk = selftest::shrink_case(r.info, r.strategy, req.suite, at, req.shrink);
+        crate::outln!("{}", shrink_line(r.info, r.strategy, at, &shrunk));
+        match &shrunk {
+            Ok(s) => {
+                if let Some(problem) = shrunk_problem(r.info, s) {
+                    bad_shrinks.push(format!("{problem}: the repro of {}", r.info.id));
+                }
+                written.push(write_repro(&req.out, r.info, s)?);
+            }
+            Err(e) => bad_shrinks.push(format!("NOT SHRUNK: {}: {e}", r.info.id)),
         }
     }
     let failed: Vec<&CatchRates> = all.iter().filter(|r| !r.passed()).collect();
@@ -189,10 +273,13 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
             r.info.expected.join(", ")
         );
     }
+    for problem in &bad_shrinks {
+        crate::outln!("{problem}");
+    }
     for path in &written {
         crate::outln!("repro: {}", path.display());
     }
-    Ok(if failed.is_empty() {
+    Ok(if failed.is_empty() && bad_shrinks.is_empty() {
         Exit::Clean
     } else {
         Exit::Violation

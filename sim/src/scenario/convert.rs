@@ -396,6 +396,18 @@ fn turns(
     Ok(out)
 }
 
+/// Whether `script` has, anywhere in its history and turns, two assistant rows in a row
+/// that a scenario file may not hold (see [`assistants_unmergeable`]).
+pub fn has_unmergeable_assistants(script: &Script) -> bool {
+    let rows: Vec<&RowPlan> = script
+        .history
+        .iter()
+        .chain(&script.turns)
+        .flat_map(|t| &t.rows)
+        .collect();
+    rows.windows(2).any(|w| assistants_unmergeable(w[0], w[1]))
+}
+
 /// Whether `b` directly after `a` is a pair of assistant rows that repair cannot merge
 /// (it merges consecutive assistant rows only when neither makes calls).
 fn assistants_unmergeable(a: &RowPlan, b: &RowPlan) -> bool {

@@ -28,6 +28,7 @@ pub use toplevel::{checked_ids, switch_acts_under};
 pub use write::{render, Header};
 
 use crate::engine::{CaseResult, CaseSpec};
+pub use convert::has_unmergeable_assistants;
 use std::path::{Path, PathBuf};
 
 /// The version of the file format this build reads and writes (`format = 1`).

@@ -191,18 +191,34 @@ fn rates_of(
     }
 }
 
-/// Shrinks the first credited case of `rates` to the expected invariant it broke.
-pub fn shrink_first(
-    rates: &CatchRates,
+/// The first case of `suite` (seeds in order, cases in order) that `info` under
+/// `strategy` fails with an expected invariant: the case [`CatchRates::first_credited`]
+/// names, found without the other cases.
+pub fn first_credited_case(
+    info: &'static BugInfo,
+    strategy: Strategy,
     suite: SelftestSuite,
+) -> Option<(u64, u32)> {
+    suite.seeds.iter().find_map(|seed| {
+        (0..suite.cases).find_map(|case| {
+            let spec = spec(info, strategy, seed, suite.passes, case);
+            let r = crate::engine::run_case(&spec, crate::engine::Record::default());
+            credits(info, r.outcome.violations()).then_some((seed, case))
+        })
+    })
+}
+
+/// Shrinks case `case` of seed `seed` of `info` under `strategy` to the expected
+/// invariant it broke.
+pub fn shrink_case(
+    info: &'static BugInfo,
+    strategy: Strategy,
+    suite: SelftestSuite,
+    (seed, case): (u64, u32),
     budget: Budget,
-) -> Option<Result<Shrunk, String>> {
-    let (seed, case) = rates.first_credited(suite.seeds)?;
-    let spec = spec(rates.info, rates.strategy, seed, suite.passes, case);
-    Some(
-        shrink::shrink_to(&spec, rates.info.expected, budget, &mut |_| {})
-            .map_err(|e| e.to_string()),
-    )
+) -> Result<Shrunk, String> {
+    let spec = spec(info, strategy, seed, suite.passes, case);
+    shrink::shrink_to(&spec, info.expected, budget, &mut |_| {}).map_err(|e| e.to_string())
 }
 
 /// Every strategy some row runs under, in catalogue order, each once.

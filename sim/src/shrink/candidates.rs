@@ -4,17 +4,18 @@
 //! terminates. The agent loop's own candidates are in [`super::agent`].
 
 use super::agent::{agent_shape, resumed};
+use super::faults::{faults, sooner};
 use crate::compactor::micro::{DEFRAG_THRESHOLD_TOKENS_DEFAULT, SCAFFOLD_TOKENS_DEFAULT};
 use crate::engine::plan::{
     facts_room, CasePlan, MicroOverrides, RowPlan, Script, SummarizerOverrides, TurnPlan,
 };
-use crate::provider::ProviderOutcome;
 use crate::strategy::Strategy;
-use crate::summarizer::SummaryOutcome;
 use compactsim_model::Role;
 
 /// A tail budget is not halved below this many tokens.
 pub const TAIL_BUDGET_TOKENS_MIN: u32 = 16;
+/// A defrag threshold is not halved below this many tokens.
+pub const DEFRAG_THRESHOLD_TOKENS_MIN: u32 = 16;
 /// A row's text is not halved below this many characters.
 pub const ROW_CHARS_MIN: u32 = 8;
 /// The phases, in the order each round tries them.
@@ -33,15 +34,38 @@ pub enum Phase {
     Rounds,
     /// Smaller rows, shorter arguments, fewer facts.
     Sizes,
+    /// Ok calls removed before a fault of a schedule, so that it comes sooner and the
+    /// case can end earlier: after the removals, since it keeps the faults.
+    Sooner,
+    /// Adjacent turns merged into one (the same rows, fewer turns and passes): last, so
+    /// that a round removes what it can before it folds what is left.
+    Merges,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 5] = [
+    /// The order a shrink's first search tries the phases in: removals before the
+    /// moves of faults (a case that needs no fault loses it first).
+    pub const ALL: [Phase; 7] = [
         Phase::Faults,
+        Phase::Turns,
+        Phase::Sooner,
+        Phase::Shape,
+        Phase::Rounds,
+        Phase::Sizes,
+        Phase::Merges,
+    ];
+    /// The order of the second search (run only when the first leaves more than
+    /// [`super::SHRUNK_TURNS_MAX`] turns): faults moved sooner before any turn is
+    /// removed, so that a case whose failure hangs on a fault's call index can end
+    /// early before removals shift its calls.
+    pub const SOONER_FIRST: [Phase; 7] = [
+        Phase::Faults,
+        Phase::Sooner,
         Phase::Turns,
         Phase::Shape,
         Phase::Rounds,
         Phase::Sizes,
+        Phase::Merges,
     ];
 
     pub fn name(self) -> &'static str {
@@ -51,6 +75,8 @@ impl Phase {
             Phase::Shape => "shape",
             Phase::Rounds => "rounds",
             Phase::Sizes => "sizes",
+            Phase::Sooner => "sooner faults",
+            Phase::Merges => "merges",
         }
     }
 
@@ -73,6 +99,8 @@ impl Phase {
             Phase::Shape => shape(plan),
             Phase::Rounds => rounds(plan),
             Phase::Sizes => sizes(plan),
+            Phase::Sooner => sooner(plan),
+            Phase::Merges => merged(plan, strategy),
         }
     }
 }
@@ -97,100 +125,6 @@ pub(super) fn with_script(plan: &CasePlan, f: impl FnOnce(&mut Script)) -> CaseP
         f(s);
     }
     p
-}
-
-/// Indexes of the non-ok entries of a schedule.
-fn faulty<T: Copy>(schedule: &Option<Vec<T>>, ok: impl Fn(T) -> bool) -> Vec<usize> {
-    let all = schedule.as_deref().unwrap_or_default();
-    (0..all.len()).filter(|&i| !ok(all[i])).collect()
-}
-
-/// Every kind of fault at once, then each kind, then chunks of each schedule's faults
-/// (halving, from the end) down to single faults: summarizer and provider outcomes back
-/// to `ok`, restarts removed.
-fn faults(plan: &CasePlan) -> Vec<Candidate> {
-    let restarts = plan.restarts.clone().unwrap_or_default();
-    let summary = faulty(&plan.summary_outcomes, SummaryOutcome::is_ok);
-    let provider = faulty(&plan.provider_outcomes, ProviderOutcome::is_ok);
-    let no_summary_faults = |p: &mut CasePlan| p.summary_outcomes = Some(Vec::new());
-    let no_provider_faults = |p: &mut CasePlan| p.provider_outcomes = Some(Vec::new());
-    let no_restarts = |p: &mut CasePlan| p.restarts = Some(Vec::new());
-    let gateway = plan.gateway.schedule.clone().unwrap_or_default();
-    let no_gateway_faults = |p: &mut CasePlan| p.gateway.schedule = Some(Default::default());
-    type Clear<'a> = (&'a str, bool, &'a dyn Fn(&mut CasePlan));
-    let kinds: [Clear; 4] = [
-        ("every summary ok", !summary.is_empty(), &no_summary_faults),
-        (
-            "every provider call ok",
-            !provider.is_empty(),
-            &no_provider_faults,
-        ),
-        ("no restarts", !restarts.is_empty(), &no_restarts),
-        ("no gateway events", !gateway.is_empty(), &no_gateway_faults),
-    ];
-    let present: Vec<&Clear> = kinds.iter().filter(|k| k.1).collect();
-    let mut out = Vec::new();
-    if present.len() > 1 {
-        let mut p = plan.clone();
-        present.iter().for_each(|k| (k.2)(&mut p));
-        let names: Vec<&str> = present.iter().map(|k| k.0).collect();
-        out.push(cand(names.join(", "), p));
-    }
-    for (name, _, clear) in present {
-        let mut p = plan.clone();
-        clear(&mut p);
-        out.push(cand(*name, p));
-    }
-    if gateway.len() > 1 {
-        for (change, schedule) in gateway.without_each() {
-            let mut p = plan.clone();
-            p.gateway.schedule = Some(schedule);
-            out.push(cand(change, p));
-        }
-    }
-    if restarts.len() > 1 {
-        for i in 0..restarts.len() {
-            let mut p = plan.clone();
-            let gone = p.restarts.as_mut().expect("restarts").remove(i);
-            out.push(cand(format!("no restart before turn {gone}"), p));
-        }
-    }
-    for (start, len) in chunks(summary.len())
-        .into_iter()
-        .filter(|c| c.1 < summary.len())
-    {
-        let mut p = plan.clone();
-        let o = p.summary_outcomes.as_mut().expect("outcomes");
-        summary[start..start + len]
-            .iter()
-            .for_each(|&i| o[i] = SummaryOutcome::Ok);
-        let change = calls_ok("summary", &summary[start..start + len]);
-        out.push(cand(change, p));
-    }
-    for (start, len) in chunks(provider.len())
-        .into_iter()
-        .filter(|c| c.1 < provider.len())
-    {
-        let mut p = plan.clone();
-        let o = p.provider_outcomes.as_mut().expect("outcomes");
-        provider[start..start + len]
-            .iter()
-            .for_each(|&i| o[i] = ProviderOutcome::Ok);
-        let change = calls_ok("provider", &provider[start..start + len]);
-        out.push(cand(change, p));
-    }
-    out
-}
-
-/// "summary call 3 ok", "provider calls 4, 9, 12 ok".
-fn calls_ok(what: &str, calls: &[usize]) -> String {
-    match calls {
-        [one] => format!("{what} call {one} ok"),
-        _ => {
-            let list: Vec<String> = calls.iter().map(usize::to_string).collect();
-            format!("{what} calls {} ok", list.join(", "))
-        }
-    }
 }
 
 pub(super) fn span(what: &str, start: usize, len: usize) -> String {
@@ -235,6 +169,42 @@ fn turns(plan: &CasePlan) -> Vec<Candidate> {
     out
 }
 
+/// Merges of adjacent turns into one (every turn, then chunks of n/2, n/4, ..., 2
+/// turns, from the end towards the front): the same rows in fewer turns, so fewer passes run between them.
+/// A micro turn keeps every row; an agent-loop turn has one user row, so the merged
+/// turns' later user rows go (their replies stay). Restarts and gateway events inside a
+/// merged span go; later ones move down with their turns.
+fn merged(plan: &CasePlan, strategy: Strategy) -> Vec<Candidate> {
+    let Some(script) = &plan.script else {
+        return Vec::new();
+    };
+    let one_user_row = strategy.loop_options().is_some();
+    let mut out = Vec::new();
+    let n = script.turns.len();
+    let all = (n > 2).then_some((0, n));
+    for (start, len) in all.into_iter().chain(chunks(n)).filter(|c| c.1 > 1) {
+        let mut p = with_script(plan, |s| {
+            let later: Vec<TurnPlan> = s.turns.drain(start + 1..start + len).collect();
+            let rows = later.into_iter().flat_map(|t| {
+                t.rows
+                    .into_iter()
+                    .enumerate()
+                    .filter(move |(i, r)| !(one_user_row && *i == 0 && r.role == Role::User))
+                    .map(|(_, r)| r)
+            });
+            s.turns[start].rows.extend(rows);
+        });
+        p.restarts = plan
+            .restarts
+            .as_ref()
+            .map(|r| shift_restarts(r, start + 1, len - 1));
+        shift_gateway(&mut p, script.history.len() + start + 1, len - 1);
+        let change = format!("merge turns {start}..{} into one", start + len - 1);
+        out.push(cand(change, p));
+    }
+    out
+}
+
 /// A gateway schedule after loop turns `start..start + len` are removed (exact while no
 /// redelivery comes before them; a redelivery takes a loop turn but no script turn).
 fn shift_gateway(plan: &mut CasePlan, start: usize, len: usize) {
@@ -245,7 +215,7 @@ fn shift_gateway(plan: &mut CasePlan, start: usize, len: usize) {
 
 /// (start, len) of every chunk: sizes halving from n (n/2 first unless n == 1), each
 /// size's chunks from the end of the list towards the front.
-fn chunks(n: usize) -> Vec<(usize, usize)> {
+pub(super) fn chunks(n: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     if n == 0 {
         return out;
@@ -290,6 +260,18 @@ fn shape(plan: &CasePlan) -> Vec<Candidate> {
             out.push(cand(change, p));
         }
     }
+    // A lower defrag threshold: defrag fires on a smaller compressible window, after
+    // fewer turns.
+    let defrag = plan
+        .micro
+        .defrag_threshold_tokens
+        .unwrap_or(DEFRAG_THRESHOLD_TOKENS_DEFAULT);
+    if plan.micro.every_n_turns.is_some() && defrag / 2 >= DEFRAG_THRESHOLD_TOKENS_MIN {
+        let mut p = plan.clone();
+        p.micro.defrag_threshold_tokens = Some(defrag / 2);
+        let change = format!("defrag threshold {defrag} -> {} tokens", defrag / 2);
+        out.push(cand(change, p));
+    }
     if plan.script.as_ref().is_some_and(|s| s.system.is_some()) {
         let p = with_script(plan, |s| s.system = None);
         out.push(cand("no system prompt", p));
@@ -322,7 +304,9 @@ fn shape(plan: &CasePlan) -> Vec<Candidate> {
         ),
     ];
     for (name, value, default, set) in defaults {
-        if value.is_some_and(|v| v != default) {
+        // A defrag threshold below its default got there by halving: not raised back.
+        let lowered = name == "defrag_threshold_tokens" && value.is_some_and(|v| v < default);
+        if value.is_some_and(|v| v != default) && !lowered {
             let mut p = plan.clone();
             set(&mut p.micro, default);
             out.push(cand(format!("{name} = {default} (default)"), p));
@@ -347,14 +331,38 @@ fn tool_rounds(turn: &TurnPlan) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Per turn, from the last: all tool rounds at once, then each round, then each
-/// parallel round cut to one call.
+/// The exchanges of a turn after its first: (index of the user row, rows up to the
+/// next user row). Only a micro turn has more than one (a merged turn).
+fn later_exchanges(turn: &TurnPlan) -> Vec<(usize, usize)> {
+    let users: Vec<usize> = (0..turn.rows.len())
+        .filter(|&i| turn.rows[i].role == Role::User)
+        .collect();
+    users
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(k, &i)| (i, users.get(k + 1).unwrap_or(&turn.rows.len()) - i))
+        .collect()
+}
+
+/// Per turn, from the last: each exchange after the turn's first removed (a merged
+/// turn's), all tool rounds at once, then each round, then each parallel round cut to
+/// one call.
 fn rounds(plan: &CasePlan) -> Vec<Candidate> {
     let Some(script) = &plan.script else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for (t, turn) in script.turns.iter().enumerate().rev() {
+        for &(start, len) in later_exchanges(turn).iter().rev() {
+            let p = with_script(plan, |s| {
+                s.turns[t].rows.drain(start..start + len);
+            });
+            out.push(cand(
+                format!("turn {t}: drop the exchange at row {start}"),
+                p,
+            ));
+        }
         let rounds = tool_rounds(turn);
         if rounds.len() > 1 {
             let p = with_script(plan, |s| {
@@ -479,6 +487,74 @@ mod tests {
             let singles: Vec<usize> = chunks(n).iter().filter(|c| c.1 == 1).map(|c| c.0).collect();
             assert!(singles.ends_with(&(0..n).rev().collect::<Vec<_>>()), "{n}");
         }
+    }
+
+    fn row(role: Role) -> RowPlan {
+        RowPlan::new(role, compactsim_model::ContentKind::Prose, 40, 1)
+    }
+
+    fn plan_of(turns: Vec<Vec<Role>>) -> CasePlan {
+        CasePlan {
+            script: Some(Script {
+                turns: turns
+                    .into_iter()
+                    .map(|t| TurnPlan {
+                        rows: t.into_iter().map(row).collect(),
+                    })
+                    .collect(),
+                ..Script::default()
+            }),
+            restarts: Some(vec![1, 3]),
+            ..CasePlan::default()
+        }
+    }
+
+    #[test]
+    fn merges_keep_every_micro_row_and_one_user_row_per_agent_turn() {
+        use Role::{Assistant as A, User as U};
+        let p = plan_of(vec![vec![U, A], vec![U, A], vec![U, A, U, A], vec![U, A]]);
+        let micro = merged(&p, Strategy::Micro);
+        assert_eq!(micro[0].change, "merge turns 0..3 into one");
+        let all = micro[0].plan.script.as_ref().unwrap();
+        assert_eq!((all.turns.len(), all.rows()), (1, 10));
+        assert_eq!(micro[0].plan.restarts, Some(vec![]), "restarts inside go");
+        let last_two = &micro[1];
+        assert_eq!(last_two.change, "merge turns 2..3 into one");
+        assert_eq!(last_two.plan.restarts, Some(vec![1]));
+        assert!(micro
+            .iter()
+            .all(|c| c.plan.script.as_ref().unwrap().rows() == 10));
+        let batch = merged(&p, Strategy::parse("batch").unwrap());
+        let s = batch[1].plan.script.as_ref().unwrap();
+        assert_eq!(s.turns.len(), 3);
+        let roles: Vec<Role> = s.turns[2].rows.iter().map(|r| r.role).collect();
+        assert_eq!(
+            roles,
+            [U, A, U, A, A],
+            "the merged turn's own user rows stay"
+        );
+        assert!(merged(&plan_of(vec![vec![U, A]]), Strategy::Micro).is_empty());
+    }
+
+    #[test]
+    fn a_merged_micro_turn_loses_its_later_exchanges_one_by_one() {
+        use Role::{Assistant as A, Tool as T, User as U};
+        let mut p = plan_of(vec![vec![U, A, U, A, U, A]]);
+        let turn = &mut p.script.as_mut().unwrap().turns[0];
+        turn.rows[3].calls = vec![crate::engine::plan::CallPlan {
+            tool: "terminal".into(),
+            args_chars: 2,
+        }];
+        turn.rows.insert(4, row(T));
+        assert_eq!(later_exchanges(turn), vec![(2, 3), (5, 2)]);
+        let drops: Vec<String> = rounds(&p).into_iter().map(|c| c.change).collect();
+        assert_eq!(
+            drops[..2],
+            [
+                "turn 0: drop the exchange at row 5",
+                "turn 0: drop the exchange at row 2"
+            ]
+        );
     }
 
     #[test]

@@ -21,6 +21,7 @@
 mod agent;
 mod auto;
 mod candidates;
+mod faults;
 
 pub use agent::{CONTEXT_LENGTH_MIN, OVERHEAD_REAL_NEUTRAL_PER_MILLE};
 pub use auto::{
@@ -30,8 +31,13 @@ pub use candidates::{Candidate, Phase, ROW_CHARS_MIN, TAIL_BUDGET_TOKENS_MIN};
 
 use crate::engine::plan::{record, run_logged, CasePlan, Logged};
 use crate::engine::{CaseOutcome, CaseResult, CaseSpec, Record};
+use crate::scenario::has_unmergeable_assistants;
 use std::fmt;
 use std::time::{Duration, Instant};
+
+/// Turns a switch's shrunk repro may have at most (issue 8: every switch's shrunk case,
+/// agent-loop ones included).
+pub const SHRUNK_TURNS_MAX: usize = 10;
 
 /// Candidate runs one shrink may make (the deterministic bound).
 pub const SHRINK_ATTEMPTS_MAX: u32 = 2_000;
@@ -241,7 +247,23 @@ impl Search<'_> {
         let mut next = 0;
         'restart: loop {
             let candidates = phase.candidates(&self.plan, self.spec.strategy);
+            let writable = self
+                .plan
+                .script
+                .as_ref()
+                .is_none_or(|s| !has_unmergeable_assistants(s));
             for (i, candidate) in candidates.into_iter().enumerate().skip(next) {
+                // A candidate its scenario file could not hold is not tried (a merge or
+                // a dropped row can put two assistant rows in a row).
+                if writable
+                    && candidate
+                        .plan
+                        .script
+                        .as_ref()
+                        .is_some_and(has_unmergeable_assistants)
+                {
+                    continue;
+                }
                 if self.attempts >= self.budget.attempts_max {
                     return Err(Stop::Attempts(self.attempts));
                 }
@@ -276,11 +298,12 @@ impl Search<'_> {
         }
     }
 
-    /// Rounds over every phase until one round reduces nothing, or a bound stops it.
-    fn run(&mut self, progress: &mut dyn FnMut(&Progress)) -> Stop {
+    /// Rounds over every phase of `order` until one round reduces nothing, or a bound
+    /// stops it.
+    fn run(&mut self, order: &[Phase], progress: &mut dyn FnMut(&Progress)) -> Stop {
         loop {
             let mut reduced = false;
-            for phase in Phase::ALL {
+            for &phase in order {
                 match self.phase(phase, progress) {
                     Ok(r) => reduced |= r,
                     Err(stop) => return stop,
@@ -341,12 +364,30 @@ pub fn shrink_to(
         invariant,
         budget,
         started,
-        plan,
-        result,
+        plan: plan.clone(),
+        result: result.clone(),
         attempts: 0,
         accepted: 0,
     };
-    let stop = search.run(progress);
+    let mut stop = search.run(&Phase::ALL, progress);
+    if stop == Stop::Fixpoint && Size::of(&search.plan).turns > SHRUNK_TURNS_MAX {
+        // A second search from the start, in the other order, within what is left of
+        // the same bounds; the smaller of the two results is kept.
+        let mut second = Search {
+            invariant: search.invariant.clone(),
+            plan,
+            result,
+            accepted: 0,
+            ..search
+        };
+        stop = second.run(&Phase::SOONER_FIRST, progress);
+        search.attempts = second.attempts;
+        search.accepted += second.accepted;
+        if smaller(&second.plan, &search.plan) {
+            search.plan = second.plan;
+            search.result = second.result;
+        }
+    }
     Ok(Shrunk {
         original: spec.clone(),
         spec: spec.clone().with_plan(search.plan.clone()),
@@ -358,6 +399,12 @@ pub fn shrink_to(
         stop,
         before,
     })
+}
+
+/// Whether `a` is smaller than `b`: fewer turns, then fewer rows, then fewer characters.
+fn smaller(a: &CasePlan, b: &CasePlan) -> bool {
+    let (a, b) = (Size::of(a), Size::of(b));
+    (a.turns, a.rows, a.chars) < (b.turns, b.rows, b.chars)
 }
 
 #[cfg(test)]

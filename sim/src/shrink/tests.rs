@@ -144,3 +144,49 @@ fn every_gateway_switch_shrinks_to_at_most_10_turns() {
         assert!(shrunk.after.turns <= 10, "{bug:?}: {}", shrunk.after);
     }
 }
+
+/// The switches whose repros were over 10 turns before turns could be merged, a defrag
+/// threshold lowered and faults moved sooner: shrunk from the case the selftest
+/// shrinks (its first credited case), each is at most [`SHRUNK_TURNS_MAX`] turns, still
+/// fails an invariant the switch is expected to break, and its file reads back and
+/// reproduces it. (`compactsim selftest` checks every switch, in release.)
+#[test]
+fn long_repros_shrink_to_at_most_10_turns_with_their_own_invariant() {
+    use crate::bugs::CATALOGUE;
+    use crate::selftest::{first_credited_case, shrink_case, SelftestSuite};
+    let suite = SelftestSuite {
+        seeds: crate::sweep::SeedRange::parse("1").unwrap(),
+        cases: 480,
+        passes: 25,
+    };
+    let long = [
+        Bug::HMCursor,
+        Bug::HMDefrag,
+        Bug::IotM2,
+        Bug::IotM3,
+        Bug::H29559,
+        Bug::H52160,
+    ];
+    for bug in long {
+        let info = CATALOGUE.iter().find(|i| i.bug == bug).unwrap();
+        let strategy = Strategy::parse(info.strategy).unwrap();
+        let at = first_credited_case(info, strategy, suite).expect("a credited case");
+        let s = shrink_case(info, strategy, suite, at, untimed(SHRINK_ATTEMPTS_MAX)).unwrap();
+        assert!(
+            info.expected.contains(&s.invariant.as_str()),
+            "{bug:?}: {}",
+            s.invariant
+        );
+        assert!(s.after.turns <= SHRUNK_TURNS_MAX, "{bug:?}: {}", s.after);
+        assert!(
+            s.after.rows < s.before.rows,
+            "{bug:?}: {} -> {}",
+            s.before,
+            s.after
+        );
+        let text = render_failure("repro", &s);
+        let back = scenario::parse(Path::new("repro.toml"), &text).unwrap();
+        let r = run_case(&back.spec, Record::default());
+        assert!(back.expect.holds(&r), "{bug:?}: {:?}\n{text}", r.outcome);
+    }
+}
