@@ -45,7 +45,13 @@ pub const INFO: InvariantInfo = InvariantInfo {
     statement: "tool results match the nearest preceding assistant's calls, every call \
                 answered, no two consecutive user rows, first visible row is user, \
                 >= 1 user row, arguments parse as JSON",
-    catches: &["H-52160", "H-58753", "H-11762", "H-75345-A"],
+    catches: &[
+        "H-52160",
+        "H-58753",
+        "H-11762",
+        "H-75345-A",
+        "HERMES-0.19.0-B1",
+    ],
 };
 
 /// The rules of hermes-domain §1.3, numbered as there.

@@ -109,6 +109,15 @@ pub enum Bug {
     GLoadArchived,
     /// Gateway mutant: session hygiene compresses the live list and writes nothing of it.
     GHygieneUnsaved,
+    /// hermes-agent 0.19.0, FINDINGS B1: an empty head counts as a `user` row for the
+    /// summary role (H-52160 on an empty head only).
+    H019B1,
+    /// hermes-agent 0.19.0, FINDINGS B3: only the window rows after the newest summary
+    /// in it are summarized; the rows before it leave unsummarized.
+    H019B3,
+    /// hermes-agent 0.19.0, FINDINGS B5: a previous summary in the tail is neither
+    /// rehydrated nor removed.
+    H019B5,
 }
 
 /// Catalogue entry.
@@ -454,6 +463,30 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "gateway",
         summary: "mutant of the clean gateway: session hygiene compresses the agent's list before the turn but persists nothing of the compaction",
         expected: &["persisted-equals-live"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H019B1,
+        id: "HERMES-0.19.0-B1",
+        strategy: "batch",
+        summary: "hermes-agent 0.19.0 (FINDINGS B1): an empty head counts as a user row for the summary role (last_head_role defaults to \"user\"), so the summary becomes the first visible row as assistant, or is merged into an assistant first tail row (H-52160 on an empty head only)",
+        expected: &["api-valid"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H019B3,
+        id: "HERMES-0.19.0-B3",
+        strategy: "batch",
+        summary: "hermes-agent 0.19.0 (FINDINGS B3): only the window rows after the newest summary in it are summarized; the rows before it (the head the first compaction protected, once the head decayed) leave unsummarized",
+        expected: &["no-silent-drop"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H019B5,
+        id: "HERMES-0.19.0-B5",
+        strategy: "batch",
+        summary: "hermes-agent 0.19.0 (FINDINGS B5): the previous summary is looked for only inside the window, so one in the new tail is neither rehydrated nor removed and stays live beside the new summary",
+        expected: &["one-marker-max"],
         requires: &[],
     },
 ];

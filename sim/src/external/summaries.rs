@@ -113,14 +113,31 @@ impl Served<'_> {
         // The text is what the oracle judges: it always has room to name every fact (the
         // fake summarizer sizes its summaries so; this holds for any backend).
         let spelled = chars_to_spell(ContentKind::Summary, &summary.facts);
-        Segment {
+        let seg = Segment {
             kind: ContentKind::Summary,
             chars: chars_for_rough_tokens(summary.tokens).max(spelled),
             seed: SERVED_SEED_TAG | *self.served_calls,
             origin: SERVED_ORIGIN,
             facts: summary.facts.clone(),
+        };
+        if let Some(text) = without_trailing_whitespace(&seg.materialize()) {
+            self.book.know_text(seg.seed, &text);
         }
+        seg
     }
+}
+
+/// A served answer as a summarizer returns it: real code strips model output
+/// (`.strip()`), so generated text that ends in whitespace would lose bytes the model
+/// counts (the ±1 token of adapters/hermes/DIFF.md). The trailing whitespace becomes as
+/// many `.` (same length, same facts); `None` when there is none.
+fn without_trailing_whitespace(text: &str) -> Option<String> {
+    let kept = text.trim_end();
+    (kept.len() < text.len()).then(|| {
+        let mut out = kept.to_string();
+        out.extend(std::iter::repeat_n('.', text.len() - kept.len()));
+        out
+    })
 }
 
 /// A cut piece shorter than this is a coincidence (a shared word), not a quote.
@@ -188,4 +205,34 @@ fn prompt_text(call: &SummarizeCall) -> String {
         parts.push(m.content.as_deref().unwrap_or(""));
     }
     parts.join(MERGE_SEPARATOR)
+}
+
+#[cfg(test)]
+mod trailing_tests {
+    use super::*;
+
+    #[test]
+    fn served_text_keeps_its_length_and_loses_its_trailing_whitespace() {
+        assert_eq!(without_trailing_whitespace("a FACT-000001"), None);
+        let text = without_trailing_whitespace("a FACT-000001 \n ").unwrap();
+        assert_eq!(text, "a FACT-000001...");
+        assert_eq!(text.trim().len(), text.len());
+        let mut found = 0;
+        for seed in 0..64u64 {
+            let seg = Segment {
+                kind: ContentKind::Summary,
+                chars: 200 + seed as u32,
+                seed: SERVED_SEED_TAG | seed,
+                origin: SERVED_ORIGIN,
+                facts: vec![FactId(1)],
+            };
+            let raw = seg.materialize();
+            if let Some(t) = without_trailing_whitespace(&raw) {
+                found += 1;
+                assert_eq!((t.len(), t.trim_end().len()), (raw.len(), raw.len()));
+                assert_eq!(spelled_facts(&t), spelled_facts(&raw));
+            }
+        }
+        assert!(found > 0, "the generator ends some summaries in whitespace");
+    }
 }

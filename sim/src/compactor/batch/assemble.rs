@@ -5,7 +5,7 @@
 
 use super::boundaries::{first_non_system, Window};
 use super::scaffold::{split_row, Fixed};
-use super::{release, BatchConfig};
+use super::{release, released, BatchConfig};
 use crate::bugs::{Bug, BugSet};
 use crate::ids::IdAlloc;
 use crate::rng::mix64;
@@ -109,9 +109,11 @@ pub fn assemble_with(
             placement: None,
         };
     };
-    tail = without_stale_summaries(&tail);
+    if released::supersedes_tail_summaries(&config.bugs) {
+        tail = without_stale_summaries(&tail);
+    }
     let inputs = RoleInputs {
-        head_last: head.last().map(|m| m.role),
+        head_last: released::head_last_role(&head, &config.bugs),
         user_survives: head.iter().chain(&tail).any(|m| m.role == Role::User),
         tail_first: tail.first().map(|m| m.role),
     };
@@ -369,6 +371,26 @@ mod tests {
                 Placement::Standalone(Assistant)
             );
         }
+    }
+
+    #[test]
+    fn b1_reads_an_empty_head_as_user_and_keeps_the_system_head_guard() {
+        let b1 = BugSet::of(&[Bug::H019B1]);
+        let p = |head: &[Message], survives, tail| {
+            let head_last = released::head_last_role(head, &b1);
+            place(inputs(head_last, survives, Some(tail)), &b1)
+        };
+        // Empty head: the release's "user" default, so the summary leads as assistant,
+        // or is merged into an assistant first tail row.
+        assert_eq!(p(&[], true, User), Placement::Standalone(Assistant));
+        assert_eq!(p(&[], true, Assistant), Placement::MergeWrapped);
+        // #58753 still forces user when no user row survives.
+        assert_eq!(p(&[], false, Assistant), Placement::Standalone(User));
+        // A system-only head keeps the #52160 guard (H-52160 drops it, B1 does not).
+        let mut b = Builder::new();
+        b.system();
+        assert_eq!(p(&b.rows, true, User), Placement::MergePrepend);
+        assert_eq!(p(&b.rows, true, Assistant), Placement::Standalone(User));
     }
 
     #[test]

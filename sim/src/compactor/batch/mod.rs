@@ -17,6 +17,7 @@ pub mod boundaries;
 pub mod fallback;
 pub mod prune;
 pub mod release;
+pub mod released;
 pub mod sanitize;
 pub mod scaffold;
 pub mod state;
@@ -340,7 +341,7 @@ pub fn compress(
     if window.is_empty() {
         return out.noop(state, NoOpReason::NothingToCompress, messages);
     }
-    let source = summary::rehydrate(&work, &window, state);
+    let source = summary::rehydrate_with(&work, &window, state, &config.bugs);
     if source.rows.is_empty() {
         return out.noop(state, NoOpReason::NothingNew, messages);
     }

@@ -5,7 +5,8 @@
 use super::boundaries::{first_non_system, Window};
 use super::scaffold::split_row;
 use super::state::BatchState;
-use super::SummaryBackend;
+use super::{released, SummaryBackend};
+use crate::bugs::BugSet;
 use crate::summarizer::{RollingSummary, SummaryFailure};
 use compactsim_model::{tokens::rough_tokens, FactId, Message, MsgId};
 use serde::Serialize;
@@ -51,13 +52,25 @@ pub struct SourceRow {
 /// window. Standalone summary rows contribute only their body; merged rows are unwrapped
 /// to their own text.
 pub fn rehydrate(messages: &[Message], window: &Window, state: &BatchState) -> Source {
+    rehydrate_with(messages, window, state, &BugSet::none())
+}
+
+/// [`rehydrate`] with the release's bugs B3 and B5 when `bugs` has them ([`released`]).
+pub fn rehydrate_with(
+    messages: &[Message],
+    window: &Window,
+    state: &BatchState,
+    bugs: &BugSet,
+) -> Source {
     let scan = first_non_system(messages).min(window.end)..window.end;
     let mut fossils: Vec<&Message> = messages[scan].iter().filter(|m| m.is_summary()).collect();
-    fossils.extend(
-        messages[window.end.min(messages.len())..]
-            .iter()
-            .filter(|m| m.is_batch_summary()),
-    );
+    if released::supersedes_tail_summaries(bugs) {
+        fossils.extend(
+            messages[window.end.min(messages.len())..]
+                .iter()
+                .filter(|m| m.is_batch_summary()),
+        );
+    }
     let previous = if !fossils.is_empty() {
         Some(join_bodies(&fossils))
     } else if messages.iter().any(Message::is_summary) {
@@ -65,7 +78,7 @@ pub fn rehydrate(messages: &[Message], window: &Window, state: &BatchState) -> S
     } else {
         None // an in-memory summary with no row in the transcript is leakage
     };
-    let rows = (window.start..window.end)
+    let rows = released::summarized_rows(messages, window, bugs)
         .filter_map(|i| source_row(messages, i))
         .collect();
     Source { previous, rows }
