@@ -393,6 +393,11 @@ fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
     if a.shrink_attempts == 0 {
         return Err(Failure::bad_input("--shrink-attempts must be at least 1"));
     }
+    if external && a.shrink_only {
+        return Err(Failure::bad_input(
+            "--shrink-only shrinks the bug switches' cases; bug switches apply to the reference compactor, not to --compactor external",
+        ));
+    }
     let (seeds_default, cases_default) = if external {
         (
             compactsim::selftest::external::EXTERNAL_SEEDS_DEFAULT,
