@@ -14,7 +14,7 @@ era B) without the tool-output prune and without the fallback summary.
   answered through the `cooling_down` hook.
 - Assembly: head + summary + tail, with every superseded summary gone (a summary merged
   into a row leaves that row's own text; user rows a dropped summary separated are
-  merged). The role follows the neighbour rule; the first visible row, and the summary
+  merged; a micro marker in the tail is not superseded and stays). The role follows the neighbour rule; the first visible row, and the summary
   when no user row survives, is `user`; when the role collides with the first tail row
   and may not flip, the summary is merged in front of that row's text.
 
@@ -106,11 +106,16 @@ def own_row(m):
     return row
 
 
-def without_summaries(rows):
-    """`rows` with every summary gone; user rows a dropped summary separated merge."""
+def is_batch_summary(m):
+    return bool(m.get("_compressed_summary")) and not m.get("_micro_compact_marker")
+
+
+def without_summaries(rows, drops=is_summary):
+    """`rows` with every summary `drops` picks gone; user rows a dropped summary
+    separated merge."""
     out, dropped = [], False
     for m in rows:
-        row = own_row(m)
+        row = own_row(m) if drops(m) else m
         if row is None:
             dropped = True
             continue
@@ -168,8 +173,7 @@ class Batch:
         if start >= end:
             return {"transcript": msgs, "labels": {"outcome": "nothing_to_compress"}}
         previous = [split_summary(m)[0] for m in msgs[first_non_system(msgs):end] if is_summary(m)]
-        previous += [split_summary(m)[0] for m in msgs[end:]
-                     if m.get("_compressed_summary") and not m.get("_micro_compact_marker")]
+        previous += [split_summary(m)[0] for m in msgs[end:] if is_batch_summary(m)]
         own = [split_summary(m)[1] for m in msgs[start:end]]
         if not any(own) and not any(m.get("tool_calls") for m in msgs[start:end]):
             return {"transcript": msgs, "labels": {"outcome": "nothing_new"}}
@@ -204,7 +208,10 @@ def assemble(msgs, start, end, text):
     """Head + summary + tail, every superseded summary gone."""
     system = first_non_system(msgs)
     head = msgs[:system] + without_summaries(msgs[system:start])
-    tail = without_summaries(msgs[end:])
+    # Only batch summaries leave the tail (their bodies are in the prompt); a micro
+    # marker there is no input of this summary and stays (the Rust reference's
+    # without_stale_summaries), else its facts would be in no summary.
+    tail = without_summaries(msgs[end:], drops=is_batch_summary)
     body = PREFIX + SEP + text + SEP + END_MARKER
     role = placement(head, tail)
     if role != "merge":

@@ -1,9 +1,10 @@
 //! The misbehaving adapter fixtures (adapters/reference/fixtures/) driven through the
 //! external module: each ends in its typed failure, within its timeout, with a message
 //! naming the command, the request and the adapter's last stderr line; the session
-//! restarts the child afterwards. And the reference adapter answers a pass.
+//! restarts the child afterwards. And the reference adapter answers a pass, and its batch
+//! pass keeps a micro marker of its tail.
 
-use compactsim::external::wire::{HarnessMsg, PassInput, SummaryAnswer};
+use compactsim::external::wire::{ChatMessage, HarnessMsg, PassInput, SummaryAnswer, Trigger};
 use compactsim::external::{AdapterSpec, Session, SummarizeCall, SummaryService};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -136,4 +137,80 @@ fn the_reference_adapter_says_hello_and_answers_a_pass() {
     let reply = s.request(micro, &mut Canned).unwrap();
     assert_eq!(reply.transcript, Some(Vec::new()));
     assert_eq!(reply.labels["outcome"], "no_exchange");
+}
+
+fn chat(id: u32, role: &str, content: &str) -> ChatMessage {
+    ChatMessage {
+        role: role.into(),
+        content: Some(content.into()),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        compressed_summary: false,
+        micro_compact_marker: false,
+        has_user_turn: false,
+        db_persisted: false,
+        compactsim_id: Some(id),
+    }
+}
+
+/// A batch pass whose tail (the last 3 rows: tail budget 1 token, floor 3) starts with a
+/// micro marker; the head is the system row and u1, the window a1..u3.
+fn batch_with_a_micro_marker_in_the_tail(id: u64) -> HarnessMsg {
+    let mut marker = chat(7, "assistant", "rolling summary of a3 FACT-000092");
+    marker.compressed_summary = true;
+    marker.micro_compact_marker = true;
+    let mut transcript = vec![chat(1, "system", "you are an agent")];
+    for (n, text) in [(2, "u1"), (3, "a1"), (4, "u2"), (5, "a2"), (6, "u3")] {
+        let role = if n % 2 == 0 { "user" } else { "assistant" };
+        transcript.push(chat(n, role, &format!("{text}: some words of the turn")));
+    }
+    transcript.push(marker);
+    transcript.push(chat(8, "user", "u4: the newest question"));
+    transcript.push(chat(9, "assistant", "a4: the newest answer"));
+    let config = [
+        ("protect_first_n", 1),
+        ("protect_last_n", 3),
+        ("tail_budget_tokens", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
+    .collect();
+    HarnessMsg::BatchPass {
+        id,
+        trigger: Trigger::PostResponse,
+        force: false,
+        input: PassInput {
+            turn: 5,
+            transcript,
+            context_window_tokens: 128_000,
+            now_ms: 0,
+            config,
+        },
+    }
+}
+
+#[test]
+fn the_reference_adapters_batch_pass_keeps_a_micro_marker_of_its_tail() {
+    // The marker's body is not in the batch prompt (it is no input of this summary), so
+    // dropping it would lose its facts (seed 2 case 15 of `--strategy both`:
+    // marker-contained).
+    let mut s = Session::new(AdapterSpec::new(adapter("reference/compactor.py"), 10_000)).unwrap();
+    let reply = s
+        .request(batch_with_a_micro_marker_in_the_tail, &mut Canned)
+        .unwrap();
+    assert_eq!(reply.labels["outcome"], "compacted", "{:?}", reply.labels);
+    assert_eq!(reply.summarize_calls, 1);
+    let out = reply.transcript.expect("a transcript");
+    let kept: Vec<Option<u32>> = out.iter().map(|m| m.compactsim_id).collect();
+    let marker = out.iter().find(|m| m.compactsim_id == Some(7));
+    assert!(
+        marker.is_some_and(|m| m.micro_compact_marker),
+        "the micro marker left the tail: {kept:?}"
+    );
+    for gone in [3, 4, 5, 6] {
+        assert!(
+            !kept.contains(&Some(gone)),
+            "m{gone} was in the window: {kept:?}"
+        );
+    }
 }
