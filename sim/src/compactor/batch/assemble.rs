@@ -109,7 +109,7 @@ pub fn assemble_with(
             placement: None,
         };
     };
-    if released::supersedes_tail_summaries(&config.bugs) {
+    if released::supersedes_tail_summaries(&tail, &config.bugs) {
         tail = without_stale_summaries(&tail);
     }
     let inputs = RoleInputs {

@@ -32,17 +32,23 @@ pub fn head_last_role(head: &[Message], bugs: &BugSet) -> Option<Role> {
 
 /// The window rows the summarizer sees: all of them, or under B3 only those after the
 /// newest summary in the window ([`release::turns`]).
+/// The switch is asked only where it decides (a summary in the window), so that the
+/// selftest's shared clean runs stay shared ([`BugSet`]).
 pub fn summarized_rows(messages: &[Message], window: &Window, bugs: &BugSet) -> Range<usize> {
-    if bugs.has(Bug::H019B3) {
-        release::turns(messages, window)
+    let all = window.start..window.end;
+    let turns = release::turns(messages, window);
+    if turns != all && bugs.has(Bug::H019B3) {
+        turns
     } else {
-        window.start..window.end
+        all
     }
 }
 
-/// Whether batch summaries in the tail are rehydrated and superseded (not under B5).
-pub fn supersedes_tail_summaries(bugs: &BugSet) -> bool {
-    !bugs.has(Bug::H019B5)
+/// Whether the batch summaries in `tail` are rehydrated and superseded (not under B5).
+/// A tail with no batch summary has nothing to supersede: `false`, and the switch is not
+/// asked ([`BugSet`]).
+pub fn supersedes_tail_summaries(tail: &[Message], bugs: &BugSet) -> bool {
+    tail.iter().any(Message::is_batch_summary) && !bugs.has(Bug::H019B5)
 }
 
 #[cfg(test)]
@@ -91,7 +97,11 @@ mod tests {
         assert_eq!(summarized_rows(&rows, &window, &BugSet::none()), 0..4);
         let b3 = BugSet::of(&[Bug::H019B3]);
         assert_eq!(summarized_rows(&rows, &window, &b3), 3..4);
-        assert!(supersedes_tail_summaries(&b3));
-        assert!(!supersedes_tail_summaries(&BugSet::of(&[Bug::H019B5])));
+        let b5 = BugSet::of(&[Bug::H019B5]);
+        let tail = [row(6, Role::User, true), row(7, Role::Assistant, false)];
+        assert!(supersedes_tail_summaries(&tail, &b3));
+        assert!(!supersedes_tail_summaries(&tail, &b5));
+        // A tail with no batch summary has nothing to supersede, whatever the switch.
+        assert!(!supersedes_tail_summaries(&tail[1..], &BugSet::none()));
     }
 }

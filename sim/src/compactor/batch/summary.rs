@@ -64,12 +64,9 @@ pub fn rehydrate_with(
 ) -> Source {
     let scan = first_non_system(messages).min(window.end)..window.end;
     let mut fossils: Vec<&Message> = messages[scan].iter().filter(|m| m.is_summary()).collect();
-    if released::supersedes_tail_summaries(bugs) {
-        fossils.extend(
-            messages[window.end.min(messages.len())..]
-                .iter()
-                .filter(|m| m.is_batch_summary()),
-        );
+    let tail = &messages[window.end.min(messages.len())..];
+    if released::supersedes_tail_summaries(tail, bugs) {
+        fossils.extend(tail.iter().filter(|m| m.is_batch_summary()));
     }
     let previous = if !fossils.is_empty() {
         Some(join_bodies(&fossils))
