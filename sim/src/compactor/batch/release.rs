@@ -95,7 +95,8 @@ pub fn price_tokens(m: &Message) -> u64 {
     m.content.chars() as u64 / CHARS_PER_TOKEN + ROW_OVERHEAD_TOKENS + calls
 }
 
-fn call_repr_chars(c: &ToolCall) -> u64 {
+/// `len(str(tool_call))`: the Python dict repr of one call (iot 0.22.2 prices it too).
+pub fn call_repr_chars(c: &ToolCall) -> u64 {
     CALL_REPR_FIXED_CHARS
         + c.id.to_string().len() as u64
         + c.name.len() as u64
