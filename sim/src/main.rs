@@ -457,6 +457,9 @@ struct DiffArgs {
     /// Number of cases.
     #[arg(long, default_value_t = args::CASES_DEFAULT)]
     cases: u32,
+    /// Diff only these case ids, comma-separated (each below --cases), e.g. `--only 1,5,17`.
+    #[arg(long, value_delimiter = ',')]
+    only: Option<Vec<u32>>,
     /// Worker threads (default: all cores). The reports do not depend on it.
     #[arg(long)]
     jobs: Option<usize>,
@@ -498,9 +501,12 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
         &k.bugs,
     )?;
     let params = params.with_profile(k.profile()?);
+    let cases = args::check_cases(a.cases)?;
+    let only = a.only.map(|ids| diff_only(ids, cases)).transpose()?;
     diff::diff(&diff::DiffRequest {
         params,
-        cases: args::check_cases(a.cases)?,
+        cases,
+        only,
         jobs: args::jobs(a.jobs)?,
         out: a
             .out
@@ -509,6 +515,21 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
         profile: k.profile.clone(),
         quiet: a.quiet,
     })
+}
+
+/// `--only`: sorted, without repeats, each below `cases` (bad input otherwise).
+fn diff_only(mut ids: Vec<u32>, cases: u32) -> Result<Vec<u32>, Failure> {
+    if let Some(bad) = ids.iter().find(|&&c| c >= cases) {
+        return Err(Failure::bad_input(format!(
+            "--only {bad}: a case id must be below --cases {cases}"
+        )));
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Err(Failure::bad_input("--only needs at least one case id"));
+    }
+    Ok(ids)
 }
 
 fn dispatch(cli: Cli) -> Result<Exit, Failure> {

@@ -10,7 +10,7 @@ use compactsim::bugs::BugSet;
 use compactsim::compactor::choice::CompactorChoice;
 use compactsim::compactor::reference::Reference;
 use compactsim::compactor::seam::{BatchReport, Compactor};
-use compactsim::diff::{diff_suite, Aggregator, DiffReport, MakeOther};
+use compactsim::diff::{diff_cases, diff_suite, Aggregator, DiffReport, MakeOther};
 use compactsim::mutants::{Hooks, Wrapped};
 use compactsim::runner::Suite;
 use compactsim::strategy::Strategy;
@@ -188,4 +188,49 @@ fn a_crashing_adapter_is_exit_4_and_bad_flags_exit_2() {
         arg(&dir),
     ]);
     assert_eq!(ext.code, 2, "{}", ext.stderr);
+}
+
+/// `diff_cases` (the CLI's `--only`) diffs the named cases and nothing else: each comes
+/// out as in the full run; `--only` with an id at or past `--cases` is bad input.
+#[test]
+fn only_diffs_the_named_cases_as_the_full_run_does() {
+    let s = suite("batch", 12);
+    let mutant = |r: Reference| -> Box<dyn Compactor> {
+        Box::new(Wrapped {
+            inner: Box::new(r),
+            hooks: RoleFlip,
+            name: "role-flip".into(),
+        })
+    };
+    let all = diff(&s, 2, &mutant);
+    let mut agg = Aggregator::new(BTreeMap::new());
+    diff_cases(&s, &[3, 9], 2, &mutant, |d| agg.add(&d)).unwrap();
+    let some = agg.finish();
+    assert_eq!(some.totals.cases, 2);
+    let named: Vec<_> = all
+        .cases
+        .iter()
+        .filter(|c| [3, 9].contains(&c.case))
+        .collect();
+    assert_eq!(named.len(), 2, "{}", all.markdown());
+    assert_eq!(some.cases.iter().collect::<Vec<_>>(), named);
+    let passes: u64 = named.iter().map(|c| c.passes as u64).sum();
+    assert_eq!(some.totals.passes, passes);
+
+    let dir = scratch("diff_mode/only");
+    let cmd = adapter("reference/fixtures/crash.py");
+    for only in ["12", ""] {
+        let o = compactsim(&[
+            "diff",
+            "--cases",
+            "12",
+            "--only",
+            only,
+            "--adapter",
+            &cmd,
+            "--out",
+            arg(&dir),
+        ]);
+        assert_eq!(o.code, 2, "--only {only:?}: {}{}", o.stdout, o.stderr);
+    }
 }

@@ -8,7 +8,7 @@
 use super::args::CaseParams;
 use super::exit::{Exit, Failure};
 use super::run::exit_of;
-use crate::diff::{diff_suite, Aggregator, DIFF_JSON, DIFF_MD};
+use crate::diff::{diff_cases, Aggregator, DIFF_JSON, DIFF_MD};
 use crate::external::compactor::Pool;
 use crate::external::select::quote;
 use crate::external::AdapterSpec;
@@ -21,6 +21,8 @@ use std::time::Instant;
 pub struct DiffRequest {
     pub params: CaseParams,
     pub cases: u32,
+    /// `--only`: the case ids to diff (each below `cases`); all of them when `None`.
+    pub only: Option<Vec<u32>>,
     pub jobs: usize,
     pub out: PathBuf,
     pub adapter: AdapterSpec,
@@ -36,6 +38,10 @@ fn params(req: &DiffRequest) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     m.insert("seed".into(), p.seed.to_string());
     m.insert("cases".into(), req.cases.to_string());
+    if let Some(ids) = &req.only {
+        let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+        m.insert("only".into(), ids.join(","));
+    }
     m.insert("passes".into(), p.passes.to_string());
     m.insert("strategy".into(), p.strategy.to_string());
     if let Some(o) = p.strategy.loop_options() {
@@ -73,13 +79,23 @@ pub fn diff(req: &DiffRequest) -> Result<Exit, Failure> {
     let started = Instant::now();
     let mut agg = Aggregator::new(params);
     let mut exit = Exit::Clean;
-    let bar = super::progress::bar(req.cases as u64, "cases", req.quiet);
+    let ids: Vec<u32> = match &req.only {
+        Some(ids) => ids.clone(),
+        None => (0..req.cases).collect(),
+    };
+    let bar = super::progress::bar(ids.len() as u64, "cases", req.quiet);
     let other = |r| pool.compactor(r);
-    diff_suite(&req.params.suite(0, req.cases), req.jobs, &other, |d| {
-        bar.inc(1);
-        exit = exit.worst(exit_of(&d.outcome));
-        agg.add(&d);
-    })
+    diff_cases(
+        &req.params.suite(0, req.cases),
+        &ids,
+        req.jobs,
+        &other,
+        |d| {
+            bar.inc(1);
+            exit = exit.worst(exit_of(&d.outcome));
+            agg.add(&d);
+        },
+    )
     .map_err(Failure::internal)?;
     bar.finish_and_clear();
     let report = agg.finish();

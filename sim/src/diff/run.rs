@@ -31,25 +31,34 @@ pub fn diff_suite(
     suite: &Suite,
     jobs: usize,
     other: MakeOther<'_>,
+    sink: impl FnMut(CaseDiff),
+) -> Result<(), String> {
+    let ids: Vec<u32> = (suite.case_first..suite.case_first + suite.cases).collect();
+    diff_cases(suite, &ids, jobs, other, sink)
+}
+
+/// Runs the cases `ids` of `suite` (each a case id of the suite's seed) on `jobs`
+/// threads and hands each case's diff to `sink` in the order of `ids`, whatever `jobs`.
+pub fn diff_cases(
+    suite: &Suite,
+    ids: &[u32],
+    jobs: usize,
+    other: MakeOther<'_>,
     mut sink: impl FnMut(CaseDiff),
 ) -> Result<(), String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
         .build()
         .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
-    let chunk = CHUNK_CASES_PER_JOB * jobs.max(1) as u32;
-    let end = suite.case_first + suite.cases;
-    let mut first = suite.case_first;
-    while first < end {
-        let last = (first + chunk).min(end);
+    let chunk = CHUNK_CASES_PER_JOB as usize * jobs.max(1);
+    for slice in ids.chunks(chunk) {
         let diffs: Vec<CaseDiff> = pool.install(|| {
-            (first..last)
-                .into_par_iter()
-                .map(|c| diff_case(suite, c, other))
+            slice
+                .par_iter()
+                .map(|&c| diff_case(suite, c, other))
                 .collect()
         });
         diffs.into_iter().for_each(&mut sink);
-        first = last;
     }
     Ok(())
 }
