@@ -395,13 +395,13 @@ impl AgentLoop {
         sink.give_back(before);
         if effect.committed {
             let rough = self.request_rough();
-            let stands_in = self.config.has(Bug::H35054);
-            self.session.usage.on_compaction(rough, stands_in);
+            self.session.usage.on_compaction(rough);
             self.turn.compacted = true;
             self.turn.answered_since_compaction = false;
         }
-        let rotates = effect.shrank || self.config.has(Bug::H57771);
-        if !self.config.in_place && rotates {
+        // H-57771 is asked only where it decides: a rotation-mode pass that did not shrink.
+        let rotates = !self.config.in_place && (effect.shrank || self.config.has(Bug::H57771));
+        if rotates {
             let old = self.session_id;
             self.session_id += 1;
             sink.bump("session.rotations");
@@ -473,21 +473,38 @@ impl AgentLoop {
 
     /// `should_compress(tokens)`: at or over the trigger, the guard open (a due V2.2
     /// probe is taken), no summary-failure cooldown (unless H-11529).
-    fn should_compress(&mut self, sink: &mut dyn Sink, tokens: u64) -> bool {
+    pub(crate) fn should_compress(&mut self, sink: &mut dyn Sink, tokens: u64) -> bool {
+        self.should_compress_unless(sink, tokens, |_| false)
+    }
+
+    /// [`Self::should_compress`] with the guard bypassed as [`Self::take_gate_unless`].
+    pub(crate) fn should_compress_unless(
+        &mut self,
+        sink: &mut dyn Sink,
+        tokens: u64,
+        bypass: impl Fn(&Self) -> bool,
+    ) -> bool {
         if tokens < self.config.trigger_tokens() as u64 {
             return false;
         }
         if self.cooldown_holds() {
             return false;
         }
-        self.take_gate(sink)
+        self.take_gate_unless(sink, bypass)
     }
 
-    /// Asks the guard; takes a due probe. True when compaction may run.
-    fn take_gate(&mut self, sink: &mut dyn Sink) -> bool {
+    /// Asks the guard; takes a due probe. True when compaction may run. A guard not
+    /// simply open lets compaction run without a probe when `bypass()` (asked only then:
+    /// preflight's H-35054, which has no guard, decides only there).
+    pub(crate) fn take_gate_unless(
+        &mut self,
+        sink: &mut dyn Sink,
+        bypass: impl Fn(&Self) -> bool,
+    ) -> bool {
         let streak = self.hook(|c| c.fallback_streak());
         match self.session.guard.gate(streak, self.now_ms) {
             Gate::Open => true,
+            _ if bypass(self) => true,
             Gate::Blocked => false,
             Gate::Probe => {
                 self.session.guard.take_probe(self.now_ms);

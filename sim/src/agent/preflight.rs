@@ -66,17 +66,16 @@ impl AgentLoop {
         if messages <= self.config.gate_messages && !by_tokens() {
             return Ok(PreflightDecision::Gated);
         }
-        let rough_only = self.config.has(Bug::H35054);
-        if !rough_only && self.session.usage.should_defer(request_rough, trigger) {
+        // H-35054 (no deferral, no guard) is asked only where it decides: where the
+        // clean path would defer, or meet a guard that is not simply open.
+        if self.session.usage.would_defer(request_rough, trigger) && !rough_only(self) {
+            self.session.usage.should_defer(request_rough, trigger);
             return Ok(PreflightDecision::Deferred);
         }
         if self.cooldown_holds() {
             return Ok(PreflightDecision::Cooldown);
         }
-        if rough_only {
-            return self.passes(sink, turn);
-        }
-        if !self.take_gate(sink) {
+        if !self.take_gate_unless(sink, rough_only) {
             return Ok(PreflightDecision::Blocked);
         }
         self.passes(sink, turn)
@@ -104,10 +103,13 @@ impl AgentLoop {
     /// Whether another preflight pass should run.
     fn again(&mut self, sink: &mut dyn Sink) -> bool {
         let request_rough = self.request_rough();
-        if self.config.has(Bug::H35054) {
-            let cooling = self.cooldown_holds();
-            return !cooling && request_rough >= self.config.trigger_tokens() as u64;
-        }
-        self.should_compress(sink, request_rough)
+        // Under H-35054, the rough estimate at the trigger and no cooldown: the guard is
+        // bypassed, and the switch asked only where the guard would not simply open.
+        self.should_compress_unless(sink, request_rough, rough_only)
     }
+}
+
+/// H-35054: preflight compares the rough estimate alone (no deferral, no guard).
+fn rough_only(agent: &AgentLoop) -> bool {
+    agent.config.has(Bug::H35054)
 }

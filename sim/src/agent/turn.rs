@@ -192,10 +192,14 @@ impl AgentLoop {
     /// The post-response / in-loop check: `should_compress` on the judged usage.
     fn check_after_call(&mut self, sink: &mut dyn Sink, turn: u32) -> Flow<()> {
         let rough = self.request_rough();
-        let tokens = self
-            .session
-            .usage
-            .judged_tokens(rough, || self.config.has(Bug::H2153));
+        // H-2153 and H-35054 are asked only where they decide: below the trigger, the
+        // rough estimate, the stand-in and 0 all leave `should_compress` false.
+        let trigger = self.config.trigger_tokens() as u64;
+        let tokens = self.session.usage.judged_tokens(
+            rough,
+            || rough >= trigger && self.config.has(Bug::H2153),
+            |after| after >= trigger && self.config.has(Bug::H35054),
+        );
         if self.should_compress(sink, tokens) {
             self.pass(sink, turn, BatchTrigger::PostResponse)?;
         }

@@ -25,12 +25,19 @@ pub struct UsageState {
     /// Rough request size when a real reading last proved the prompt fit (or right
     /// after the last compaction).
     baseline_rough: Option<u64>,
+    /// The rough request size right after the last compaction while no reading has
+    /// followed it: what H-35054 leaves as `last_prompt_tokens` (the clean model leaves
+    /// `None`). The switch is asked when this is read ([`Self::judged_tokens`]), the one
+    /// place it decides.
+    #[serde(skip)]
+    rough_after_compaction: Option<u64>,
 }
 
 impl UsageState {
     /// A successful call reported `usage_tokens` for a request of `request_rough`.
     pub fn on_reading(&mut self, usage_tokens: u64, request_rough: u64, trigger_tokens: u32) {
         self.last_prompt_tokens = Some(usage_tokens);
+        self.rough_after_compaction = None;
         self.last_real_tokens = Some(usage_tokens);
         self.awaiting_real = false;
         if usage_tokens < trigger_tokens as u64 {
@@ -41,16 +48,14 @@ impl UsageState {
     /// A call ended without usage (a dropped connection).
     pub fn on_no_usage(&mut self) {
         self.last_prompt_tokens = Some(0);
+        self.rough_after_compaction = None;
     }
 
     /// A compaction committed; the request is now `request_rough` rough tokens. Under
-    /// H-35054 that rough estimate stands in for real usage.
-    pub fn on_compaction(&mut self, request_rough: u64, rough_stands_in: bool) {
-        self.last_prompt_tokens = if rough_stands_in {
-            Some(request_rough)
-        } else {
-            None
-        };
+    /// H-35054 that rough estimate stands in for real usage (decided when read).
+    pub fn on_compaction(&mut self, request_rough: u64) {
+        self.last_prompt_tokens = None;
+        self.rough_after_compaction = Some(request_rough);
         self.awaiting_real = true;
         self.deferred_since_compaction = false;
         self.baseline_rough = Some(request_rough);
@@ -61,12 +66,20 @@ impl UsageState {
     /// reading was at or over the trigger; otherwise only if the rough estimate grew by
     /// at most the tolerance since the baseline. Records the one-turn deferral.
     pub fn should_defer(&mut self, request_rough: u64, trigger_tokens: u32) -> bool {
+        let defers = self.would_defer(request_rough, trigger_tokens);
+        if defers && self.awaiting_real {
+            self.deferred_since_compaction = true;
+        }
+        defers
+    }
+
+    /// What [`Self::should_defer`] answers, without recording the deferral.
+    pub fn would_defer(&self, request_rough: u64, trigger_tokens: u32) -> bool {
         let trigger = trigger_tokens as u64;
         if request_rough < trigger {
             return false;
         }
         if self.awaiting_real && !self.deferred_since_compaction {
-            self.deferred_since_compaction = true;
             return true;
         }
         match (self.last_real_tokens, self.baseline_rough) {
@@ -82,9 +95,20 @@ impl UsageState {
     /// The tokens `should_compress` judges after a call: the last usage, or — since
     /// PR #4750, unless `zero_disables` (H-2153) — the rough estimate when the last call
     /// left no usage. Unknown usage (after a compaction) judges as 0.
-    /// `zero_disables` is asked only when the last reading was 0 (the one case it decides).
-    pub fn judged_tokens(&self, request_rough: u64, zero_disables: impl FnOnce() -> bool) -> u64 {
-        match self.last_prompt_tokens {
+    /// `zero_disables` is asked only when the last reading was 0 (the one case it decides),
+    /// `rough_stands_in` (H-35054, given the rough size after the compaction) only when
+    /// a compaction left usage unknown.
+    pub fn judged_tokens(
+        &self,
+        request_rough: u64,
+        zero_disables: impl FnOnce() -> bool,
+        rough_stands_in: impl FnOnce(u64) -> bool,
+    ) -> u64 {
+        let last = self.last_prompt_tokens.or_else(|| {
+            self.rough_after_compaction
+                .filter(|rough| rough_stands_in(*rough))
+        });
+        match last {
             Some(0) if !zero_disables() => request_rough,
             Some(n) => n,
             None => 0,
@@ -112,7 +136,7 @@ mod tests {
             !u.should_defer(99_000, TRIGGER),
             "below the trigger: nothing to defer"
         );
-        u.on_compaction(40_000, false);
+        u.on_compaction(40_000);
         assert_eq!(u.last_prompt_tokens, None);
         assert!(u.should_defer(200_000, TRIGGER), "one turn while awaiting");
         assert!(!u.should_defer(200_000, TRIGGER), "only one");
@@ -127,17 +151,26 @@ mod tests {
     fn zero_usage_judges_by_the_rough_estimate_unless_h2153() {
         let mut u = UsageState::default();
         u.on_reading(50_000, 40_000, TRIGGER);
-        assert_eq!(u.judged_tokens(90_000, || false), 50_000);
+        let never = |_: u64| -> bool { panic!("H-35054 asked with usage known") };
+        assert_eq!(u.judged_tokens(90_000, || false, never), 50_000);
         u.on_no_usage();
-        assert_eq!(u.judged_tokens(90_000, || false), 90_000);
-        assert_eq!(u.judged_tokens(90_000, || true), 0);
-        u.on_compaction(70_000, true);
+        assert_eq!(u.judged_tokens(90_000, || false, never), 90_000);
+        assert_eq!(u.judged_tokens(90_000, || true, never), 0);
+        u.on_compaction(70_000);
         assert_eq!(
-            u.judged_tokens(1, || false),
+            u.judged_tokens(1, || false, |rough| rough == 70_000),
             70_000,
             "H-35054: rough stands in"
         );
-        u.on_compaction(70_000, false);
-        assert_eq!(u.judged_tokens(1, || false), 0);
+        assert_eq!(u.judged_tokens(1, || false, |_| false), 0);
+        u.on_reading(60_000, 65_000, TRIGGER);
+        assert_eq!(
+            u.judged_tokens(1, || false, never),
+            60_000,
+            "a reading ends the stand-in"
+        );
+        u.on_compaction(70_000);
+        u.on_no_usage();
+        assert_eq!(u.judged_tokens(5, || false, never), 5);
     }
 }

@@ -261,20 +261,19 @@ impl Gateway {
     /// §2.9 flush before rotate (#48584): the rows the live list held before the turn's
     /// compactions that the old session does not store yet go to it before it is rotated
     /// or compacted in place. H-48584: skipped; the rows a compaction summarized are lost.
+    /// The switch is asked only where it decides: some row is not stored yet.
     fn flush_before_compact(&mut self, sid: SessionNo, pre_compaction: &[Message]) {
-        if self.bugs.has(Bug::H48584) {
-            return;
-        }
         let stored = self.store.durable.stored_ids(sid);
         let rows: Vec<Message> = pre_compaction
             .iter()
             .filter(|m| !stored.contains(&m.id))
             .cloned()
             .collect();
-        if !rows.is_empty() {
-            self.observer.bump("gateway.rotate_flushes");
-            self.store.durable.append(sid, &rows);
+        if rows.is_empty() || self.bugs.has(Bug::H48584) {
+            return;
         }
+        self.observer.bump("gateway.rotate_flushes");
+        self.store.durable.append(sid, &rows);
     }
 
     /// Persists a handled turn (see the module doc); a crash point may end it early
@@ -318,8 +317,9 @@ impl Gateway {
             if self.crash_at(turn, crash, "after-rotate-flush")? {
                 return Ok(());
             }
-            // H-25747: the id sync runs only on the success path.
-            let sync_id = !(failed && self.bugs.has(Bug::H25747));
+            // H-25747: the id sync runs only on the success path. Asked only where it
+            // decides: the id sync exists only for a rotation.
+            let sync_id = !(failed && facts.rotated && self.bugs.has(Bug::H25747));
             self.persist_compaction(sid, facts.rotated, sync_id);
             self.store.durable.record_delivered(inbound.id);
             if self.crash_at(turn, crash, "after-write")? {

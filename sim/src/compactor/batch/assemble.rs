@@ -44,7 +44,9 @@ pub fn place(inputs: RoleInputs, bugs: &BugSet) -> Placement {
     if !inputs.user_survives && bugs.has(Bug::H58753) {
         return Placement::Standalone(Role::Assistant);
     }
-    let forced = (first_visible && !bugs.has(Bug::H52160)) || !inputs.user_survives;
+    // H-52160 is asked only where it decides: no user-survival forcing to fall back on.
+    let forced =
+        (first_visible && inputs.user_survives && !bugs.has(Bug::H52160)) || !inputs.user_survives;
     let role = if forced || matches!(inputs.head_last, Some(Role::Assistant | Role::Tool)) {
         Role::User
     } else {

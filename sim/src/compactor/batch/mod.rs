@@ -406,7 +406,9 @@ fn summarize(
     };
     out.summary_miss = Some(miss);
     if let Miss::Failed(failure) = miss {
-        let h29559 = config.bugs.has(Bug::H29559);
+        // Asked only where it decides: a failure that sets an abort flag (the network
+        // error it returns on is one).
+        let h29559 = AbortFlag::of(failure).is_some() && config.bugs.has(Bug::H29559);
         state.record_failure(failure, now_ms, !h29559);
         if h29559 && failure == SummaryFailure::Error(SummaryErrorClass::Network) {
             return Ok(None);

@@ -50,7 +50,7 @@ impl MicroCompactor {
         let end = ranges[ranges.len() - 1].1;
         match self.usable(call, summarizer) {
             Some(summary) => {
-                let supersede = cumulative || self.bugs.has(Bug::HMResume);
+                let supersede = self.supersedes(msgs, cumulative);
                 self.commit(msgs, &ranges, summary, supersede, ids);
                 ev.outcome = MicroOutcome::Absorbed;
             }

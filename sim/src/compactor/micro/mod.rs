@@ -109,10 +109,13 @@ impl MicroCompactor {
         if !phase.is_multiple_of(every_n) {
             ev.outcome = MicroOutcome::Cadence;
         } else if msgs.len() >= MESSAGES_MIN {
-            let protect_first_n = if self.bugs.has(Bug::IotM1) {
-                released::effective_protect_first_n(msgs, self.config.protect_first_n)
+            // IOT-0.22.2-M1 is asked only where it decides: the decay would change the head.
+            let configured = self.config.protect_first_n;
+            let decayed = released::effective_protect_first_n(msgs, configured);
+            let protect_first_n = if decayed != configured && self.bugs.has(Bug::IotM1) {
+                decayed
             } else {
-                self.config.protect_first_n
+                configured
             };
             let head = head_end(msgs, protect_first_n);
             let tail = self.tail(msgs, head);
@@ -164,15 +167,8 @@ impl MicroCompactor {
         ids: &mut IdAlloc,
         ev: &mut MicroPass,
     ) {
-        let empty = self.state.rolling == RollingSummary::default();
-        if self.bugs.has(Bug::IotM2) {
-            if let Some(m) = released::rehydration_source(msgs, self.state.cursor, w.head, w.tail)
-                .filter(|_| empty)
-            {
-                self.state.rolling = marker::rehydrate(m);
-            }
-        } else if empty && !self.bugs.has(Bug::HMResume) {
-            self.rehydrate(msgs);
+        if self.state.rolling == RollingSummary::default() {
+            self.rehydrate(msgs, w);
         }
         let cumulative = self.state.rolling != RollingSummary::default();
         self.state.cursor = exchange::recover_cursor(msgs, self.state.cursor, w.head, w.tail);
@@ -201,7 +197,7 @@ impl MicroCompactor {
         ev.latency_ms = call.latency_ms;
         match self.usable(call, summarizer) {
             Some(summary) => {
-                let supersede = cumulative || self.bugs.has(Bug::HMResume);
+                let supersede = self.supersedes(msgs, cumulative);
                 self.commit(msgs, &[(start, end)], summary, supersede, ids);
                 ev.outcome = MicroOutcome::Absorbed;
             }
@@ -232,13 +228,34 @@ impl MicroCompactor {
         Some(summary)
     }
 
-    /// Rebuilds the rolling summary from the newest micro marker. Batch summaries are
-    /// not adopted: their content never passed through the rolling summary, and a
-    /// supersede must never delete them (H-M-foreign).
-    fn rehydrate(&mut self, msgs: &[Message]) {
-        if let Some(m) = msgs.iter().rev().find(|m| m.is_micro_marker()) {
+    /// Rebuilds an empty rolling summary from the newest micro marker. Batch summaries
+    /// are not adopted: their content never passed through the rolling summary, and a
+    /// supersede must never delete them (H-M-foreign). IOT-0.22.2-M2 takes the release's
+    /// source instead (asked only where that is another row); H-M-resume keeps it empty
+    /// (asked only where there is a marker to rebuild from).
+    fn rehydrate(&mut self, msgs: &[Message], w: &Window) {
+        let newest = msgs.iter().rev().find(|m| m.is_micro_marker());
+        let released = released::rehydration_source(msgs, self.state.cursor, w.head, w.tail);
+        let source = if released.map(|m| m.id) != newest.map(|m| m.id) && self.bugs.has(Bug::IotM2)
+        {
+            released
+        } else if newest.is_some()
+            // Under M2 too the same row is its source, whatever H-M-resume says.
+            && !(self.bugs.has(Bug::HMResume) && !self.bugs.has(Bug::IotM2))
+        {
+            newest
+        } else {
+            None
+        };
+        if let Some(m) = source {
             self.state.rolling = marker::rehydrate(m);
         }
+    }
+
+    /// Whether a commit supersedes the older micro markers: when the rolling summary is
+    /// cumulative, or under H-M-resume (asked only where there is a marker to supersede).
+    pub(super) fn supersedes(&self, msgs: &[Message], cumulative: bool) -> bool {
+        cumulative || (marker::count(msgs) > 0 && self.bugs.has(Bug::HMResume))
     }
 
     /// Replaces the exchanges `ranges` (ascending) by one new marker.
