@@ -222,20 +222,23 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     crate::outln!("\nshrunk repro of each switch (its own strategy, first credited case)");
     let mut written = Vec::new();
     let mut bad_shrinks = Vec::new();
-    for r in all.iter().filter(|r| r.strategy.name() == r.info.strategy) {
-        let Some(at) = r.first_credited(req.suite.seeds) else {
-            continue;
-        };
-        let shrunk = selftest::shrink_case(r.info, r.strategy, req.suite, at, req.shrink);
-        crate::outln!("{}", shrink_line(r.info, r.strategy, at, &shrunk));
-        match &shrunk {
+    let targets: Vec<selftest::ShrinkTarget> = all
+        .iter()
+        .filter(|r| r.strategy.name() == r.info.strategy)
+        .filter_map(|r| Some((r.info, r.strategy, r.first_credited(req.suite.seeds)?)))
+        .collect();
+    let shrunk_all = selftest::shrink_cases(&targets, req.suite, req.shrink, req.jobs)
+        .map_err(Failure::internal)?;
+    for (&(info, strategy, at), shrunk) in targets.iter().zip(&shrunk_all) {
+        crate::outln!("{}", shrink_line(info, strategy, at, shrunk));
+        match shrunk {
             Ok(s) => {
-                if let Some(problem) = shrunk_problem(r.info, s) {
-                    bad_shrinks.push(format!("{problem}: the repro of {}", r.info.id));
+                if let Some(problem) = shrunk_problem(info, s) {
+                    bad_shrinks.push(format!("{problem}: the repro of {}", info.id));
                 }
-                written.push(write_repro(&req.out, r.info, s)?);
+                written.push(write_repro(&req.out, info, s)?);
             }
-            Err(e) => bad_shrinks.push(format!("NOT SHRUNK: {}: {e}", r.info.id)),
+            Err(e) => bad_shrinks.push(format!("NOT SHRUNK: {}: {e}", info.id)),
         }
     }
     let failed: Vec<&CatchRates> = all.iter().filter(|r| !r.passed()).collect();

@@ -221,6 +221,31 @@ pub fn shrink_case(
     shrink::shrink_to(&spec, info.expected, budget, &mut |_| {}).map_err(|e| e.to_string())
 }
 
+/// One shrink the self-test makes: the switch, its strategy and the case (seed, case).
+pub type ShrinkTarget = (&'static BugInfo, Strategy, (u64, u32));
+
+/// [`shrink_case`] for each of `targets`, `jobs` at a time, in the order of `targets`.
+/// Each shrink is bounded by its attempts (its own time cap as an outer safety limit),
+/// never by the others, so the results are those of shrinking one after another.
+pub fn shrink_cases(
+    targets: &[ShrinkTarget],
+    suite: SelftestSuite,
+    budget: Budget,
+    jobs: usize,
+) -> Result<Vec<Result<Shrunk, String>>, String> {
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
+    Ok(pool.install(|| {
+        targets
+            .par_iter()
+            .map(|&(info, strategy, at)| shrink_case(info, strategy, suite, at, budget))
+            .collect()
+    }))
+}
+
 /// Every strategy some row runs under, in catalogue order, each once.
 pub fn row_strategies() -> Result<Vec<Strategy>, String> {
     let mut out: Vec<Strategy> = Vec::new();
@@ -349,6 +374,33 @@ mod tests {
             credited > 0 && ran < cases,
             "{credited} credited, {ran} of {cases} run"
         );
+    }
+
+    #[test]
+    fn shrinking_in_parallel_gives_the_shrinks_of_one_after_another_in_order() {
+        let suite = SelftestSuite {
+            seeds: SeedRange::of_count(1, 1),
+            cases: 4,
+            passes: 25,
+        };
+        let budget = Budget {
+            attempts_max: 12,
+            time_max: None,
+        };
+        let targets: Vec<ShrinkTarget> = [Bug::GAckEarly, Bug::H4095, Bug::H75345A]
+            .iter()
+            .map(|b| {
+                let info = b.info();
+                (info, strategies(info).unwrap()[0], (1, 0))
+            })
+            .collect();
+        let parallel = shrink_cases(&targets, suite, budget, 2).unwrap();
+        assert_eq!(parallel.len(), targets.len());
+        for (&(info, strategy, at), shrunk) in targets.iter().zip(&parallel) {
+            let alone = shrink_case(info, strategy, suite, at, budget);
+            assert_eq!(format!("{shrunk:?}"), format!("{alone:?}"), "{}", info.id);
+            assert!(shrunk.is_ok(), "{}: {shrunk:?}", info.id);
+        }
     }
 
     #[test]

@@ -189,6 +189,42 @@ mod tests {
         assert_eq!(clean.get(strategy, 1, 3), None);
     }
 
+    /// Switches asked only where they decide (`bugs.has` behind the condition where the
+    /// switched branch differs): some clean case never asks (the row stands its clean run
+    /// in), and among the cases that ask, the switch changes some run (the ask was not
+    /// moved past the place it decides).
+    #[test]
+    fn a_narrowed_switch_is_asked_where_it_decides_and_only_there() {
+        let seeds = SeedRange::of_count(1, 1);
+        let cases = 48;
+        let narrowed = [
+            ("batch", Bug::H35054),
+            ("batch", Bug::H29559),
+            ("batch", Bug::H57771),
+            ("gateway", Bug::H25747),
+            ("micro", Bug::HMResume),
+        ];
+        for (name, bug) in narrowed {
+            let strategy = Strategy::parse(name).unwrap();
+            let clean = CleanRuns::run(&[strategy], seeds, cases, 25, 2).unwrap();
+            let info = bug.info();
+            let asked: Vec<(u32, CleanCase)> = (0..cases)
+                .map(|c| (c, clean.get(strategy, 1, c).unwrap()))
+                .filter(|(_, c)| c.consulted.meets(BugMask::of([bug])))
+                .collect();
+            assert!(asked.len() < cases as usize, "{bug}: every case asked");
+            let decided = asked.iter().any(|&(case, c)| {
+                let r = run(&spec(info, strategy, 1, 25, case));
+                r.passes != c.passes || (r.outcome == CaseOutcome::Clean) != c.clean
+            });
+            assert!(
+                decided,
+                "{bug}: asked in {} cases, decided in none",
+                asked.len()
+            );
+        }
+    }
+
     #[test]
     fn a_clean_run_notes_the_switches_its_path_asks_about() {
         let seeds = SeedRange::of_count(1, 1);
