@@ -45,8 +45,7 @@ pub fn place(inputs: RoleInputs, bugs: &BugSet) -> Placement {
         return Placement::Standalone(Role::Assistant);
     }
     // H-52160 is asked only where it decides: no user-survival forcing to fall back on.
-    let forced =
-        (first_visible && inputs.user_survives && !bugs.has(Bug::H52160)) || !inputs.user_survives;
+    let forced = !inputs.user_survives || (first_visible && !bugs.has(Bug::H52160));
     let role = if forced || matches!(inputs.head_last, Some(Role::Assistant | Role::Tool)) {
         Role::User
     } else {

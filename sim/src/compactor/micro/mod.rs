@@ -241,7 +241,7 @@ impl MicroCompactor {
             released
         } else if newest.is_some()
             // Under M2 too the same row is its source, whatever H-M-resume says.
-            && !(self.bugs.has(Bug::HMResume) && !self.bugs.has(Bug::IotM2))
+            && (!self.bugs.has(Bug::HMResume) || self.bugs.has(Bug::IotM2))
         {
             newest
         } else {
