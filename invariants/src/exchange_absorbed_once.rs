@@ -68,6 +68,21 @@ fn answers_a_summary(rows: &[Message], i: usize) -> bool {
             .is_some_and(Message::is_summary)
 }
 
+/// Calls `f` on each row of `rows` that is a summary row or a tool result of one
+/// ([`answers_a_summary`]), in order, in one forward pass: the nearest preceding
+/// non-tool row is carried along, not searched back for at every row.
+fn for_summary_group_rows<'m>(rows: &'m [Message], mut f: impl FnMut(&'m Message)) {
+    let mut group_is_summary = false;
+    for m in rows {
+        if m.role != Role::Tool {
+            group_is_summary = m.is_summary();
+        }
+        if m.is_summary() || (m.role == Role::Tool && group_is_summary) {
+            f(m);
+        }
+    }
+}
+
 fn is_agent_row(m: &Message) -> bool {
     matches!(m.role, Role::Assistant | Role::Tool) && !m.is_summary()
 }
@@ -278,11 +293,10 @@ impl ExchangeAbsorbedOnce {
             }
         }
         if let Some((r, newest)) = newest_removed {
-            for (i, m) in t.before[..r].iter().enumerate() {
-                if m.is_summary() || answers_a_summary(t.before, i) {
-                    self.passed.add(m.id);
-                }
-            }
+            let passed = &mut self.passed;
+            for_summary_group_rows(&t.before[..r], |m| {
+                passed.add(m.id);
+            });
             let jumped = t.after.iter().enumerate().find(|&(i, m)| {
                 is_agent_row(m)
                     && m.id < newest.id
@@ -374,6 +388,36 @@ mod tests {
             protect_first_n,
             ..OracleConfig::default()
         })
+    }
+
+    /// Every list of up to 5 rows over 6 shapes: the forward pass visits exactly the
+    /// rows that are summaries or answer one (`answers_a_summary`), in order.
+    #[test]
+    fn the_forward_summary_group_pass_equals_the_backward_search() {
+        const SHAPES: u32 = 6;
+        const ROWS_MAX: u32 = 5;
+        let shape = |id: u32, k: u32| match k {
+            0 => user(id),
+            1 => reply(id),
+            2 => calling(id, &[1]),
+            3 => tool(id, 1),
+            4 => micro_marker(id, &[]),
+            _ => batch_summary(id, &[]),
+        };
+        for len in 0..=ROWS_MAX {
+            for code in 0..SHAPES.pow(len) {
+                let rows: Vec<Message> = (0..len)
+                    .map(|i| shape(i, code / SHAPES.pow(i) % SHAPES))
+                    .collect();
+                let mut forward = Vec::new();
+                for_summary_group_rows(&rows, |m| forward.push(m.id));
+                let backward: Vec<_> = (0..rows.len())
+                    .filter(|&i| rows[i].is_summary() || answers_a_summary(&rows, i))
+                    .map(|i| rows[i].id)
+                    .collect();
+                assert_eq!(forward, backward, "{rows:?}");
+            }
+        }
     }
 
     #[test]

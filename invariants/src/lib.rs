@@ -10,6 +10,7 @@ mod bounded_compaction;
 mod class;
 mod count_non_growing;
 mod exchange_absorbed_once;
+mod fact_lists;
 pub mod gateway;
 mod head;
 mod head_protected;

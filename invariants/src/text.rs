@@ -51,11 +51,17 @@ pub fn text_facts(content: &Content) -> Vec<FactId> {
 /// Appends the facts one segment's text spells (unsorted): its listed facts when it has
 /// room to spell them (the proven fast path), else the names read from its bytes.
 pub fn extend_with_segment_facts(facts: &mut Vec<FactId>, s: &Segment) {
-    if s.chars >= chars_to_spell(s.kind, &s.facts) {
+    if has_room_to_spell(s) {
         facts.extend_from_slice(&s.facts);
     } else {
         facts.extend(spelled_facts(&s.materialize()));
     }
+}
+
+/// Whether a segment has room to spell every fact it lists (then its text spells
+/// exactly them: the proven fast path).
+pub(crate) fn has_room_to_spell(s: &Segment) -> bool {
+    s.chars >= chars_to_spell(s.kind, &s.facts)
 }
 
 /// The spelled form of a fact: this prefix and at least this many digits.

@@ -46,20 +46,29 @@ pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
 /// When it is false every step is a no-op on the list as it stands (each step's
 /// condition is checked on that list), so skipping them all gives the same result.
 fn needed(msgs: &[Message]) -> bool {
-    let rows = msgs.iter().enumerate().zip(stray_tool_rows(msgs));
-    for ((i, m), stray) in rows {
-        let mergeable = i > 0 && {
-            let p = &msgs[i - 1];
-            p.role == m.role
-                && matches!(m.role, Role::User | Role::Assistant)
-                && p.tool_calls.is_empty()
-                && m.tool_calls.is_empty()
-        };
-        let unanswered =
-            m.role == Role::Assistant && !m.tool_calls.is_empty() && !all_answered(msgs, i);
+    // One pass with the stray scan's state inline (the known calls of the nearest
+    // preceding assistant row): this runs before every provider call.
+    let mut known: &[ToolCall] = &[];
+    let mut prev: Option<&Message> = None;
+    for (i, m) in msgs.iter().enumerate() {
+        let plain = m.tool_calls.is_empty();
+        let mergeable = matches!(m.role, Role::User | Role::Assistant)
+            && plain
+            && prev.is_some_and(|p| p.role == m.role && p.tool_calls.is_empty());
+        let unanswered = m.role == Role::Assistant && !plain && !all_answered(msgs, i);
+        let stray = m.role == Role::Tool
+            && !m
+                .tool_call_id
+                .is_some_and(|id| known.iter().any(|c| c.id == id));
         if mergeable || stray || unanswered {
             return true;
         }
+        match m.role {
+            Role::Assistant => known = &m.tool_calls,
+            Role::User => known = &[],
+            Role::Tool | Role::System => {}
+        }
+        prev = Some(m);
     }
     false
 }
@@ -122,11 +131,19 @@ fn stray_tool_rows(msgs: &[Message]) -> impl Iterator<Item = bool> + '_ {
 
 /// Whether every call of the assistant at `i` is answered in the tool run after it.
 fn all_answered(msgs: &[Message], i: usize) -> bool {
-    let run = msgs[i + 1..].iter().take_while(|m| m.role == Role::Tool);
-    msgs[i]
-        .tool_calls
-        .iter()
-        .all(|c| run.clone().any(|m| m.tool_call_id == Some(c.id)))
+    let (calls, rest) = (&msgs[i].tool_calls, &msgs[i + 1..]);
+    // The usual shape first: the run opens with one result per call, in call order
+    // (those rows are all tool rows, so they are in the run).
+    let in_order = calls.len() <= rest.len()
+        && calls
+            .iter()
+            .zip(rest)
+            .all(|(c, m)| m.role == Role::Tool && m.tool_call_id == Some(c.id));
+    let run = rest.iter().take_while(|m| m.role == Role::Tool);
+    in_order
+        || calls
+            .iter()
+            .all(|c| run.clone().any(|m| m.tool_call_id == Some(c.id)))
 }
 
 /// Removes from each assistant row the calls that the immediately following tool run
@@ -230,5 +247,67 @@ mod tests {
         let before = m.clone();
         assert_eq!(repair(&mut m), RepairStats::default());
         assert_eq!(m, before);
+    }
+
+    /// `needed` as it was written before the one-pass scan: each step's condition row
+    /// by row, the stray rows from `stray_tool_rows`.
+    fn needed_plain(msgs: &[Message]) -> bool {
+        let rows = msgs.iter().enumerate().zip(stray_tool_rows(msgs));
+        for ((i, m), stray) in rows {
+            let mergeable = i > 0 && {
+                let p = &msgs[i - 1];
+                p.role == m.role
+                    && matches!(m.role, Role::User | Role::Assistant)
+                    && p.tool_calls.is_empty()
+                    && m.tool_calls.is_empty()
+            };
+            let unanswered =
+                m.role == Role::Assistant && !m.tool_calls.is_empty() && !all_answered(msgs, i);
+            if mergeable || stray || unanswered {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Every list of up to 5 rows over 9 row shapes (users with and without calls,
+    /// assistants with none, one or two calls, tool rows answering call 1, call 2 or
+    /// nothing, system): the one-pass scan answers as the plain one, and a list it
+    /// calls clean is left untouched by the repair.
+    #[test]
+    fn the_one_pass_needed_scan_equals_the_plain_one_on_every_small_list() {
+        const SHAPES: u32 = 9;
+        const ROWS_MAX: u32 = 5;
+        let shape = |id: u32, k: u32| -> Message {
+            match k {
+                0 => row(id, Role::User),
+                1 => row(id, Role::User).with_tool_calls(vec![call(1)]),
+                2 => row(id, Role::Assistant),
+                3 => row(id, Role::Assistant).with_tool_calls(vec![call(1)]),
+                4 => row(id, Role::Assistant).with_tool_calls(vec![call(1), call(2)]),
+                5 => row(id, Role::Tool).with_tool_call_id(CallId(1)),
+                6 => row(id, Role::Tool).with_tool_call_id(CallId(2)),
+                7 => row(id, Role::Tool),
+                _ => row(id, Role::System),
+            }
+        };
+        let (mut lists, mut clean) = (0u32, 0u32);
+        for len in 0..=ROWS_MAX {
+            for code in 0..SHAPES.pow(len) {
+                let msgs: Vec<Message> = (0..len)
+                    .map(|i| shape(i, code / SHAPES.pow(i) % SHAPES))
+                    .collect();
+                assert_eq!(needed(&msgs), needed_plain(&msgs), "{msgs:?}");
+                if !needed(&msgs) {
+                    let mut repaired = msgs.clone();
+                    assert_eq!(repair(&mut repaired), RepairStats::default());
+                    assert_eq!(repaired, msgs);
+                    clean += 1;
+                }
+                lists += 1;
+            }
+        }
+        assert_eq!(lists, 66_430);
+        assert!(clean > 100, "{clean} clean lists");
     }
 }

@@ -187,8 +187,12 @@ impl Conversation {
             let facts = self.fact_count(chars, 0);
             self.text(ids, id, ContentKind::Prose, chars, facts)
         };
-        rows.push(Message::new(id, Role::Assistant, content).with_tool_calls(calls.clone()));
-        for call in calls {
+        // The calls move into the row (not cloned: arguments are long strings); the
+        // tool rows read their ids back from it.
+        let (assistant, calls_n) = (rows.len(), calls.len());
+        rows.push(Message::new(id, Role::Assistant, content).with_tool_calls(calls));
+        for k in 0..calls_n {
+            let call_id = rows[assistant].tool_calls[k].id;
             let id = ids.msg();
             let marathon = self.params.features.marathon.map(|m| m.tool_chars);
             let chars = if burst {
@@ -202,7 +206,7 @@ impl Conversation {
             let kind = self.params.tool_kinds.pick(&mut self.rng);
             let facts = self.fact_count(chars, 0);
             let content = self.text(ids, id, kind, chars, facts);
-            rows.push(Message::new(id, Role::Tool, content).with_tool_call_id(call.id));
+            rows.push(Message::new(id, Role::Tool, content).with_tool_call_id(call_id));
         }
     }
 
