@@ -129,7 +129,7 @@ fn describe_old_results(messages: &mut [Message], tail_start: usize, exact: bool
         } else {
             describe(call, chars)
         };
-        let seed = mix64(m.id.0 as u64 ^ 0xDE5C);
+        let seed = description_seed(m, exact);
         m.set_content(Content::single(scaffold::plain(
             m.id,
             line.len() as u32,
@@ -138,6 +138,21 @@ fn describe_old_results(messages: &mut [Message], tail_start: usize, exact: bool
         count += 1;
     }
     count
+}
+
+/// Seed of a description's text. The default model's is the row's, so describing a
+/// description over 200 characters again leaves it unchanged. Under 0.19.0 it follows
+/// the text it replaces: the release describes such a row again on every pass, and as
+/// the text it reads is never its own line (the model's text is generated), every
+/// description rewrites the row (the `rewritten-rows`-only first disagreements of the
+/// dtokens group, DIFF-s6-dtokens.md).
+fn description_seed(m: &Message, exact: bool) -> u64 {
+    let replaced = if exact {
+        m.content.segments.first().map_or(0, |s| s.seed)
+    } else {
+        0
+    };
+    mix64(m.id.0 as u64 ^ 0xDE5C ^ replaced)
 }
 
 fn calls_by_id(messages: &[Message]) -> BTreeMap<CallId, ToolCall> {
