@@ -18,6 +18,9 @@ pub const FALLBACK_TURN_MAX_CHARS: u32 = 700;
 pub const FALLBACK_TURNS_MAX: usize = 8;
 /// "Summary generation was unavailable…" header (length inferred).
 pub const FALLBACK_HEADER_CHARS: u32 = 160;
+/// 0.19.0's fixed text: the body `_build_static_fallback_summary` writes for no turns
+/// (its headings and notes: 1,782 characters, measured on the release).
+pub const FALLBACK_HEADER_CHARS_0_19_0: u32 = 1_782;
 /// Characters one fact takes in the text (`FACT-000001` and a separator).
 const FACT_CHARS: u32 = 12;
 
@@ -55,14 +58,14 @@ pub fn fallback_summary(messages: &[Message], source: &Source) -> RollingSummary
 /// 2-character separator).
 pub fn fallback_summary_0_19_0(messages: &[Message], source: &Source) -> Fallback {
     // One character over the cut's threshold: a text that reaches it is cut.
-    let budget = FALLBACK_BODY_MAX_CHARS_0_19_0 + 1 - FALLBACK_HEADER_CHARS;
+    let budget = FALLBACK_BODY_MAX_CHARS_0_19_0 + 1 - FALLBACK_HEADER_CHARS_0_19_0;
     let text = fallback_text(messages, source, budget);
     let facts = text.facts_sorted();
     if text.left > 0 {
         return Fallback {
             summary: RollingSummary {
                 facts,
-                tokens: rough_tokens(FALLBACK_HEADER_CHARS + text.used),
+                tokens: rough_tokens(FALLBACK_HEADER_CHARS_0_19_0 + text.used),
             },
             pad_chars: None,
         };
@@ -203,25 +206,32 @@ mod tests {
     fn a_0_19_0_fallback_is_cut_at_the_releases_threshold_to_the_releases_length() {
         use crate::compactor::batch::release::wrapper_chars;
         use crate::compactor::batch::scaffold::Fixed;
-        let prev = |tokens| RollingSummary {
+        let prev = RollingSummary {
             facts: vec![FactId(900)],
-            tokens,
+            tokens: 100,
         };
-        // 160 + 200 × 4 + 8 turns × 700 = 6,560 characters: whole for the default model
-        // (cap 8,000), over 0.19.0's 6,367 with the prefix counted.
-        let (m, src) = source_of(12, Some(prev(200)));
-        assert_eq!(fallback_summary(&m, &src).tokens, rough_tokens(6_560));
+        // 8 turns × 700: 160 + 5,600 = 5,760 characters for the default model, whole (cap
+        // 8,000); 1,782 + 400 + 5,600 = 7,782 under 0.19.0, over its 6,367.
+        let (m, src) = source_of(12, Some(prev));
+        assert_eq!(
+            fallback_summary(&m, &src).tokens,
+            rough_tokens(160 + 400 + 5_600)
+        );
         let cut = fallback_summary_0_19_0(&m, &src);
         let pad = cut.pad_chars.expect("cut");
         let body = chars_for_rough_tokens(cut.summary.tokens);
         let row = wrapper_chars(Fixed::SummaryPrefix) + 2 + pad + 2 + body + 2;
         assert_eq!(row + wrapper_chars(Fixed::EndMarker), 8_008 + 2 + 86);
-        assert!(cut.summary.facts.contains(&FactId(900)));
-        // 160 + 50 × 4 + 5,600 = 5,960: under the threshold, the default's summary.
-        let (m, src) = source_of(12, Some(prev(50)));
+        assert!(
+            cut.summary.facts.contains(&FactId(900)),
+            "the snapshot fits first"
+        );
+        // 3 turns: 1,782 + 2,100 = 3,882, under the threshold: whole, no pad.
+        let (m, src) = source_of(3, None);
         let whole = fallback_summary_0_19_0(&m, &src);
         assert_eq!(whole.pad_chars, None);
-        assert_eq!(whole.summary, fallback_summary(&m, &src));
+        assert_eq!(whole.summary.tokens, rough_tokens(1_782 + 2_100));
+        assert_eq!(whole.summary.facts, fallback_summary(&m, &src).facts);
     }
 
     #[test]
