@@ -330,6 +330,40 @@ mod tests {
         assert_eq!(m[tail + 1].content.chars(), 5_000, "tail untouched");
     }
 
+    /// A description over 200 characters (a long URL) is described again on the next
+    /// pass: under 0.19.0 that rewrites the row (the release writes its line over the
+    /// text it reads), even where the line's length is the same; the default model's
+    /// line stays under 200 characters and is left alone.
+    #[test]
+    fn a_long_description_is_rewritten_again_only_under_0_19_0() {
+        for exact in [false, true] {
+            let mut b = Builder::new();
+            b.user(40);
+            b.round(5_000);
+            b.reply(40);
+            let mut m = b.rows;
+            let mut calls = m[1].tool_calls.to_vec();
+            calls[0].name = "browser_navigate".into();
+            calls[0].arguments = format!(r#"{{"url":"{}"}}"#, "u".repeat(300));
+            m[1].set_tool_calls(calls);
+            // "(5,000 chars)", then the description's own length, then that again.
+            assert_eq!(describe_old_results(&mut m, 3, exact), 1);
+            if !exact {
+                // The default line quotes 80 characters of arguments: under 200, kept.
+                let first = m[2].content.clone();
+                assert_eq!(describe_old_results(&mut m, 3, exact), 0);
+                assert_eq!(m[2].content, first);
+                continue;
+            }
+            assert_eq!(describe_old_results(&mut m, 3, exact), 1);
+            let second = m[2].content.clone();
+            assert!(second.chars() > DESCRIBE_ABOVE_CHARS, "{}", second.chars());
+            assert_eq!(describe_old_results(&mut m, 3, exact), 1);
+            assert_eq!(m[2].content.chars(), second.chars(), "the same line length");
+            assert_eq!(m[2].content != second, exact, "exact: {exact}");
+        }
+    }
+
     #[test]
     fn leaf_truncation_keeps_json_valid_and_shortens() {
         let args = long_args();
