@@ -354,11 +354,19 @@ pub fn compress(
         }
     };
     let fallback = written.as_ref().is_some_and(|w| w.fallback);
+    let pad_chars = written.as_ref().and_then(|w| w.pad_chars);
     let summary = written.map(|w| w.summary);
     out.summary_tokens = summary.as_ref().map_or(0, |s| s.tokens);
-    let snapshot = (config.hermes_0_19_0 && !fallback)
-        .then(|| release::snapshot_chars(work[release::turns(&work, &window)].iter()))
-        .flatten();
+    // Under 0.19.0 the scaffold before the body is the task snapshot of an LLM summary
+    // or the pad of a cut fallback ([`fallback::fallback_summary_0_19_0`]).
+    let snapshot = if fallback {
+        pad_chars
+    } else {
+        config
+            .hermes_0_19_0
+            .then(|| release::snapshot_chars(work[release::turns(&work, &window)].iter()))
+            .flatten()
+    };
     let mut assembled =
         assemble::assemble_with(&work, &window, summary.as_ref(), config, ids, snapshot);
     out.sanitize = sanitize::sanitize_tool_pairs(&mut assembled.messages);
@@ -374,6 +382,8 @@ pub fn compress(
 struct Written {
     summary: RollingSummary,
     fallback: bool,
+    /// A scaffold segment before the body ([`fallback::Fallback::pad_chars`]).
+    pad_chars: Option<u32>,
 }
 
 /// Calls the summarizer and applies the failure policy: `Ok(Some)` a summary to write,
@@ -400,6 +410,7 @@ fn summarize(
             return Ok(Some(Written {
                 summary,
                 fallback: false,
+                pad_chars: None,
             }));
         }
         Err(miss) => miss,
@@ -420,10 +431,18 @@ fn summarize(
     if config.abort_on_summary_failure {
         return Err(AbortReason::SummaryFailed);
     }
-    let summary = fallback::fallback_summary(work, source);
-    state.record_fallback(summary.clone());
+    let written = if config.hermes_0_19_0 {
+        fallback::fallback_summary_0_19_0(work, source)
+    } else {
+        fallback::Fallback {
+            summary: fallback::fallback_summary(work, source),
+            pad_chars: None,
+        }
+    };
+    state.record_fallback(written.summary.clone());
     Ok(Some(Written {
-        summary,
+        summary: written.summary,
         fallback: true,
+        pad_chars: written.pad_chars,
     }))
 }

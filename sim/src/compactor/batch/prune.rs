@@ -129,7 +129,7 @@ fn describe_old_results(messages: &mut [Message], tail_start: usize, exact: bool
         } else {
             describe(call, chars)
         };
-        let seed = mix64(m.id.0 as u64 ^ 0xDE5C);
+        let seed = description_seed(m, exact);
         m.set_content(Content::single(scaffold::plain(
             m.id,
             line.len() as u32,
@@ -138,6 +138,21 @@ fn describe_old_results(messages: &mut [Message], tail_start: usize, exact: bool
         count += 1;
     }
     count
+}
+
+/// Seed of a description's text. The default model's is the row's, so describing a
+/// description over 200 characters again leaves it unchanged. Under 0.19.0 it follows
+/// the text it replaces: the release describes such a row again on every pass, and as
+/// the text it reads is never its own line (the model's text is generated), every
+/// description rewrites the row (the `rewritten-rows`-only first disagreements of the
+/// dtokens group, DIFF-s6-dtokens.md).
+fn description_seed(m: &Message, exact: bool) -> u64 {
+    let replaced = if exact {
+        m.content.segments.first().map_or(0, |s| s.seed)
+    } else {
+        0
+    };
+    mix64(m.id.0 as u64 ^ 0xDE5C ^ replaced)
 }
 
 fn calls_by_id(messages: &[Message]) -> BTreeMap<CallId, ToolCall> {
@@ -313,6 +328,40 @@ mod tests {
         assert!(desc.chars() < 200 && desc.facts().is_empty(), "{desc:?}");
         assert_eq!(m[4].content.chars(), 150, "short output untouched");
         assert_eq!(m[tail + 1].content.chars(), 5_000, "tail untouched");
+    }
+
+    /// A description over 200 characters (a long URL) is described again on the next
+    /// pass: under 0.19.0 that rewrites the row (the release writes its line over the
+    /// text it reads), even where the line's length is the same; the default model's
+    /// line stays under 200 characters and is left alone.
+    #[test]
+    fn a_long_description_is_rewritten_again_only_under_0_19_0() {
+        for exact in [false, true] {
+            let mut b = Builder::new();
+            b.user(40);
+            b.round(5_000);
+            b.reply(40);
+            let mut m = b.rows;
+            let mut calls = m[1].tool_calls.to_vec();
+            calls[0].name = "browser_navigate".into();
+            calls[0].arguments = format!(r#"{{"url":"{}"}}"#, "u".repeat(300));
+            m[1].set_tool_calls(calls);
+            // "(5,000 chars)", then the description's own length, then that again.
+            assert_eq!(describe_old_results(&mut m, 3, exact), 1);
+            if !exact {
+                // The default line quotes 80 characters of arguments: under 200, kept.
+                let first = m[2].content.clone();
+                assert_eq!(describe_old_results(&mut m, 3, exact), 0);
+                assert_eq!(m[2].content, first);
+                continue;
+            }
+            assert_eq!(describe_old_results(&mut m, 3, exact), 1);
+            let second = m[2].content.clone();
+            assert!(second.chars() > DESCRIBE_ABOVE_CHARS, "{}", second.chars());
+            assert_eq!(describe_old_results(&mut m, 3, exact), 1);
+            assert_eq!(m[2].content.chars(), second.chars(), "the same line length");
+            assert_eq!(m[2].content != second, exact, "exact: {exact}");
+        }
     }
 
     #[test]
