@@ -26,6 +26,8 @@ pub mod summary;
 mod testkit;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_0190;
 
 pub use boundaries::Window;
 pub use prune::PruneStats;
@@ -331,7 +333,11 @@ pub fn compress(
         // the window; user-turns-intact fired on profile sweep seed 1 case 142).
         boundaries::anchor_last_reply(&work, &mut w);
         // B4 (FINDINGS.md) is not copied: the newest user row never takes the summary.
-        boundaries::bridge(&work, &mut w);
+        // The bridge is only for that: where the role rule writes a row of its own, the
+        // tail starts on the user row as the release's does.
+        if assemble::merges_into_user_row(&work, &w, config) {
+            boundaries::bridge(&work, &mut w);
+        }
         w.end = shared::align_backward(&work, w.end, w.start);
         w
     } else {
