@@ -348,7 +348,10 @@ pub fn compress(
         return out.noop(state, NoOpReason::NothingToCompress, messages);
     }
     let source = summary::rehydrate_with(&work, &window, state, &config.bugs);
-    if source.rows.is_empty() {
+    // 0.19.0 predates #59496: with no new turns (a window of summaries only) it still
+    // calls the summarizer on the previous summary alone and writes a new row.
+    let resummarizes = config.hermes_0_19_0 && source.previous.is_some();
+    if source.rows.is_empty() && !resummarizes {
         return out.noop(state, NoOpReason::NothingNew, messages);
     }
     let written = match summarize(&mut out, &work, &source, config, state, backend, now_ms) {

@@ -34,6 +34,47 @@ fn run(b: &mut Builder, cfg: &BatchConfig, backend: &mut Scripted) -> BatchOutco
     compress(&mut b.rows, cfg, &mut state, backend, &mut b.ids, 0, false)
 }
 
+/// A decayed head, the previous summary, then the newest user row and its answer.
+fn summary_then_newest_turn() -> (Builder, MsgId, MsgId) {
+    let mut b = Builder::new();
+    let old = b.summary(Role::Assistant, &[900]);
+    let u = b.user(400);
+    b.round(400);
+    b.reply(400);
+    (b, old, u)
+}
+
+#[test]
+fn a_window_of_the_summary_alone_is_summarized_again_before_59496() {
+    let (mut b, old, u) = summary_then_newest_turn();
+    let mut backend = Scripted::default();
+    let out = run(&mut b, &profile_config(50), &mut backend);
+    assert_eq!((out.compress_start, out.compress_end), (0, 1));
+    assert_eq!(out.result, PassResult::Compacted { fallback: false });
+    // One call: the previous summary, no new turns.
+    assert_eq!(backend.seen.len(), 1);
+    assert!(backend.seen[0].input_facts.is_empty());
+    assert_eq!(backend.seen[0].previous.facts, vec![FactId(900)]);
+    // The old row leaves; a new summary row leads, the user row follows.
+    assert_eq!(index_of(&b.rows, old), None);
+    assert!(b.rows[0].is_batch_summary() && b.rows[0].role == Role::Assistant);
+    assert_eq!(index_of(&b.rows, u), Some(1));
+}
+
+#[test]
+fn the_default_model_finds_nothing_new_in_the_same_window() {
+    let (mut b, old, _) = summary_then_newest_turn();
+    let before = b.rows.clone();
+    let mut cfg = profile_config(50);
+    cfg.hermes_0_19_0 = false;
+    let mut backend = Scripted::default();
+    let out = run(&mut b, &cfg, &mut backend);
+    assert_eq!(out.result, PassResult::NoOp(NoOpReason::NothingNew));
+    assert!(backend.seen.is_empty());
+    assert_eq!(b.rows, before);
+    assert_eq!(index_of(&b.rows, old), Some(0));
+}
+
 /// An older exchange, then the newest user row first in the tail.
 fn tail_on_the_newest_user() -> (Builder, MsgId, MsgId) {
     let mut b = Builder::new();
