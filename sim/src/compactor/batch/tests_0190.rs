@@ -114,3 +114,17 @@ fn where_the_summary_would_merge_into_the_newest_user_row_the_bridge_keeps_the_r
     assert_eq!(index_of(&b.rows, u), Some(2));
     assert!(!b.rows[2].is_summary());
 }
+
+#[test]
+fn under_b4_the_summary_is_merged_into_the_newest_user_row() {
+    let (mut b, reply, u) = tail_on_the_newest_user();
+    let mut cfg = profile_config(50);
+    cfg.bugs = BugSet::of(&[Bug::H019B3, Bug::H019B4, Bug::H019B5]);
+    let mut backend = Scripted::default();
+    let out = run(&mut b, &cfg, &mut backend);
+    // No bridge: the reply is summarized and the user row takes the summary.
+    assert_eq!((out.compress_start, out.compress_end), (0, 3));
+    assert_eq!(index_of(&b.rows, reply), None);
+    assert_eq!(index_of(&b.rows, u), Some(0));
+    assert!(b.rows[0].is_batch_summary() && b.rows[0].role == Role::User);
+}
