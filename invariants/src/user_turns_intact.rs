@@ -44,7 +44,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "user-turns-intact",
     statement: "every real user message stays byte-identical and in order (batch: the \
                 newest real user message and newest visible reply stay verbatim in the tail)",
-    catches: &["H-M-defrag", "H-10896"],
+    catches: &["H-M-defrag", "H-10896", "HERMES-0.19.0-B4"],
 };
 
 /// Position of one tracked segment: (row index, segment index).

@@ -118,6 +118,9 @@ pub enum Bug {
     /// hermes-agent 0.19.0, FINDINGS B5: a previous summary in the tail is neither
     /// rehydrated nor removed.
     H019B5,
+    /// hermes-agent 0.19.0, FINDINGS B4: the summary is merged into the newest user row,
+    /// which the next pass's last-user anchor then skips.
+    H019B4,
 }
 
 /// Catalogue entry.
@@ -487,6 +490,14 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "hermes-agent 0.19.0 (FINDINGS B5): the previous summary is looked for only inside the window, so one in the new tail is neither rehydrated nor removed and stays live beside the new summary",
         expected: &["one-marker-max"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H019B4,
+        id: "HERMES-0.19.0-B4",
+        strategy: "batch",
+        summary: "hermes-agent 0.19.0 (FINDINGS B4): with no bridge, a forced-user summary is merged into the newest user row when the tail starts on it, and the last-user anchor skips a row with summary content, so the next pass summarizes the user's words away",
+        expected: &["user-turns-intact"],
         requires: &[],
     },
 ];

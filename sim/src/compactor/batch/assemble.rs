@@ -68,6 +68,19 @@ pub fn place(inputs: RoleInputs, bugs: &BugSet) -> Placement {
     }
 }
 
+/// Whether a summary written before a tail starting on a real user row would be merged
+/// into that row (the head as phase 4 keeps it; a user row survives). Under 0.19.0 this
+/// is when the model's bridge is needed: otherwise the summary is a row of its own.
+pub fn merges_into_user_row(work: &[Message], window: &Window, config: &BatchConfig) -> bool {
+    let head = clean_head(&work[..window.start], config.system_note_chars);
+    let inputs = RoleInputs {
+        head_last: released::head_last_role(&head, &config.bugs),
+        user_survives: true,
+        tail_first: Some(Role::User),
+    };
+    !matches!(place(inputs, &config.bugs), Placement::Standalone(_))
+}
+
 /// The assembled list and what it did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Assembled {
@@ -409,6 +422,38 @@ mod tests {
             place(inputs(Some(System), true, Some(User)), &bugs),
             Placement::MergePrepend
         );
+    }
+
+    #[test]
+    fn only_a_merge_into_the_user_row_asks_for_the_bridge() {
+        let window = |start| Window {
+            head_end: start,
+            start,
+            end: start,
+        };
+        let mut b = Builder::new();
+        b.system();
+        b.user(100);
+        b.reply(100);
+        b.round(100);
+        let cfg = |bugs: &[Bug]| BatchConfig {
+            bugs: BugSet::of(bugs),
+            ..BatchConfig::default()
+        };
+        let merges =
+            |start, bugs: &[Bug]| merges_into_user_row(&b.rows, &window(start), &cfg(bugs));
+        // An assistant head: user collides with the user tail and the flip with the head.
+        assert!(merges(3, &[]));
+        // A tool head: the summary flips to a row of its own (assistant).
+        assert!(!merges(5, &[]));
+        // A system-only head forces user: merged (0.19.0 and the default alike).
+        assert!(merges(1, &[]));
+        assert!(merges(1, &[Bug::H019B1]));
+        // An empty head under B1 reads as user: the summary is a standalone assistant row.
+        let empty = &b.rows[1..];
+        let merges_empty = |bugs: &[Bug]| merges_into_user_row(empty, &window(0), &cfg(bugs));
+        assert!(merges_empty(&[]));
+        assert!(!merges_empty(&[Bug::H019B1]));
     }
 
     fn config() -> BatchConfig {

@@ -5,8 +5,8 @@
 
 use super::scaffold::split_row;
 use super::state::BatchState;
-use super::BatchConfig;
-use crate::bugs::Bug;
+use super::{released, BatchConfig};
+use crate::bugs::{Bug, BugSet};
 use crate::compactor::boundaries as shared;
 use compactsim_model::{Message, Role};
 
@@ -76,12 +76,12 @@ pub fn window(messages: &[Message], head_end: usize, config: &BatchConfig) -> Wi
     };
     // H-10896 is asked only when the anchor moves the window (all it decides).
     let mut anchored = w;
-    anchor_last_user(messages, &mut anchored);
+    anchor_last_user(messages, &mut anchored, &config.bugs);
     if anchored != w && !config.bugs.has(Bug::H10896) {
         w = anchored;
     }
     anchor_last_reply(messages, &mut w);
-    bridge(messages, &mut w);
+    bridge(messages, &mut w, &config.bugs);
     w.end = shared::align_backward(messages, w.end, w.start);
     w
 }
@@ -113,8 +113,8 @@ pub fn last_visible_reply(messages: &[Message]) -> Option<usize> {
 /// Keeps the newest real user row verbatim. If it is the first row of the window,
 /// anchoring it would empty the window: the window starts after the user's pair
 /// instead (#22523), so the user row stays verbatim before the summary.
-pub fn anchor_last_user(messages: &[Message], w: &mut Window) {
-    let Some(u) = last_real_user(messages) else {
+pub fn anchor_last_user(messages: &[Message], w: &mut Window, bugs: &BugSet) {
+    let Some(u) = released::last_user_anchor(messages, bugs) else {
         return;
     };
     if u < w.start || u >= w.end {
@@ -151,13 +151,13 @@ pub fn anchor_last_reply(messages: &[Message], w: &mut Window) {
 
 /// If the tail would start on the newest real user row, start it one assistant/tool
 /// group earlier (when the window stays non-empty), so the summary never merges into
-/// that user row.
-pub fn bridge(messages: &[Message], w: &mut Window) {
-    if last_real_user(messages) != Some(w.end) || w.end <= w.start + 1 {
+/// that user row. Under B4 ([`released::bridges`]) it does not.
+pub fn bridge(messages: &[Message], w: &mut Window, bugs: &BugSet) {
+    if released::last_user_anchor(messages, bugs) != Some(w.end) || w.end <= w.start + 1 {
         return;
     }
     let candidate = shared::align_backward(messages, w.end - 1, w.start);
-    if candidate > w.start && messages[candidate].role != Role::User {
+    if candidate > w.start && messages[candidate].role != Role::User && released::bridges(bugs) {
         w.end = candidate;
     }
 }
@@ -284,12 +284,9 @@ mod tests {
         assert!(w.start <= u && u < w.end, "{w:?} user at {u}");
     }
 
-    #[test]
-    fn a_user_row_holding_a_merged_summary_is_still_the_newest_user() {
-        let mut b = Builder::new();
-        for _ in 0..5 {
-            b.turn(400, 1, 400);
-        }
+    /// `b` then a user row holding a merged summary and six long talking rounds: the
+    /// rows and the merged row's index.
+    fn with_merged_user(mut b: Builder) -> (Vec<Message>, usize) {
         b.user(400);
         let own = b.rows.pop().expect("just pushed").content;
         let s = b.summary(Role::User, &[1]);
@@ -298,7 +295,16 @@ mod tests {
         for _ in 0..6 {
             b.talking_round(4_000);
         }
-        let m = b.rows;
+        (b.rows, i)
+    }
+
+    #[test]
+    fn a_user_row_holding_a_merged_summary_is_still_the_newest_user() {
+        let mut b = Builder::new();
+        for _ in 0..5 {
+            b.turn(400, 1, 400);
+        }
+        let (m, i) = with_merged_user(b);
         assert_eq!(last_real_user(&m), Some(i), "merged row with its own words");
         let w = window(&m, 0, &config(2_000, &[]));
         assert!(w.end <= i && !w.is_empty(), "{w:?} merged user at {i}");
@@ -306,6 +312,26 @@ mod tests {
         let body = Content::single(bare[i].content.segments[0].clone());
         bare[i].set_content(body);
         assert_ne!(last_real_user(&bare), Some(i), "a summary alone is no user");
+    }
+
+    #[test]
+    fn under_b4_the_anchor_skips_a_merged_user_row_for_an_older_one() {
+        let mut b = Builder::new();
+        for _ in 0..5 {
+            b.turn(400, 1, 400);
+        }
+        let older = b.user(400);
+        let reply = b.reply(400);
+        let (m, i) = with_merged_user(b);
+        let b4 = BugSet::of(&[Bug::H019B4]);
+        assert_eq!(released::last_user_anchor(&m, &BugSet::none()), Some(i));
+        assert_eq!(released::last_user_anchor(&m, &b4), index_of(&m, older));
+        // The anchor pulls the window's end back to the older user row instead.
+        let on = window(&m, 0, &config(2_000, &[Bug::H019B4]));
+        assert_eq!(Some(on.end), index_of(&m, older));
+        // Off: the merged row is the newest user row, and the bridge keeps the reply.
+        let off = window(&m, 0, &config(2_000, &[]));
+        assert_eq!(Some(off.end), index_of(&m, reply));
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub mod summary;
 mod testkit;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_0190;
 
 pub use boundaries::Window;
 pub use prune::PruneStats;
@@ -312,11 +314,12 @@ pub fn compress(
     };
     out.prune = prune::prune(&mut work, prune_tail, config);
     let window = if config.hermes_0_19_0 {
-        let end = release::tail_cut(
+        let end = release::tail_cut_with(
             &work,
             head_end,
             config.tail_budget_tokens,
             config.protect_last_n,
+            &config.bugs,
         );
         let mut w = Window {
             head_end,
@@ -326,12 +329,16 @@ pub fn compress(
         // Where the release summarizes the newest user row with its pair (#22523: the
         // row is the first of the window), the model keeps it verbatim before the
         // summary, as the default model does (DIFF.md, D3).
-        boundaries::anchor_last_user(&work, &mut w);
+        boundaries::anchor_last_user(&work, &mut w, &config.bugs);
         // Likewise the newest visible reply (the release's anchor may leave it first in
         // the window; user-turns-intact fired on profile sweep seed 1 case 142).
         boundaries::anchor_last_reply(&work, &mut w);
         // B4 (FINDINGS.md) is not copied: the newest user row never takes the summary.
-        boundaries::bridge(&work, &mut w);
+        // The bridge is only for that: where the role rule writes a row of its own, the
+        // tail starts on the user row as the release's does.
+        if assemble::merges_into_user_row(&work, &w, config) {
+            boundaries::bridge(&work, &mut w, &config.bugs);
+        }
         w.end = shared::align_backward(&work, w.end, w.start);
         w
     } else {
@@ -342,7 +349,10 @@ pub fn compress(
         return out.noop(state, NoOpReason::NothingToCompress, messages);
     }
     let source = summary::rehydrate_with(&work, &window, state, &config.bugs);
-    if source.rows.is_empty() {
+    // 0.19.0 predates #59496: with no new turns (a window of summaries only) it still
+    // calls the summarizer on the previous summary alone and writes a new row.
+    let resummarizes = config.hermes_0_19_0 && source.previous.is_some();
+    if source.rows.is_empty() && !resummarizes {
         return out.noop(state, NoOpReason::NothingNew, messages);
     }
     let written = match summarize(&mut out, &work, &source, config, state, backend, now_ms) {

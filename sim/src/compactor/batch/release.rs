@@ -14,8 +14,10 @@
 //!
 //! The default model keeps its own versions, so the default suites do not move.
 
-use super::boundaries::{first_non_system, holds_user_words, Window};
+use super::boundaries::{first_non_system, Window};
+use super::released;
 use super::scaffold::Fixed;
+use crate::bugs::BugSet;
 use compactsim_model::{Message, Role, ToolCall};
 use serde_json::Value;
 
@@ -107,6 +109,18 @@ pub fn call_repr_chars(c: &ToolCall) -> u64 {
 /// raw re-walk when everything fits, the floor, the backward alignment, the last-user
 /// and last-assistant anchors and the forward alignment.
 pub fn tail_cut(messages: &[Message], head_end: usize, budget: u32, protect_last_n: u32) -> usize {
+    tail_cut_with(messages, head_end, budget, protect_last_n, &BugSet::none())
+}
+
+/// [`tail_cut`] with the release's bug B4 when `bugs` has it: the last-user anchor skips
+/// a user row a summary was merged into ([`released::last_user_anchor`]).
+pub fn tail_cut_with(
+    messages: &[Message],
+    head_end: usize,
+    budget: u32,
+    protect_last_n: u32,
+    bugs: &BugSet,
+) -> usize {
     let n = messages.len();
     let available = n.saturating_sub(head_end + 1);
     let floor = (protect_last_n as usize).clamp(3, TAIL_FLOOR_MAX);
@@ -142,7 +156,7 @@ pub fn tail_cut(messages: &[Message], head_end: usize, budget: u32, protect_last
         cut = fallback.max(head_end + 1);
     }
     cut = align_backward(messages, cut);
-    cut = anchor_last_user(messages, cut, head_end);
+    cut = anchor_last_user(messages, cut, head_end, bugs);
     cut = anchor_last_assistant(messages, cut, head_end);
     align_forward(messages, cut.max(head_end + 1))
 }
@@ -172,12 +186,12 @@ pub fn align_forward(messages: &[Message], mut idx: usize) -> usize {
 }
 
 /// `_ensure_last_user_message_in_tail` with the #22523 pair push. The release skips a
-/// user row its summary was merged into (B4, FINDINGS.md); the model does not copy that
-/// bug: such a row still holds the user's words ([`holds_user_words`]).
-fn anchor_last_user(messages: &[Message], cut: usize, head_end: usize) -> usize {
+/// user row its summary was merged into (B4, FINDINGS.md); the model does so only under
+/// the switch: otherwise such a row still holds the user's words ([`holds_user_words`]).
+fn anchor_last_user(messages: &[Message], cut: usize, head_end: usize, bugs: &BugSet) -> usize {
     let Some(u) = (head_end..messages.len())
         .rev()
-        .find(|&i| holds_user_words(&messages[i]))
+        .find(|&i| released::anchors_user_row(&messages[i], bugs))
     else {
         return cut;
     };

@@ -13,8 +13,12 @@
 //!   rows before it leave with no prompt having seen them.
 //! - B5: the same search stops at `compress_end`, so a summary the tail covers is
 //!   neither rehydrated nor removed.
+//! - B4: the forced-`user` summary is merged into the newest user row when the tail
+//!   starts on it (the model's bridge would start the tail one group earlier), and
+//!   `_find_last_user_message_idx` skips a row with summary content, so the next pass's
+//!   last-user anchor no longer holds that row: the user's words are summarized away.
 
-use super::boundaries::Window;
+use super::boundaries::{holds_user_words, Window};
 use super::release;
 use crate::bugs::{Bug, BugSet};
 use compactsim_model::{Message, Role};
@@ -28,6 +32,23 @@ pub fn head_last_role(head: &[Message], bugs: &BugSet) -> Option<Role> {
         None if bugs.has(Bug::H019B1) => Some(Role::User),
         None => None,
     }
+}
+
+/// Whether the last-user anchors take `m`: a row holding the user's words, but under B4
+/// not a user row a summary was merged into. Asked only for such a row ([`BugSet`]).
+pub fn anchors_user_row(m: &Message, bugs: &BugSet) -> bool {
+    holds_user_words(m) && !(m.is_batch_summary() && bugs.has(Bug::H019B4))
+}
+
+/// The newest row the last-user anchors take ([`anchors_user_row`]).
+pub fn last_user_anchor(messages: &[Message], bugs: &BugSet) -> Option<usize> {
+    messages.iter().rposition(|m| anchors_user_row(m, bugs))
+}
+
+/// Whether the bridge moves a tail starting on the newest user row one group earlier:
+/// not under B4. The caller asks only where the bridge would move ([`BugSet`]).
+pub fn bridges(bugs: &BugSet) -> bool {
+    !bugs.has(Bug::H019B4)
 }
 
 /// The window rows the summarizer sees: all of them, or under B3 only those after the
@@ -103,5 +124,11 @@ mod tests {
         assert!(!supersedes_tail_summaries(&tail, &b5));
         // A tail with no batch summary has nothing to supersede, whatever the switch.
         assert!(!supersedes_tail_summaries(&tail[1..], &BugSet::none()));
+    }
+
+    #[test]
+    fn b4_drops_the_bridge() {
+        assert!(bridges(&BugSet::none()));
+        assert!(!bridges(&BugSet::of(&[Bug::H019B4])));
     }
 }
