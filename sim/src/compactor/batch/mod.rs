@@ -428,9 +428,14 @@ fn summarize(
     out.summary_miss = Some(miss);
     if let Miss::Failed(failure) = miss {
         // Asked only where it decides: a failure that sets an abort flag (the network
-        // error it returns on is one).
-        let h29559 = AbortFlag::of(failure).is_some() && config.bugs.has(Bug::H29559);
-        state.record_failure(failure, now_ms, !h29559);
+        // error it returns on is one; under 0.19.0 a timeout is one too).
+        let h29559 = (config.hermes_0_19_0 || AbortFlag::of(failure).is_some())
+            && config.bugs.has(Bug::H29559);
+        if config.hermes_0_19_0 {
+            state.record_failure_0_19_0(failure, now_ms, !h29559);
+        } else {
+            state.record_failure(failure, now_ms, !h29559);
+        }
         if h29559 && failure == SummaryFailure::Error(SummaryErrorClass::Network) {
             return Ok(None);
         }

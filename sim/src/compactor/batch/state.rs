@@ -12,6 +12,8 @@ pub const COOLDOWN_TIMEOUT_SECOND_MS: u64 = 300_000;
 pub const COOLDOWN_TIMEOUT_MAX_MS: u64 = 900_000;
 /// Cooldown after any other summary failure.
 pub const COOLDOWN_OTHER_MS: u64 = 60_000;
+/// 0.19.0's cooldown after a closed stream or invalid JSON (`_transient_cooldown = 30`).
+pub const COOLDOWN_STREAM_CLOSED_MS: u64 = 30_000;
 
 /// A summary failure class that aborts the compaction and persists until a summary
 /// succeeds (#29559): a cooldown early-return still aborts while it is set.
@@ -83,12 +85,7 @@ impl BatchState {
         persist_abort_flag: bool,
     ) {
         let cooldown_ms = if is_timeout_class(failure) {
-            self.timeout_streak += 1;
-            match self.timeout_streak {
-                1 => COOLDOWN_TIMEOUT_FIRST_MS,
-                2 => COOLDOWN_TIMEOUT_SECOND_MS,
-                _ => COOLDOWN_TIMEOUT_MAX_MS,
-            }
+            self.climb_timeout_ladder()
         } else {
             COOLDOWN_OTHER_MS
         };
@@ -97,6 +94,45 @@ impl BatchState {
             if let Some(flag) = AbortFlag::of(failure) {
                 self.abort_flag = Some(flag);
             }
+        }
+    }
+
+    /// [`Self::record_failure`] as `hermes-agent==0.19.0`'s `_generate_summary` classifies
+    /// the failures the harness serves (`--profile hermes-0.19.0`):
+    /// - only 408/429 (and 502/504) climb the timeout ladder: a 500 waits 60 s;
+    /// - a closed stream (network) waits 30 s;
+    /// - a timeout ("Request timed out") matches `_is_connection_error` ("timed out"),
+    ///   so it also sets the network flag: the pass aborts instead of writing the
+    ///   fallback.
+    pub fn record_failure_0_19_0(
+        &mut self,
+        failure: SummaryFailure,
+        now_ms: u64,
+        persist_abort_flag: bool,
+    ) {
+        use SummaryErrorClass::{Network, RateLimited, Timeout};
+        let cooldown_ms = match failure {
+            SummaryFailure::Error(Timeout | RateLimited) => self.climb_timeout_ladder(),
+            SummaryFailure::Error(Network) => COOLDOWN_STREAM_CLOSED_MS,
+            _ => COOLDOWN_OTHER_MS,
+        };
+        self.cooldown_until_ms = now_ms + cooldown_ms;
+        let flag = match failure {
+            SummaryFailure::Error(Timeout) => Some(AbortFlag::Network),
+            other => AbortFlag::of(other),
+        };
+        if let Some(flag) = flag.filter(|_| persist_abort_flag) {
+            self.abort_flag = Some(flag);
+        }
+    }
+
+    /// One more consecutive timeout-class failure: its rung's cooldown.
+    fn climb_timeout_ladder(&mut self) -> u64 {
+        self.timeout_streak += 1;
+        match self.timeout_streak {
+            1 => COOLDOWN_TIMEOUT_FIRST_MS,
+            2 => COOLDOWN_TIMEOUT_SECOND_MS,
+            _ => COOLDOWN_TIMEOUT_MAX_MS,
         }
     }
 
@@ -129,6 +165,36 @@ mod tests {
     use super::*;
 
     const TIMEOUT: SummaryFailure = SummaryFailure::Error(SummaryErrorClass::Timeout);
+
+    #[test]
+    fn the_0_19_0_classes_a_timeout_as_network_and_a_500_off_the_ladder() {
+        let error = SummaryFailure::Error;
+        let mut s = BatchState::default();
+        s.record_failure_0_19_0(error(SummaryErrorClass::ServerError), 0, true);
+        assert_eq!(
+            (s.cooldown_until_ms, s.timeout_streak),
+            (COOLDOWN_OTHER_MS, 0)
+        );
+        assert_eq!(s.abort_flag, None);
+        s.record_failure_0_19_0(error(SummaryErrorClass::Network), 0, true);
+        assert_eq!(s.cooldown_until_ms, COOLDOWN_STREAM_CLOSED_MS);
+        assert_eq!(s.abort_flag, Some(AbortFlag::Network));
+        let mut s = BatchState::default();
+        s.record_failure_0_19_0(TIMEOUT, 0, true);
+        assert_eq!(s.cooldown_until_ms, COOLDOWN_TIMEOUT_FIRST_MS);
+        assert_eq!(s.abort_flag, Some(AbortFlag::Network));
+        s.record_failure_0_19_0(error(SummaryErrorClass::RateLimited), 0, true);
+        assert_eq!(s.cooldown_until_ms, COOLDOWN_TIMEOUT_SECOND_MS);
+        // Under H-29559 no flag persists, whatever the class.
+        let mut s = BatchState::default();
+        s.record_failure_0_19_0(TIMEOUT, 0, false);
+        assert_eq!(s.abort_flag, None);
+        // The default model: a timeout writes the fallback, a 500 climbs the ladder.
+        let mut s = BatchState::default();
+        s.record_failure(TIMEOUT, 0, true);
+        s.record_failure(error(SummaryErrorClass::ServerError), 0, true);
+        assert_eq!((s.abort_flag, s.timeout_streak), (None, 2));
+    }
 
     #[test]
     fn timeout_ladder_climbs_and_success_resets_it() {

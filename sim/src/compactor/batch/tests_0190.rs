@@ -5,6 +5,7 @@
 use super::testkit::{index_of, Builder, Scripted};
 use super::*;
 use crate::profile::Profile;
+use crate::summarizer::{SummaryErrorClass, SummaryFailure};
 use compactsim_model::{FactId, Role};
 
 /// The profile's batch configuration and its switches (B1, B3, B5).
@@ -127,4 +128,43 @@ fn under_b4_the_summary_is_merged_into_the_newest_user_row() {
     assert_eq!(index_of(&b.rows, reply), None);
     assert_eq!(index_of(&b.rows, u), Some(0));
     assert!(b.rows[0].is_batch_summary() && b.rows[0].role == Role::User);
+}
+
+#[test]
+fn under_the_profile_a_timed_out_summary_aborts_the_pass() {
+    // "Request timed out" is a connection error to 0.19.0: the network flag aborts the
+    // pass (the list untouched) where the default model writes the fallback.
+    let timeout = SummaryFailure::Error(SummaryErrorClass::Timeout);
+    let (mut b, _) = newest_turn_at_the_cut();
+    let copy = b.rows.clone();
+    let mut backend = Scripted::failing(&[timeout]);
+    let mut state = BatchState::default();
+    let cfg = profile_config(2_000);
+    let out = compress(
+        &mut b.rows,
+        &cfg,
+        &mut state,
+        &mut backend,
+        &mut b.ids,
+        0,
+        false,
+    );
+    assert_eq!(out.result, PassResult::Aborted(AbortReason::Network));
+    assert_eq!(b.rows, copy);
+    let (mut b, _) = newest_turn_at_the_cut();
+    let mut backend = Scripted::failing(&[timeout]);
+    let cfg = BatchConfig {
+        tail_budget_tokens: 2_000,
+        ..BatchConfig::default()
+    };
+    let out = compress(
+        &mut b.rows,
+        &cfg,
+        &mut BatchState::default(),
+        &mut backend,
+        &mut b.ids,
+        0,
+        false,
+    );
+    assert_eq!(out.result, PassResult::Compacted { fallback: true });
 }
