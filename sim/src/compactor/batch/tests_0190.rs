@@ -130,6 +130,24 @@ fn under_b4_the_summary_is_merged_into_the_newest_user_row() {
     assert!(b.rows[0].is_batch_summary() && b.rows[0].role == Role::User);
 }
 
+/// A system head, three turns, a huge reply and the newest user turn after it.
+fn newest_turn_at_the_cut() -> (Builder, MsgId) {
+    let mut b = Builder::new();
+    b.system();
+    for _ in 0..3 {
+        b.turn(400, 1, 400);
+    }
+    b.user(400);
+    b.round(400);
+    b.reply(40_000);
+    let u = b.user(400);
+    for _ in 0..4 {
+        b.round(400);
+    }
+    b.reply(400);
+    (b, u)
+}
+
 #[test]
 fn under_the_profile_a_timed_out_summary_aborts_the_pass() {
     // "Request timed out" is a connection error to 0.19.0: the network flag aborts the
