@@ -35,6 +35,12 @@ fn run(b: &mut Builder, cfg: &BatchConfig, backend: &mut Scripted) -> BatchOutco
     compress(&mut b.rows, cfg, &mut state, backend, &mut b.ids, 0, false)
 }
 
+/// A pass at time 0 from a fresh state (no previous summary, no cooldown).
+fn run_fresh(b: &mut Builder, cfg: &BatchConfig, backend: &mut Scripted) -> BatchOutcome {
+    let mut state = BatchState::default();
+    compress(&mut b.rows, cfg, &mut state, backend, &mut b.ids, 0, false)
+}
+
 /// A decayed head, the previous summary, then the newest user row and its answer.
 fn summary_then_newest_turn() -> (Builder, MsgId, MsgId) {
     let mut b = Builder::new();
@@ -156,17 +162,7 @@ fn under_the_profile_a_timed_out_summary_aborts_the_pass() {
     let (mut b, _) = newest_turn_at_the_cut();
     let copy = b.rows.clone();
     let mut backend = Scripted::failing(&[timeout]);
-    let mut state = BatchState::default();
-    let cfg = profile_config(2_000);
-    let out = compress(
-        &mut b.rows,
-        &cfg,
-        &mut state,
-        &mut backend,
-        &mut b.ids,
-        0,
-        false,
-    );
+    let out = run_fresh(&mut b, &profile_config(2_000), &mut backend);
     assert_eq!(out.result, PassResult::Aborted(AbortReason::Network));
     assert_eq!(b.rows, copy);
     let (mut b, _) = newest_turn_at_the_cut();
@@ -175,14 +171,6 @@ fn under_the_profile_a_timed_out_summary_aborts_the_pass() {
         tail_budget_tokens: 2_000,
         ..BatchConfig::default()
     };
-    let out = compress(
-        &mut b.rows,
-        &cfg,
-        &mut BatchState::default(),
-        &mut backend,
-        &mut b.ids,
-        0,
-        false,
-    );
+    let out = run_fresh(&mut b, &cfg, &mut backend);
     assert_eq!(out.result, PassResult::Compacted { fallback: true });
 }
