@@ -16,8 +16,15 @@ sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 
 from protocol import SummaryError  # noqa: E402
 
-_HOME = tempfile.mkdtemp(prefix="compactsim-hermes-home-")
-atexit.register(shutil.rmtree, _HOME, True)
+# The harness gives every child a scratch directory of its own and removes it after the
+# child ends, however it ends (adapters/PROTOCOL.md); run by hand, a temporary one. An
+# adapter that outlives its harness (interrupted) removes it itself on exit.
+_SCRATCH = os.environ.get("COMPACTSIM_SCRATCH_DIR") or tempfile.mkdtemp(
+    prefix="compactsim-hermes-home-"
+)
+atexit.register(shutil.rmtree, _SCRATCH, True)
+_HOME = os.path.join(_SCRATCH, "hermes-home")
+os.makedirs(_HOME, exist_ok=True)
 os.environ["HERMES_HOME"] = _HOME
 for key in list(os.environ):
     if key.endswith("_API_KEY") or key.endswith("_BASE_URL") or key in ("HTTP_PROXY", "HTTPS_PROXY"):

@@ -622,7 +622,9 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     console::handle_interrupts();
-    match dispatch(cli) {
+    let result = dispatch(cli);
+    compactsim::external::select::close_adapters();
+    match result {
         Ok(exit) => ExitCode::from(exit.code() as u8),
         Err(failure) => console::end(
             &format!("error: {}", failure.message),

@@ -3,12 +3,16 @@
 //! the last lines). Every read has a deadline: the caller waits on a channel with
 //! `recv_timeout`, never on the pipe. Dropping the child kills and reaps it; the reader
 //! threads end when the pipes close and are never joined (a grandchild could keep a
-//! pipe open).
+//! pipe open). Each child gets a scratch directory of its own ([`SCRATCH_DIR_ENV`]),
+//! which the harness removes once the child is reaped, however it ended: an adapter
+//! killed before its own cleanup runs leaves nothing behind.
 
 use super::error::FailureKind;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -16,6 +20,21 @@ use std::time::{Duration, Instant};
 
 /// The `PYTHONHASHSEED` every adapter child gets (its environment may override it).
 pub const PYTHONHASHSEED: &str = "0";
+
+/// The environment variable naming the child's scratch directory (adapters/PROTOCOL.md).
+pub const SCRATCH_DIR_ENV: &str = "COMPACTSIM_SCRATCH_DIR";
+
+/// Children started by this process so far: makes each scratch directory's name unique.
+static CHILDREN_STARTED: AtomicU64 = AtomicU64::new(0);
+
+/// A new empty scratch directory for one child, under the system's temporary directory.
+fn new_scratch_dir() -> Result<PathBuf, FailureKind> {
+    let n = CHILDREN_STARTED.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("compactsim-adapter-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| FailureKind::Spawn(format!("scratch directory {}: {e}", dir.display())))?;
+    Ok(dir)
+}
 
 /// Why `program` did not start, with the hint a missing relative path needs.
 fn spawn_error(program: &str, e: &std::io::Error) -> String {
@@ -97,14 +116,18 @@ pub struct AdapterChild {
     to_writer: Option<Sender<Vec<u8>>>,
     lines: Receiver<Line>,
     pub stderr: StderrRing,
+    /// The child's scratch directory, removed once the child is reaped.
+    scratch: Option<PathBuf>,
 }
 
 impl AdapterChild {
-    /// Starts `argv[0]` with the rest as arguments and `env` added to the environment.
+    /// Starts `argv[0]` with the rest as arguments and `env` added to the environment,
+    /// [`SCRATCH_DIR_ENV`] naming a new empty directory that outlives the child by nothing.
     pub fn spawn(argv: &[String], env: &[(String, String)]) -> Result<Self, FailureKind> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| FailureKind::Spawn("empty command".into()))?;
+        let scratch = new_scratch_dir()?;
         let mut cmd = Command::new(program);
         cmd.args(args)
             .stdin(Stdio::piped())
@@ -113,18 +136,24 @@ impl AdapterChild {
         // Python randomizes str hashes per process (set iteration order): pinned, so a
         // Python adapter answers the same case the same way in every run.
         cmd.env("PYTHONHASHSEED", PYTHONHASHSEED);
+        cmd.env(SCRATCH_DIR_ENV, &scratch);
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| FailureKind::Spawn(spawn_error(program, &e)))?;
+        let mut child = match cmd.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&scratch);
+                return Err(FailureKind::Spawn(spawn_error(program, &e)));
+            }
+        };
         let (stdin, stdout, stderr) =
             match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
                 (Some(i), Some(o), Some(e)) => (i, o, e),
                 _ => {
                     let _ = child.kill();
                     let _ = child.wait();
+                    let _ = std::fs::remove_dir_all(&scratch);
                     return Err(FailureKind::Spawn("pipes not available".into()));
                 }
             };
@@ -142,6 +171,7 @@ impl AdapterChild {
             to_writer: Some(to_writer),
             lines,
             stderr: ring,
+            scratch: Some(scratch),
         };
         spawned.map_err(|e| {
             me.kill();
@@ -192,11 +222,19 @@ impl AdapterChild {
         }
     }
 
-    /// Kills and reaps the child (idempotent).
+    /// Kills and reaps the child, then removes its scratch directory (idempotent).
     pub fn kill(&mut self) {
         self.to_writer = None;
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(dir) = self.scratch.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+
+    /// The child's scratch directory while it runs.
+    pub fn scratch_dir(&self) -> Option<&std::path::Path> {
+        self.scratch.as_deref()
     }
 }
 
@@ -256,5 +294,41 @@ fn write_lines(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
         if stdin.write_all(&bytes).and_then(|_| stdin.flush()).is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child that reports its scratch directory, writes into it and then waits to be
+    /// killed: the kill must reap it and leave no directory behind.
+    #[test]
+    fn a_killed_child_leaves_no_scratch_directory() {
+        let script = format!(
+            "echo \"${SCRATCH_DIR_ENV}\"; mkdir \"${SCRATCH_DIR_ENV}/home\" && echo made; sleep 30"
+        );
+        let argv = ["sh".to_string(), "-c".to_string(), script];
+        let mut child = AdapterChild::spawn(&argv, &[]).expect("sh starts");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let dir = PathBuf::from(child.recv(deadline, 20_000).expect("the directory"));
+        assert_eq!(Some(dir.as_path()), child.scratch_dir());
+        assert_eq!(child.recv(deadline, 20_000).expect("made"), "made");
+        assert!(
+            dir.join("home").is_dir(),
+            "the child could write its scratch directory"
+        );
+        drop(child);
+        assert!(!dir.exists(), "{} outlived its child", dir.display());
+    }
+
+    /// Two children never share a scratch directory.
+    #[test]
+    fn each_child_has_its_own_scratch_directory() {
+        let argv = ["sh".to_string(), "-c".to_string(), "sleep 30".to_string()];
+        let a = AdapterChild::spawn(&argv, &[]).expect("sh starts");
+        let b = AdapterChild::spawn(&argv, &[]).expect("sh starts");
+        assert_ne!(a.scratch_dir(), b.scratch_dir());
+        assert!(a.scratch_dir().is_some_and(|d| d.is_dir()));
     }
 }

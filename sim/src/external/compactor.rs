@@ -71,6 +71,13 @@ impl Pool {
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(s);
     }
 
+    /// Ends every idle child (each is killed, reaped and its scratch directory removed).
+    /// A case that runs later starts a fresh child.
+    pub fn close_idle(&self) {
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(idle);
+    }
+
     /// The compactor under test of one case, configured like the reference `r`.
     pub fn compactor(self: &Arc<Self>, r: Reference) -> Box<dyn Compactor> {
         let mut session = self.take();

@@ -64,3 +64,16 @@ pub fn declared(spec: &AdapterSpec) -> Arc<Pool> {
     pools.push(pool.clone());
     pool
 }
+
+/// Ends the idle children of every pool of the process (the chosen one and the
+/// scenarios' ones): the pools live in statics, which are never dropped, so the process
+/// calls this before it exits to leave no child and no scratch directory behind.
+pub fn close_adapters() {
+    if let Some(pool) = selected() {
+        pool.close_idle();
+    }
+    let pools = DECLARED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for pool in pools {
+        pool.close_idle();
+    }
+}
