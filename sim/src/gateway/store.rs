@@ -101,10 +101,12 @@ impl Durable {
     ) {
         self.keep(rows);
         let carried: Vec<MsgId> = rows.iter().map(|m| m.id).collect();
+        let mut carried_sorted = carried.clone();
+        carried_sorted.sort();
         let s = self.session_mut(id);
         for r in s.rows.iter_mut().filter(|r| r.active) {
             r.active = false;
-            r.compacted = carried_compacted || !carried.contains(&r.id);
+            r.compacted = carried_compacted || carried_sorted.binary_search(&r.id).is_err();
         }
         s.rows.extend(carried.into_iter().map(active));
     }
@@ -134,12 +136,17 @@ impl Durable {
         n
     }
 
-    /// Ids of every row stored in session `id` (any state).
-    pub fn stored_ids(&self, id: SessionNo) -> std::collections::BTreeSet<MsgId> {
-        self.snapshot
+    /// Ids of every row stored in session `id` (any state), sorted, each once (look one
+    /// up with `binary_search`).
+    pub fn stored_ids(&self, id: SessionNo) -> Vec<MsgId> {
+        let mut ids: Vec<MsgId> = self
+            .snapshot
             .session(id)
             .map(|s| s.rows.iter().map(|r| r.id).collect())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        ids.sort();
+        ids.dedup();
+        ids
     }
 
     /// Saves the route of `key`.

@@ -266,7 +266,7 @@ impl Gateway {
         let stored = self.store.durable.stored_ids(sid);
         let rows: Vec<Message> = pre_compaction
             .iter()
-            .filter(|m| !stored.contains(&m.id))
+            .filter(|m| stored.binary_search(&m.id).is_err())
             .cloned()
             .collect();
         if rows.is_empty() || self.bugs.has(Bug::H48584) {

@@ -8,7 +8,7 @@ use crate::rng::mix64;
 use compactsim_model::{CallId, Content, ContentKind, Message, Role, ToolCall};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Tool outputs at least this long are deduplicated.
 pub const DEDUPE_MIN_CHARS: u32 = 200;
@@ -84,60 +84,71 @@ pub fn prune(messages: &mut [Message], tail_start: usize, config: &BatchConfig) 
 }
 
 /// Identity of a tool output: its segments' (kind, seed, length).
-fn output_key(m: &Message) -> Vec<(ContentKind, u64, u32)> {
-    m.content
-        .segments
-        .iter()
-        .map(|s| (s.kind, s.seed, s.chars))
-        .collect()
+fn output_key(m: &Message) -> impl Iterator<Item = (ContentKind, u64, u32)> + '_ {
+    m.content.segments.iter().map(|s| (s.kind, s.seed, s.chars))
 }
 
-/// Pass 1: of identical tool outputs ≥ 200 chars only the newest copy stays.
+/// Pass 1: of identical tool outputs ≥ 200 chars only the newest copy stays. The
+/// candidates sorted by output, then position: in a run of equal outputs every copy but
+/// the last is an older one.
 fn dedupe(messages: &mut [Message], exact: bool) -> u32 {
-    let mut seen = BTreeSet::new();
-    let mut count = 0;
-    for m in messages.iter_mut().rev() {
-        if m.role != Role::Tool || m.content.chars() < DEDUPE_MIN_CHARS {
-            continue;
+    let older: Vec<usize> = {
+        let mut rows: Vec<usize> = (0..messages.len())
+            .filter(|&i| {
+                let m = &messages[i];
+                m.role == Role::Tool && m.content.chars() >= DEDUPE_MIN_CHARS
+            })
+            .collect();
+        let key = |i: usize| output_key(&messages[i]);
+        rows.sort_unstable_by(|&a, &b| key(a).cmp(key(b)).then(a.cmp(&b)));
+        rows.windows(2)
+            .filter(|w| key(w[0]).eq(key(w[1])))
+            .map(|w| w[0])
+            .collect()
+    };
+    for &i in &older {
+        let m = &mut messages[i];
+        let mut placeholder = Fixed::DuplicateOutput.segment(m.id, 0);
+        if exact {
+            placeholder.chars = release::wrapper_chars(Fixed::DuplicateOutput);
         }
-        if !seen.insert(output_key(m)) {
-            let mut placeholder = Fixed::DuplicateOutput.segment(m.id, 0);
-            if exact {
-                placeholder.chars = release::wrapper_chars(Fixed::DuplicateOutput);
-            }
-            m.set_content(Content::single(placeholder));
-            count += 1;
-        }
+        m.set_content(Content::single(placeholder));
     }
-    count
+    older.len() as u32
 }
 
 /// Pass 2: tool outputs > 200 chars before `tail_start` become `[name] args (N chars
-/// result)`.
+/// result)`. The lines are measured with the calls borrowed, then written.
 fn describe_old_results(messages: &mut [Message], tail_start: usize, exact: bool) -> u32 {
-    let calls = calls_by_id(messages);
-    let mut count = 0;
     let end = tail_start.min(messages.len());
-    for m in messages[..end].iter_mut() {
-        let chars = m.content.chars();
-        if m.role != Role::Tool || chars <= DESCRIBE_ABOVE_CHARS {
-            continue;
+    let lines: Vec<(usize, usize, u64)> = {
+        let old = &messages[..end];
+        let described =
+            |m: &Message| m.role == Role::Tool && m.content.chars() > DESCRIBE_ABOVE_CHARS;
+        if !old.iter().any(described) {
+            return 0;
         }
-        let call = m.tool_call_id.and_then(|id| calls.get(&id));
-        let line = if exact {
-            release::describe(call, chars, m.content.segments.len())
-        } else {
-            describe(call, chars)
-        };
-        let seed = description_seed(m, exact);
-        m.set_content(Content::single(scaffold::plain(
-            m.id,
-            line.len() as u32,
-            seed,
-        )));
-        count += 1;
+        let calls = calls_by_id(messages);
+        old.iter()
+            .enumerate()
+            .filter(|(_, m)| described(m))
+            .map(|(i, m)| {
+                let chars = m.content.chars();
+                let call = m.tool_call_id.and_then(|id| calls.get(&id).copied());
+                let len = if exact {
+                    release::describe(call, chars, m.content.segments.len()).len()
+                } else {
+                    described_len(call, chars)
+                };
+                (i, len, description_seed(m, exact))
+            })
+            .collect()
+    };
+    for &(i, len, seed) in &lines {
+        let m = &mut messages[i];
+        m.set_content(Content::single(scaffold::plain(m.id, len as u32, seed)));
     }
-    count
+    lines.len() as u32
 }
 
 /// Seed of a description's text. The default model's is the row's, so describing a
@@ -155,19 +166,34 @@ fn description_seed(m: &Message, exact: bool) -> u64 {
     mix64(m.id.0 as u64 ^ 0xDE5C ^ replaced)
 }
 
-fn calls_by_id(messages: &[Message]) -> BTreeMap<CallId, ToolCall> {
+/// Every call of `messages` by id (the last of equal ids), borrowed.
+fn calls_by_id(messages: &[Message]) -> BTreeMap<CallId, &ToolCall> {
     messages
         .iter()
         .flat_map(|m| m.tool_calls.iter())
-        .map(|c| (c.id, c.clone()))
+        .map(|c| (c.id, c))
         .collect()
 }
 
 /// The generic one-line description of a tool result (its length is what matters).
+#[cfg(test)]
 fn describe(call: Option<&ToolCall>, result_chars: u32) -> String {
     let (name, args) = call.map_or(("tool", ""), |c| (c.name.as_str(), c.arguments.as_str()));
     let args: String = args.chars().take(DESCRIPTION_ARGS_CHARS).collect();
     format!("[{name}] {args} ({result_chars} chars result)")
+}
+
+/// Bytes of [`describe`]'s line, counted without writing it: `[`, the name, `] `, the
+/// first [`DESCRIPTION_ARGS_CHARS`] characters of the arguments, ` (`, the digits of
+/// `result_chars` and ` chars result)`.
+fn described_len(call: Option<&ToolCall>, result_chars: u32) -> usize {
+    let (name, args) = call.map_or(("tool", ""), |c| (c.name.as_str(), c.arguments.as_str()));
+    let args_bytes = args
+        .char_indices()
+        .nth(DESCRIPTION_ARGS_CHARS)
+        .map_or(args.len(), |(at, _)| at);
+    let digits = result_chars.checked_ilog10().map_or(1, |d| d as usize + 1);
+    "[".len() + name.len() + "] ".len() + args_bytes + " (".len() + digits + " chars result)".len()
 }
 
 /// Pass 3: arguments > 500 chars before `tail_start` are truncated per string leaf
@@ -251,6 +277,7 @@ mod tests {
     use super::*;
     use crate::compactor::batch::testkit::{invalid_json_calls, Builder};
     use compactsim_model::{MsgId, Segment};
+    use std::collections::BTreeSet;
 
     #[test]
     fn the_released_boundary_protects_the_breaking_row_and_the_floor() {
@@ -414,6 +441,111 @@ mod tests {
         assert_eq!(invalid_json_calls(&m), 1);
     }
 
+    /// The counted length of a description is the written line's, whatever the name,
+    /// the arguments (short, long, multi-byte at the cut) and the digits of the size.
+    #[test]
+    fn a_description_s_counted_length_is_its_written_line_s() {
+        let call = |name: &str, arguments: String| ToolCall {
+            id: CallId(7),
+            name: name.into(),
+            arguments,
+        };
+        let calls = [
+            call("read_file", String::new()),
+            call("read_file", r#"{"path":"a.rs"}"#.into()),
+            call(
+                "browser_navigate",
+                format!(r#"{{"url":"{}"}}"#, "u".repeat(300)),
+            ),
+            call("t", "é".repeat(79) + "ab"),
+            call("t", "x".repeat(79) + "€€"),
+            call("ünï", "日本".repeat(60)),
+        ];
+        for result_chars in [0, 9, 10, 201, 5_000, 99_999, u32::MAX] {
+            assert_eq!(
+                described_len(None, result_chars),
+                describe(None, result_chars).len()
+            );
+            for c in &calls {
+                assert_eq!(
+                    described_len(Some(c), result_chars),
+                    describe(Some(c), result_chars).len(),
+                    "{c:?} {result_chars}"
+                );
+            }
+        }
+    }
+
+    /// Pass 1 by the plain rule: walk from the newest row, keep a set of the outputs
+    /// seen, replace a row whose output is in it.
+    fn dedupe_plainly(messages: &mut [Message], exact: bool) -> u32 {
+        let mut seen = BTreeSet::new();
+        let mut count = 0;
+        for m in messages.iter_mut().rev() {
+            if m.role != Role::Tool || m.content.chars() < DEDUPE_MIN_CHARS {
+                continue;
+            }
+            if !seen.insert(output_key(m).collect::<Vec<_>>()) {
+                let mut placeholder = Fixed::DuplicateOutput.segment(m.id, 0);
+                if exact {
+                    placeholder.chars = release::wrapper_chars(Fixed::DuplicateOutput);
+                }
+                m.set_content(Content::single(placeholder));
+                count += 1;
+            }
+        }
+        count
+    }
+
+    /// Lists with repeated outputs of one and two segments, short ones, and non-tool
+    /// rows with the same content: the sorted pass replaces the rows the plain walk does.
+    #[test]
+    fn dedupe_replaces_the_rows_the_plain_walk_replaces() {
+        let mut x = 11u64;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let seg = |seed: u64, chars: u32, kind: ContentKind| Segment {
+            kind,
+            chars,
+            seed,
+            origin: MsgId(0),
+            facts: vec![],
+        };
+        let kinds = [ContentKind::Code, ContentKind::Prose];
+        let mut replaced = 0;
+        for _ in 0..300 {
+            let rows: Vec<Message> = (0..next(40) as u32)
+                .map(|i| {
+                    let role = if next(4) == 0 { Role::User } else { Role::Tool };
+                    let mut segments = vec![seg(
+                        next(5),
+                        [150, 250, 400][next(3) as usize],
+                        kinds[next(2) as usize],
+                    )];
+                    if next(3) == 0 {
+                        segments.push(seg(next(3), 100, ContentKind::Code));
+                    }
+                    let content = Content {
+                        segments: segments.into(),
+                    };
+                    Message::new(MsgId(i), role, content)
+                })
+                .collect();
+            for exact in [false, true] {
+                let (mut fast, mut plain) = (rows.clone(), rows.clone());
+                let n = dedupe(&mut fast, exact);
+                assert_eq!(n, dedupe_plainly(&mut plain, exact));
+                assert_eq!(fast, plain);
+                replaced += n;
+            }
+        }
+        assert!(replaced > 100, "{replaced} rows replaced");
+    }
+
     #[test]
     fn output_identity_is_kind_seed_and_length() {
         let seg = |seed| Segment {
@@ -425,10 +557,11 @@ mod tests {
         };
         let a = Message::new(MsgId(1), Role::Tool, Content::single(seg(1)));
         let b = Message::new(MsgId(2), Role::Tool, Content::single(seg(2)));
-        assert_ne!(output_key(&a), output_key(&b));
-        assert_eq!(
-            output_key(&a),
-            output_key(&Message::new(MsgId(3), Role::Tool, a.content.clone()))
-        );
+        assert!(output_key(&a).ne(output_key(&b)));
+        assert!(output_key(&a).eq(output_key(&Message::new(
+            MsgId(3),
+            Role::Tool,
+            a.content.clone()
+        ))));
     }
 }
