@@ -22,23 +22,29 @@ pub struct Delta {
 impl Delta {
     /// The window between `before` and `after`. The same slice is unchanged and a
     /// shorter view of the same memory is a pure append, both without comparing rows;
-    /// otherwise rows are compared from both ends (equal rows share their text, so they
-    /// usually compare by pointer).
+    /// otherwise rows are compared from both ends with [`Message::equals`] (equal rows
+    /// share their text and calls, so they usually compare inline by pointer).
     pub fn between(before: &[Message], after: &[Message]) -> Delta {
         let same_memory = std::ptr::eq(before.as_ptr(), after.as_ptr());
+        let common_max = before.len().min(after.len());
         let prefix = if same_memory && before.len() <= after.len() {
             before.len()
         } else {
-            before.iter().zip(after).take_while(|(a, b)| a == b).count()
+            let mut k = 0;
+            while k < common_max && before[k].equals(&after[k]) {
+                k += 1;
+            }
+            k
         };
-        let suffix_max = before.len().min(after.len()) - prefix;
-        let suffix = before[prefix..]
-            .iter()
-            .rev()
-            .zip(after[prefix..].iter().rev())
-            .take(suffix_max)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let suffix_max = common_max - prefix;
+        let (tail_before, tail_after) = (&before[prefix..], &after[prefix..]);
+        let mut suffix = 0;
+        while suffix < suffix_max
+            && tail_before[tail_before.len() - 1 - suffix]
+                .equals(&tail_after[tail_after.len() - 1 - suffix])
+        {
+            suffix += 1;
+        }
         let delta = Delta {
             prefix_rows: prefix,
             suffix_rows: suffix,
