@@ -1,6 +1,7 @@
 //! Messages in the OpenAI chat shape Hermes uses (hermes-domain §1.1), with the in-process
 //! metadata flags as typed fields and token counts cached at construction.
 
+use crate::arguments::Arguments;
 use crate::content::Content;
 use crate::ids::{CallId, MsgId};
 use crate::tokens::{real_tokens, rough_tokens, ContentKind, Tokens, REAL_OVERHEAD_TOKENS};
@@ -32,7 +33,7 @@ impl Role {
 pub struct ToolCall {
     pub id: CallId,
     pub name: String,
-    pub arguments: String,
+    pub arguments: Arguments,
 }
 
 /// Wrapper characters of a call's string form (`{"id": …, "type": "function", …}`) that

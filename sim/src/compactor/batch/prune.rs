@@ -201,7 +201,7 @@ fn truncate_old_arguments(
                 truncate_leaves(&call.arguments)
             };
             if let Some(cut) = cut.filter(|c| *c != call.arguments) {
-                call.arguments = cut;
+                call.arguments = cut.into();
                 count += 1;
             }
         }
