@@ -30,21 +30,23 @@ impl Delta {
         let prefix = if same_memory && before.len() <= after.len() {
             before.len()
         } else {
+            // Equal-length views, so the indexing below needs no bounds checks.
+            let (b, a) = (&before[..common_max], &after[..common_max]);
             let mut k = 0;
-            while k < common_max && before[k].equals(&after[k]) {
+            while k < b.len() && k < a.len() && b[k].equals(&a[k]) {
                 k += 1;
             }
             k
         };
         let suffix_max = common_max - prefix;
-        let (tail_before, tail_after) = (&before[prefix..], &after[prefix..]);
-        let mut suffix = 0;
-        while suffix < suffix_max
-            && tail_before[tail_before.len() - 1 - suffix]
-                .equals(&tail_after[tail_after.len() - 1 - suffix])
-        {
-            suffix += 1;
+        // The last `suffix_max` rows of each list, compared from the end.
+        let b = &before[before.len() - suffix_max..];
+        let a = &after[after.len() - suffix_max..];
+        let mut k = suffix_max.min(b.len()).min(a.len());
+        while k > 0 && b[k - 1].equals(&a[k - 1]) {
+            k -= 1;
         }
+        let suffix = suffix_max - k;
         let delta = Delta {
             prefix_rows: prefix,
             suffix_rows: suffix,

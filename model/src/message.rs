@@ -60,6 +60,20 @@ pub struct Flags {
     pub persisted: bool,
 }
 
+impl Flags {
+    /// The four flags as one number (equal exactly when the flags are equal), so a row
+    /// compare tests them at once.
+    #[inline(always)]
+    fn packed(self) -> u32 {
+        u32::from_le_bytes([
+            self.summary_marker as u8,
+            self.micro_marker as u8,
+            self.has_user_turn as u8,
+            self.persisted as u8,
+        ])
+    }
+}
+
 /// One message. Construct with [`Message::new`] and change content only through the
 /// methods here, so the cached token counts stay equal to a recount.
 #[derive(Clone, Eq, Debug, Serialize, Deserialize)]
@@ -108,7 +122,7 @@ impl Message {
             && self.tokens == other.tokens
             && self.role == other.role
             && self.tool_call_id == other.tool_call_id
-            && self.flags == other.flags
+            && self.flags.packed() == other.flags.packed()
             && Arc::ptr_eq(&self.content.segments, &other.content.segments)
             && Arc::ptr_eq(&self.tool_calls, &other.tool_calls);
         shared || self.equals_slow(other)
