@@ -97,8 +97,13 @@ impl IdMarks {
     /// Empties the set and marks every id in `ids`.
     pub(crate) fn fill(&mut self, ids: impl IntoIterator<Item = MsgId>) {
         self.reset();
+        let generation = self.generation;
         for id in ids {
-            self.mark(id);
+            // The dense case inline, without growing when the slot exists.
+            match self.stamps.get_mut(id.0 as usize) {
+                Some(stamp) if id.0 < DENSE_ID_LIMIT => *stamp = generation,
+                _ => self.mark(id),
+            }
         }
     }
 

@@ -111,6 +111,25 @@ impl<'de> Deserialize<'de> for KeyStr {
 mod tests {
     use super::*;
 
+    /// The fast path of `api_valid` (generated arguments skip the parser) equals the text
+    /// path: every generated text parses, whatever the key, length and seed.
+    #[test]
+    fn generated_arguments_are_json() {
+        use compactsim_model::Arguments;
+        for key in [
+            "command", "path", "query", "url", "text", "channel", "input", "k_9",
+        ] {
+            for chars in (0..64).chain([100, 401, 1_500]) {
+                for seed in 0..8u64 {
+                    let a = Arguments::generated(key, chars, seed.wrapping_mul(0x9E37));
+                    assert!(a.json_by_construction());
+                    assert!(is_json(a.as_str()), "{key} {chars} {seed}: {a}");
+                    assert!(serde_json::from_str::<serde_json::Value>(&a).is_ok());
+                }
+            }
+        }
+    }
+
     #[test]
     fn agrees_with_value_on_valid_and_invalid_documents() {
         let deep_ok = format!("{}{}", "[".repeat(100), "]".repeat(100));

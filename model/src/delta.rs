@@ -22,23 +22,31 @@ pub struct Delta {
 impl Delta {
     /// The window between `before` and `after`. The same slice is unchanged and a
     /// shorter view of the same memory is a pure append, both without comparing rows;
-    /// otherwise rows are compared from both ends (equal rows share their text, so they
-    /// usually compare by pointer).
+    /// otherwise rows are compared from both ends with [`Message::equals`] (equal rows
+    /// share their text and calls, so they usually compare inline by pointer).
     pub fn between(before: &[Message], after: &[Message]) -> Delta {
         let same_memory = std::ptr::eq(before.as_ptr(), after.as_ptr());
+        let common_max = before.len().min(after.len());
         let prefix = if same_memory && before.len() <= after.len() {
             before.len()
         } else {
-            before.iter().zip(after).take_while(|(a, b)| a == b).count()
+            // Equal-length views, so the indexing below needs no bounds checks.
+            let (b, a) = (&before[..common_max], &after[..common_max]);
+            let mut k = 0;
+            while k < b.len() && k < a.len() && b[k].equals(&a[k]) {
+                k += 1;
+            }
+            k
         };
-        let suffix_max = before.len().min(after.len()) - prefix;
-        let suffix = before[prefix..]
-            .iter()
-            .rev()
-            .zip(after[prefix..].iter().rev())
-            .take(suffix_max)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let suffix_max = common_max - prefix;
+        // The last `suffix_max` rows of each list, compared from the end.
+        let b = &before[before.len() - suffix_max..];
+        let a = &after[after.len() - suffix_max..];
+        let mut k = suffix_max.min(b.len()).min(a.len());
+        while k > 0 && b[k - 1].equals(&a[k - 1]) {
+            k -= 1;
+        }
+        let suffix = suffix_max - k;
         let delta = Delta {
             prefix_rows: prefix,
             suffix_rows: suffix,

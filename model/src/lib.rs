@@ -2,6 +2,7 @@
 //! cached token counts, trace events, and violations with witnesses. No behaviour lives
 //! here beyond what keeps a value consistent with itself.
 
+pub mod arguments;
 pub mod content;
 pub mod delta;
 pub mod describe;
@@ -15,6 +16,7 @@ mod test_rows;
 pub mod tokens;
 pub mod verdict;
 
+pub use arguments::{mix64, Arguments};
 pub use content::{Content, Segment, MERGE_SEPARATOR};
 pub use delta::Delta;
 pub use event::{

@@ -1,6 +1,7 @@
 //! Messages in the OpenAI chat shape Hermes uses (hermes-domain §1.1), with the in-process
 //! metadata flags as typed fields and token counts cached at construction.
 
+use crate::arguments::Arguments;
 use crate::content::Content;
 use crate::ids::{CallId, MsgId};
 use crate::tokens::{real_tokens, rough_tokens, ContentKind, Tokens, REAL_OVERHEAD_TOKENS};
@@ -32,7 +33,7 @@ impl Role {
 pub struct ToolCall {
     pub id: CallId,
     pub name: String,
-    pub arguments: String,
+    pub arguments: Arguments,
 }
 
 /// Wrapper characters of a call's string form (`{"id": …, "type": "function", …}`) that
@@ -57,6 +58,20 @@ pub struct Flags {
     pub has_user_turn: bool,
     /// `_db_persisted`: the row was already written to state.db.
     pub persisted: bool,
+}
+
+impl Flags {
+    /// The four flags as one number (equal exactly when the flags are equal), so a row
+    /// compare tests them at once.
+    #[inline(always)]
+    fn packed(self) -> u32 {
+        u32::from_le_bytes([
+            self.summary_marker as u8,
+            self.micro_marker as u8,
+            self.has_user_turn as u8,
+            self.persisted as u8,
+        ])
+    }
 }
 
 /// One message. Construct with [`Message::new`] and change content only through the
@@ -97,6 +112,27 @@ impl PartialEq for Message {
 }
 
 impl Message {
+    /// Equal to `self == other`, faster on the common case of a row compared with its
+    /// own copy: the scalar fields and the two shared pointers are compared inline, and
+    /// only rows whose text or calls are not shared fall back to the full comparison
+    /// (`equals_matches_eq` proves the two agree).
+    #[inline(always)]
+    pub fn equals(&self, other: &Self) -> bool {
+        let shared = self.id == other.id
+            && self.tokens == other.tokens
+            && self.role == other.role
+            && self.tool_call_id == other.tool_call_id
+            && self.flags.packed() == other.flags.packed()
+            && Arc::ptr_eq(&self.content.segments, &other.content.segments)
+            && Arc::ptr_eq(&self.tool_calls, &other.tool_calls);
+        shared || self.equals_slow(other)
+    }
+
+    #[inline(never)]
+    fn equals_slow(&self, other: &Self) -> bool {
+        self == other
+    }
+
     pub fn new(id: MsgId, role: Role, content: Content) -> Self {
         let mut m = Message {
             id,
@@ -240,6 +276,52 @@ pub(crate) mod tests {
             (802u32).div_ceil(4) + envelope.div_ceil(4)
         );
         assert!(m.tokens().real > m.tokens().rough);
+    }
+
+    #[test]
+    fn equals_matches_eq() {
+        let call = |args: &str| ToolCall {
+            id: CallId(1),
+            name: "terminal".into(),
+            arguments: args.into(),
+        };
+        let base =
+            Message::new(MsgId(0), Role::Assistant, prose(40)).with_tool_calls(vec![call("{}")]);
+        let mut variants = vec![base.clone()];
+        // Equal by value but not sharing text or calls: the slow path.
+        variants.push(
+            Message::new(MsgId(0), Role::Assistant, prose(40)).with_tool_calls(vec![call("{}")]),
+        );
+        let mut v = base.clone();
+        v.id = MsgId(1);
+        variants.push(v);
+        variants.push(Message {
+            role: Role::User,
+            ..base.clone()
+        });
+        variants.push(base.clone().with_tool_call_id(CallId(7)));
+        let mut v = base.clone();
+        v.flags.persisted = true;
+        variants.push(v);
+        let mut v = base.clone();
+        v.set_content(prose(41));
+        variants.push(v);
+        let mut v = base.clone();
+        v.set_content(prose(40));
+        variants.push(v);
+        let mut v = base.clone();
+        v.set_tool_calls(vec![call("{\"a\":1}")]);
+        variants.push(v);
+        let mut v = base.clone();
+        v.set_tool_calls(vec![call("{}")]);
+        variants.push(v);
+        for a in &variants {
+            for b in &variants {
+                assert_eq!(a.equals(b), a == b, "{a:?} vs {b:?}");
+            }
+        }
+        assert!(variants[0].equals(&variants[1]) && variants[0].equals(&variants[7]));
+        assert!(!variants[0].equals(&variants[2]) && !variants[0].equals(&variants[6]));
     }
 
     #[test]

@@ -77,13 +77,7 @@ impl Stream {
     }
 }
 
-/// SplitMix64 finalizer: a bijective mix of 64 bits.
-pub const fn mix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use compactsim_model::mix64;
 
 /// The seed of case `case` of a run with root seed `root`.
 pub const fn case_seed(root: u64, case: u32) -> u64 {

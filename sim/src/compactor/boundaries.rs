@@ -58,9 +58,11 @@ pub fn tail_start(
     }
     let floor = tail_message_floor(n - head_end, protect_last_n);
     let soft = budget_tokens as u64 * TAIL_SOFT_CEILING_PER_MILLE / 1000;
-    let mut cut = walk(messages, head_end, soft, floor);
-    if cut == head_end {
-        cut = walk(messages, head_end, budget_tokens as u64, floor);
+    let (mut cut, walked_tokens) = walk(messages, head_end, soft, floor);
+    // A walk that reached the head without breaking walked every row; when their sum is
+    // within the budget the budget walk cannot break either and ends at the head too.
+    if cut == head_end && walked_tokens > budget_tokens as u64 {
+        cut = walk(messages, head_end, budget_tokens as u64, floor).0;
     }
     if cut <= head_end {
         cut = if floor_when_fits {
@@ -72,7 +74,9 @@ pub fn tail_start(
     align_backward(messages, cut, head_end)
 }
 
-fn walk(messages: &[Message], head_end: usize, ceiling: u64, floor: usize) -> usize {
+/// The cut of a walk from the end under `ceiling`, and the tail-walk tokens of the rows
+/// it took.
+fn walk(messages: &[Message], head_end: usize, ceiling: u64, floor: usize) -> (usize, u64) {
     let n = messages.len();
     let mut cut = n;
     let mut acc = 0u64;
@@ -84,7 +88,7 @@ fn walk(messages: &[Message], head_end: usize, ceiling: u64, floor: usize) -> us
         acc += t;
         cut = i;
     }
-    cut
+    (cut, acc)
 }
 
 /// Moves `cut` back so it does not start inside an assistant(tool_calls) + results group;
@@ -145,5 +149,47 @@ mod tests {
         let released = tail_start(&m, head, 1_000_000, 20, true);
         assert!(released > head + 1 && m.len() - released <= floor);
         assert_ne!(m[released].role, Role::Tool, "tool group split");
+    }
+
+    /// The budget walk is skipped only when it cannot change the cut: `tail_start`
+    /// equals the version that always runs it, over list lengths, budgets around the
+    /// list's tokens, floors and both fallbacks.
+    #[test]
+    fn skipping_the_budget_walk_equals_always_walking() {
+        fn plain(m: &[Message], head: usize, budget: u32, last_n: u32, when_fits: bool) -> usize {
+            let n = m.len();
+            if head >= n {
+                return n;
+            }
+            let floor = tail_message_floor(n - head, last_n);
+            let soft = budget as u64 * TAIL_SOFT_CEILING_PER_MILLE / 1000;
+            let mut cut = walk(m, head, soft, floor).0;
+            if cut == head {
+                cut = walk(m, head, budget as u64, floor).0;
+            }
+            if cut <= head {
+                cut = if when_fits {
+                    n.saturating_sub(floor).max(head + 1).min(n)
+                } else {
+                    (head + 1).min(n)
+                };
+            }
+            align_backward(m, cut, head)
+        }
+        for turns in 0..8u32 {
+            let m: Vec<Message> = (0..turns).flat_map(|t| turn(t * 4, 40 + t * 30)).collect();
+            let total: u32 = m.iter().map(|x| x.tokens().tail_walk()).sum();
+            for head in [0, 1, 3] {
+                for budget in (0..=total * 2 + 4).step_by(7) {
+                    for (last_n, when_fits) in [(0, false), (2, true), (20, false), (20, true)] {
+                        assert_eq!(
+                            tail_start(&m, head, budget, last_n, when_fits),
+                            plain(&m, head, budget, last_n, when_fits),
+                            "{turns} turns, head {head}, budget {budget}, last {last_n}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

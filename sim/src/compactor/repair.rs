@@ -47,20 +47,24 @@ pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
 /// condition is checked on that list), so skipping them all gives the same result.
 fn needed(msgs: &[Message]) -> bool {
     // One pass with the stray scan's state inline (the known calls of the nearest
-    // preceding assistant row): this runs before every provider call.
+    // preceding assistant row): this runs before every provider call. An assistant whose
+    // calls are answered in order by the rows right after it is passed over together
+    // with those rows: each answers a call of `known` (not stray) and is a tool row (not
+    // mergeable), so asking them changes nothing (`needed_equals_the_row_by_row_scan`).
     let mut known: &[ToolCall] = &[];
     let mut prev: Option<&Message> = None;
-    for (i, m) in msgs.iter().enumerate() {
+    let mut i = 0;
+    while i < msgs.len() {
+        let m = &msgs[i];
         let plain = m.tool_calls.is_empty();
-        let mergeable = matches!(m.role, Role::User | Role::Assistant)
-            && plain
-            && prev.is_some_and(|p| p.role == m.role && p.tool_calls.is_empty());
-        let unanswered = m.role == Role::Assistant && !plain && !all_answered(msgs, i);
-        let stray = m.role == Role::Tool
-            && !m
-                .tool_call_id
-                .is_some_and(|id| known.iter().any(|c| c.id == id));
-        if mergeable || stray || unanswered {
+        if m.role == Role::Assistant && !plain && answered_in_order(msgs, i) {
+            let run_rows = m.tool_calls.len();
+            known = &m.tool_calls;
+            prev = Some(&msgs[i + run_rows]);
+            i += run_rows + 1;
+            continue;
+        }
+        if row_needs_repair(msgs, i, prev, known) {
             return true;
         }
         match m.role {
@@ -69,8 +73,31 @@ fn needed(msgs: &[Message]) -> bool {
             Role::Tool | Role::System => {}
         }
         prev = Some(m);
+        i += 1;
     }
     false
+}
+
+/// Whether row `i` asks for a repair step, given the row before it and the known calls
+/// of the nearest preceding assistant: a mergeable pair, a stray tool row, an
+/// unanswered call.
+fn row_needs_repair(
+    msgs: &[Message],
+    i: usize,
+    prev: Option<&Message>,
+    known: &[ToolCall],
+) -> bool {
+    let m = &msgs[i];
+    let plain = m.tool_calls.is_empty();
+    let mergeable = matches!(m.role, Role::User | Role::Assistant)
+        && plain
+        && prev.is_some_and(|p| p.role == m.role && p.tool_calls.is_empty());
+    let unanswered = m.role == Role::Assistant && !plain && !all_answered(msgs, i);
+    let stray = m.role == Role::Tool
+        && !m
+            .tool_call_id
+            .is_some_and(|id| known.iter().any(|c| c.id == id));
+    mergeable || stray || unanswered
 }
 
 /// Merges runs of consecutive rows of `role` into their first row. Assistant rows with
@@ -134,16 +161,22 @@ fn all_answered(msgs: &[Message], i: usize) -> bool {
     let (calls, rest) = (&msgs[i].tool_calls, &msgs[i + 1..]);
     // The usual shape first: the run opens with one result per call, in call order
     // (those rows are all tool rows, so they are in the run).
-    let in_order = calls.len() <= rest.len()
-        && calls
-            .iter()
-            .zip(rest)
-            .all(|(c, m)| m.role == Role::Tool && m.tool_call_id == Some(c.id));
     let run = rest.iter().take_while(|m| m.role == Role::Tool);
-    in_order
+    answered_in_order(msgs, i)
         || calls
             .iter()
             .all(|c| run.clone().any(|m| m.tool_call_id == Some(c.id)))
+}
+
+/// Whether the rows right after the assistant at `i` are one tool row per call, in call
+/// order.
+fn answered_in_order(msgs: &[Message], i: usize) -> bool {
+    let (calls, rest) = (&msgs[i].tool_calls, &msgs[i + 1..]);
+    calls.len() <= rest.len()
+        && calls
+            .iter()
+            .zip(rest)
+            .all(|(c, m)| m.role == Role::Tool && m.tool_call_id == Some(c.id))
 }
 
 /// Removes from each assistant row the calls that the immediately following tool run

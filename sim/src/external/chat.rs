@@ -265,7 +265,7 @@ fn call_to_chat(c: &ToolCall) -> ChatToolCall {
         kind: "function".into(),
         function: ChatFunction {
             name: c.name.clone(),
-            arguments: c.arguments.clone(),
+            arguments: c.arguments.to_string(),
         },
     }
 }
@@ -274,6 +274,6 @@ fn call_from_chat(c: &ChatToolCall) -> Result<ToolCall, String> {
     Ok(ToolCall {
         id: parse_call_id(&c.id)?,
         name: c.function.name.clone(),
-        arguments: c.function.arguments.clone(),
+        arguments: c.function.arguments.clone().into(),
     })
 }

@@ -1,10 +1,6 @@
 //! Tool-call arguments: JSON object strings of a requested length.
 
-use crate::rng::mix64;
-
-/// Characters the value may use: no quote, backslash or control character, so the
-/// result is always valid JSON.
-const VALUE_ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789_-./ ";
+use compactsim_model::Arguments;
 
 /// The argument key a tool is called with.
 pub fn argument_key(tool: &str) -> &'static str {
@@ -20,21 +16,10 @@ pub fn argument_key(tool: &str) -> &'static str {
 }
 
 /// A JSON object `{"<key>":"<value>"}` of exactly `chars` characters when `chars` is at
-/// least the empty object's length (else that length), the value drawn from `seed`.
-pub fn arguments(tool: &str, chars: u32, seed: u64) -> String {
-    let key = argument_key(tool);
-    let mut out: Vec<u8> = Vec::with_capacity((chars as usize).max(key.len() + 6));
-    out.extend_from_slice(b"{\"");
-    out.extend_from_slice(key.as_bytes());
-    out.extend_from_slice(b"\":\"");
-    let value_chars = (chars as usize).saturating_sub(out.len() + 2);
-    let mut state = seed;
-    out.extend((0..value_chars).map(|_| {
-        state = mix64(state);
-        VALUE_ALPHABET[(state % VALUE_ALPHABET.len() as u64) as usize]
-    }));
-    out.extend_from_slice(b"\"}");
-    String::from_utf8(out).expect("the alphabet is ASCII")
+/// least the empty object's length (else that length), the value drawn from `seed`:
+/// kept as its recipe, written when first read (`Arguments`).
+pub fn arguments(tool: &str, chars: u32, seed: u64) -> Arguments {
+    Arguments::generated(argument_key(tool), chars, seed)
 }
 
 #[cfg(test)]

@@ -227,7 +227,7 @@ fn truncate_old_arguments(
                 truncate_leaves(&call.arguments)
             };
             if let Some(cut) = cut.filter(|c| *c != call.arguments) {
-                call.arguments = cut;
+                call.arguments = cut.into();
                 count += 1;
             }
         }
@@ -371,7 +371,7 @@ mod tests {
             let mut m = b.rows;
             let mut calls = m[1].tool_calls.to_vec();
             calls[0].name = "browser_navigate".into();
-            calls[0].arguments = format!(r#"{{"url":"{}"}}"#, "u".repeat(300));
+            calls[0].arguments = format!(r#"{{"url":"{}"}}"#, "u".repeat(300)).into();
             m[1].set_tool_calls(calls);
             // "(5,000 chars)", then the description's own length, then that again.
             assert_eq!(describe_old_results(&mut m, 3, exact), 1);

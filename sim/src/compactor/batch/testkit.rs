@@ -62,7 +62,7 @@ impl Builder {
         let calls = vec![ToolCall {
             id: call,
             name: "terminal".into(),
-            arguments,
+            arguments: arguments.into(),
         }];
         self.rows
             .push(Message::new(asst, Role::Assistant, Content::empty()).with_tool_calls(calls));
