@@ -1,0 +1,63 @@
+//! The ported pieces against the release's Python (values checked in the 0.19.0 venv).
+
+use super::*;
+
+#[test]
+fn path_mentions_follow_the_releases_regex() {
+    let mut files = vec![];
+    path_mentions(
+        "see /a/b.rs, then ~/x: and C:\\dir\\f and a/ b / `/q` /r) /s.;",
+        &mut files,
+    );
+    // re.findall(_PATH_MENTION_RE, ...) with .rstrip(".,:;")
+    assert_eq!(files, ["/a/b.rs", "~/x", "C:\\dir\\f", "/q", "/r", "/s"]);
+    let mut many = vec![];
+    let text: Vec<String> = (0..20).map(|i| format!("/p{i}")).collect();
+    path_mentions(&text.join(" "), &mut many);
+    assert_eq!(many.len(), FILES_MAX, "at most 12, the first ones");
+    assert_eq!(many[0], "/p0");
+}
+
+#[test]
+fn error_words_need_word_boundaries() {
+    assert!(names_an_error("the build Error here"));
+    assert!(names_an_error("it timed out."));
+    assert!(names_an_error("error"));
+    assert!(!names_an_error("errors and failedx and xerror"));
+    assert!(!names_an_error("error_code"));
+}
+
+#[test]
+fn repr_picks_the_quote_python_does() {
+    assert_eq!(py_repr("a b"), "'a b'");
+    assert_eq!(py_repr("it's"), "\"it's\"");
+    assert_eq!(py_repr("it's \"x\""), "'it\\'s \"x\"'");
+    assert_eq!(py_repr("a\\b"), "'a\\\\b'");
+}
+
+#[test]
+fn a_long_turn_is_cut_by_characters_and_bullets_are_distinct() {
+    let long = format!("{}\u{2014}{}", "x".repeat(690), "y".repeat(50));
+    let cut = compact_turn(&long);
+    assert_eq!(cut.chars().count(), 685 + TURN_TRUNCATED.len());
+    assert!(cut.ends_with(" ...[truncated]"));
+    assert_eq!(compact_turn("  a \n\n b  "), "a b");
+    let items = vec![" a ".to_string(), "a".into(), "".into(), "b".into()];
+    assert_eq!(bullets(&items, 8), "- a\n- b");
+    assert_eq!(bullets(&items, 1), "- a");
+    assert_eq!(bullets(&[], 8), "None.");
+}
+
+#[test]
+fn the_fixed_text_for_no_rows_is_the_releases() {
+    // _build_static_fallback_summary([]) in the venv: 1,782 characters of body, with the
+    // prefix and its line break 3,415 characters, 3,433 bytes (9 em dashes).
+    let text = release_text(&Dropped::all(&[]), false, None);
+    assert_eq!(text.chars().count(), 1_632 + 1 + 1_782);
+    assert_eq!(text.len(), 3_433);
+    let with = release_text(&Dropped::all(&[]), true, Some("Request timed out"));
+    assert!(with.contains("Previous compaction summary was present"));
+    assert!(
+        with.ends_with("for 0 compacted message(s). Summary failure reason: Request timed out.")
+    );
+}
