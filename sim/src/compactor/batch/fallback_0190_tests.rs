@@ -61,3 +61,37 @@ fn the_fixed_text_for_no_rows_is_the_releases() {
         with.ends_with("for 0 compacted message(s). Summary failure reason: Request timed out.")
     );
 }
+
+/// A tool result the prune described in this pass reads as the release's line (its
+/// command, exit `?`, line count), not as the generated text of the line's length; the
+/// call's path goes to the relevant files.
+#[test]
+fn a_result_described_in_the_pass_reads_as_the_releases_line() {
+    use crate::compactor::batch::scaffold;
+    use crate::compactor::batch::testkit::Builder;
+    use compactsim_model::Content;
+    let mut b = Builder::new();
+    b.user(40);
+    b.round_with_args(1_000, "{\"command\":\"cat /src/a.rs\"}".into());
+    let before = b.rows;
+    let mut after = before.clone();
+    let line = describe(before[1].tool_calls.first(), 1_000, 1);
+    assert_eq!(
+        line,
+        "[terminal] ran `cat /src/a.rs` -> exit ?, 1 lines output"
+    );
+    let id = after[2].id;
+    after[2].set_content(Content::single(scaffold::plain(id, line.len() as u32, 7)));
+    let rows = Dropped {
+        pruned: &after,
+        unpruned: &before,
+        range: 0..after.len(),
+    };
+    let text = release_text(&rows, false, None);
+    assert!(text.contains(&format!("- TOOL: {line}")), "{text}");
+    assert!(text.contains("## Relevant Files\n- /src/a.rs\n"));
+    assert!(text.contains("2. [terminal] ran `cat /src/a.rs` -> exit ?, 1 lines output"));
+    // Unpruned, the row is its generated text (no line).
+    let plain = release_text(&Dropped::all(&before), false, None);
+    assert!(!plain.contains(&format!("- TOOL: {line}")));
+}
