@@ -26,7 +26,7 @@ pub const FALLBACK_HEADER_CHARS: u32 = 160;
 /// Characters one fact takes in the text (`FACT-000001` and a separator).
 const FACT_CHARS: u32 = 12;
 
-/// A fallback summary and, for 0.19.0's cut text, the characters of a scaffold segment
+/// A fallback summary and, under 0.19.0, the characters of a scaffold segment
 /// written before the body so that the row has the release's length exactly (a body's
 /// characters are a multiple of 4: [`chars_for_rough_tokens`]).
 pub struct Fallback {

@@ -47,6 +47,13 @@ const ERROR_WORDS: [&str; 7] = [
     "timed out",
     "fatal",
 ];
+/// Bytes of a row's text generated for the fallback: well over the 701 characters the
+/// release's turn cut needs after the whitespace collapse (each separator run of at most
+/// three characters becomes one space).
+const TEXT_PREFIX_CHARS: usize = 2_048;
+/// A shortened segment keeps at least this many characters (room for the JSON and code
+/// openings, which a segment too short for them leaves out).
+const SHORT_SEGMENT_MIN_CHARS: usize = 64;
 /// `_MERGED_SUMMARY_DELIMITER`: `_with_summary_prefix` keeps only the text after it.
 const MERGED_DELIMITER: &str = "[END OF PRIOR CONTEXT \u{2014} COMPACTION SUMMARY BELOW]";
 
@@ -174,12 +181,41 @@ impl<'a> TextOf<'a> {
     }
 
     /// The text of row `m`; `before` is the row before the prune.
+    /// Only the start of a long row is generated ([`TEXT_PREFIX_CHARS`]): the release
+    /// reads nothing of a row past its first 700 characters after the whitespace
+    /// collapse (`_compact_fallback_turn`), so the prefix gives the same text.
     fn content(&self, m: &Message, before: &Message) -> String {
         if let Some(line) = self.description(m, before) {
             return line;
         }
-        let parts: Vec<String> = m.content.segments.iter().map(|s| self.segment(s)).collect();
-        parts.join(MERGE_SEPARATOR)
+        let mut text = String::new();
+        for (i, s) in m.content.segments.iter().enumerate() {
+            if i > 0 {
+                text.push_str(MERGE_SEPARATOR);
+            }
+            let Some(room) = TEXT_PREFIX_CHARS.checked_sub(text.len()).filter(|&r| r > 0) else {
+                break;
+            };
+            text.push_str(&self.segment_prefix(s, room));
+        }
+        text
+    }
+
+    /// The first `room` bytes of a segment's text (all of it when shorter): generated
+    /// text is ASCII, and a shorter segment of the same seed generates the same words
+    /// (its code or JSON close aside: two characters more than needed are generated).
+    fn segment_prefix(&self, s: &Segment, room: usize) -> String {
+        let chars = (room + 2).max(SHORT_SEGMENT_MIN_CHARS);
+        if (s.chars as usize) <= chars || self.wrappers.contains_key(&s.seed) {
+            return self.segment(s);
+        }
+        let short = Segment {
+            chars: chars as u32,
+            ..s.clone()
+        };
+        let mut text = short.materialize();
+        text.truncate(room);
+        text
     }
 
     /// The release's description line when the prune described `before` into `m` in

@@ -95,3 +95,34 @@ fn a_result_described_in_the_pass_reads_as_the_releases_line() {
     let plain = release_text(&Dropped::all(&before), false, None);
     assert!(!plain.contains(&format!("- TOOL: {line}")));
 }
+
+/// The shortened generation gives the start of the whole text, for every kind.
+#[test]
+fn a_long_segment_is_read_by_its_prefix() {
+    use compactsim_model::{Content, ContentKind, FactId, MsgId};
+    let texts = TextOf::new(&[]);
+    for kind in [
+        ContentKind::Prose,
+        ContentKind::Code,
+        ContentKind::Json,
+        ContentKind::Summary,
+    ] {
+        let seg = Segment {
+            kind,
+            chars: 9_000,
+            seed: 99,
+            origin: MsgId(1),
+            facts: vec![FactId(3), FactId(4)],
+        };
+        let whole = seg.materialize();
+        for room in [1, 7, 700, 2_048] {
+            assert_eq!(
+                texts.segment_prefix(&seg, room),
+                whole[..room],
+                "{kind:?} {room}"
+            );
+        }
+        let m = Message::new(MsgId(1), Role::Tool, Content::single(seg.clone()));
+        assert_eq!(compact_turn(&texts.content(&m, &m)), compact_turn(&whole));
+    }
+}

@@ -370,7 +370,7 @@ pub fn compress(
     let summary = written.map(|w| w.summary);
     out.summary_tokens = summary.as_ref().map_or(0, |s| s.tokens);
     // Under 0.19.0 the scaffold before the body is the task snapshot of an LLM summary
-    // or the pad of a cut fallback ([`fallback::fallback_summary_0_19_0`]).
+    // or the pad of a fallback ([`fallback::fallback_summary_0_19_0`]).
     let snapshot = if fallback {
         pad_chars
     } else {
