@@ -3,8 +3,13 @@
 //! characters, a ≤ 3,000-character snapshot of the previous summary, ≤ 700 characters
 //! for each of the last 8 dropped turns. Facts that do not fit are dropped by policy.
 
-use super::summary::Source;
+use super::boundaries::Window;
+use super::fallback_0190::{self, Dropped};
+use super::release::wrapper_chars;
+use super::scaffold::Fixed;
+use super::summary::{Miss, Source};
 use crate::summarizer::RollingSummary;
+use compactsim_invariants::text::spelled_facts;
 use compactsim_model::tokens::{chars_for_rough_tokens, rough_tokens};
 use compactsim_model::{FactId, Message, MERGE_SEPARATOR};
 
@@ -18,24 +23,10 @@ pub const FALLBACK_TURN_MAX_CHARS: u32 = 700;
 pub const FALLBACK_TURNS_MAX: usize = 8;
 /// "Summary generation was unavailable…" header (length inferred).
 pub const FALLBACK_HEADER_CHARS: u32 = 160;
-/// 0.19.0's fixed text: the body `_build_static_fallback_summary` writes for no turns
-/// (its headings and notes: 1,782 characters, measured on the release).
-pub const FALLBACK_HEADER_CHARS_0_19_0: u32 = 1_782;
 /// Characters one fact takes in the text (`FACT-000001` and a separator).
 const FACT_CHARS: u32 = 12;
 
-/// 0.19.0 caps the fallback *with* its prefix (`_with_summary_prefix` comes before the
-/// `_FALLBACK_SUMMARY_MAX_CHARS` cut of `_build_static_fallback_summary`): a body of more
-/// than 8,000 − 1,632 (the prefix's characters) − 1 (its line break) characters is cut.
-pub const FALLBACK_BODY_MAX_CHARS_0_19_0: u32 = FALLBACK_MAX_CHARS - 1_632 - 1;
-/// Bytes of a cut 0.19.0 fallback body: the text is cut to 8,000 − 42 characters and
-/// `"\n...[fallback summary truncated]"` (32) appended, 7,990 characters with the prefix;
-/// the body's part holds two em dashes (3 bytes each: the `Historical In-Progress` and
-/// `Historical Pending User Asks` notes, both before the cut on 173 of 197 cut fallbacks
-/// the release wrote on the dtokens cases; DIFF-s6-dtokens.md).
-pub const FALLBACK_CUT_BODY_BYTES_0_19_0: u32 = FALLBACK_MAX_CHARS - 42 + 32 - 1_632 - 1 + 2 * 2;
-
-/// A fallback summary and, for 0.19.0's cut text, the characters of a scaffold segment
+/// A fallback summary and, under 0.19.0, the characters of a scaffold segment
 /// written before the body so that the row has the release's length exactly (a body's
 /// characters are a multiple of 4: [`chars_for_rough_tokens`]).
 pub struct Fallback {
@@ -52,35 +43,37 @@ pub fn fallback_summary(messages: &[Message], source: &Source) -> RollingSummary
     }
 }
 
-/// [`fallback_summary`] under `--profile hermes-0.19.0`: the same text, cut where the
-/// release cuts it ([`FALLBACK_BODY_MAX_CHARS_0_19_0`]); a cut body has the release's
-/// length ([`FALLBACK_CUT_BODY_BYTES_0_19_0`]) as a body plus a pad segment (joined by a
-/// 2-character separator).
-pub fn fallback_summary_0_19_0(messages: &[Message], source: &Source) -> Fallback {
-    // One character over the cut's threshold: a text that reaches it is cut.
-    let budget = FALLBACK_BODY_MAX_CHARS_0_19_0 + 1 - FALLBACK_HEADER_CHARS_0_19_0;
-    let text = fallback_text(messages, source, budget);
-    let facts = text.facts_sorted();
-    if text.left > 0 {
-        return Fallback {
-            summary: RollingSummary {
-                facts,
-                tokens: rough_tokens(FALLBACK_HEADER_CHARS_0_19_0 + text.used),
-            },
-            pad_chars: None,
-        };
-    }
-    let joined = FALLBACK_CUT_BODY_BYTES_0_19_0 - MERGE_SEPARATOR.len() as u32;
-    let tokens = joined / 4;
-    let pad = joined - chars_for_rough_tokens(tokens);
-    debug_assert!(
-        pad > 0,
-        "a pad segment of no characters would still add its separator"
+/// [`fallback_summary`] under `--profile hermes-0.19.0`: the release's own text
+/// ([`fallback_0190::release_text`] over the rows it drops), its facts the fact names
+/// spelled in it, written as a pad segment and a body so that the row has the release's
+/// length in bytes exactly.
+pub fn fallback_summary_0_19_0(dropped: &Dropped, window: &Window, miss: Miss) -> Fallback {
+    let text = fallback_0190::release_text(
+        dropped,
+        fallback_0190::has_previous(dropped.pruned, window.end),
+        fallback_0190::failure_reason(miss),
     );
+    let joined = pad_and_body_bytes_0_19_0(text.len() as u32);
+    // A pad of 1 to 4 characters: one of none would still add its separator.
+    let tokens = joined.saturating_sub(1) / 4;
     Fallback {
-        summary: RollingSummary { facts, tokens },
-        pad_chars: Some(pad),
+        summary: RollingSummary {
+            facts: spelled_facts(&text),
+            tokens,
+        },
+        pad_chars: Some(joined - chars_for_rough_tokens(tokens)),
     }
+}
+
+/// Bytes of the pad and the body of a 0.19.0 fallback row whose release text has
+/// `release_bytes`: the release's row is that text, `"\n\n"` and its end marker; the
+/// model's is the prefix, the pad and the body joined by separators, a separator and
+/// the profile's end marker (one byte shorter than the release's, [`super::release::wrapper_text`]).
+pub fn pad_and_body_bytes_0_19_0(release_bytes: u32) -> u32 {
+    let sep = MERGE_SEPARATOR.len() as u32;
+    let marker = wrapper_chars(Fixed::EndMarker);
+    (release_bytes + sep + marker + 1)
+        .saturating_sub(wrapper_chars(Fixed::SummaryPrefix) + 3 * sep + marker)
 }
 
 /// The previous summary's snapshot and the newest dropped turns under `budget` chars.
@@ -200,38 +193,47 @@ mod tests {
         );
     }
 
-    /// The release's cut text is 7,990 characters, 8,008 bytes (the prefix's 7 em dashes
-    /// and 2 of the body's), its row that + `"\n\n"` + the 86-byte end marker.
+    /// The release's row is its text, `"\n\n"` and the 86-byte end marker; the model's
+    /// row (prefix, pad, body, profile end marker, joined) has that length for every
+    /// text length, and a cut text (7,990 characters, 8,008 bytes) gives session 6's
+    /// 6,359 bytes of pad and body.
     #[test]
-    fn a_0_19_0_fallback_is_cut_at_the_releases_threshold_to_the_releases_length() {
-        use crate::compactor::batch::release::wrapper_chars;
-        use crate::compactor::batch::scaffold::Fixed;
-        let prev = RollingSummary {
-            facts: vec![FactId(900)],
-            tokens: 100,
+    fn a_0_19_0_fallback_row_has_the_release_texts_length() {
+        assert_eq!(pad_and_body_bytes_0_19_0(8_008), 6_359);
+        let sep = MERGE_SEPARATOR.len() as u32;
+        for release_bytes in [1_700, 3_001, 3_002, 3_003, 3_004, 8_008] {
+            let joined = pad_and_body_bytes_0_19_0(release_bytes);
+            let tokens = joined.saturating_sub(1) / 4;
+            let pad = joined - chars_for_rough_tokens(tokens);
+            assert!((1..=4).contains(&pad), "{release_bytes}: pad {pad}");
+            let row = wrapper_chars(Fixed::SummaryPrefix) + sep + pad + sep + tokens * 4 + sep;
+            assert_eq!(
+                row + wrapper_chars(Fixed::EndMarker),
+                release_bytes + 2 + 86
+            );
+        }
+    }
+
+    /// Under the profile the text is the release's: one dropped turn of 400-character
+    /// rows, a timeout (its reason written), no previous summary.
+    #[test]
+    fn a_0_19_0_fallback_spells_the_facts_of_the_releases_text() {
+        let (m, _) = source_of(1, None);
+        let w = Window {
+            head_end: 0,
+            start: 0,
+            end: m.len(),
         };
-        // 8 turns × 700: 160 + 5,600 = 5,760 characters for the default model, whole (cap
-        // 8,000); 1,782 + 400 + 5,600 = 7,782 under 0.19.0, over its 6,367.
-        let (m, src) = source_of(12, Some(prev));
-        assert_eq!(
-            fallback_summary(&m, &src).tokens,
-            rough_tokens(160 + 400 + 5_600)
-        );
-        let cut = fallback_summary_0_19_0(&m, &src);
-        let pad = cut.pad_chars.expect("cut");
-        let body = chars_for_rough_tokens(cut.summary.tokens);
-        let row = wrapper_chars(Fixed::SummaryPrefix) + 2 + pad + 2 + body + 2;
-        assert_eq!(row + wrapper_chars(Fixed::EndMarker), 8_008 + 2 + 86);
-        assert!(
-            cut.summary.facts.contains(&FactId(900)),
-            "the snapshot fits first"
-        );
-        // 3 turns: 1,782 + 2,100 = 3,882, under the threshold: whole, no pad.
-        let (m, src) = source_of(3, None);
-        let whole = fallback_summary_0_19_0(&m, &src);
-        assert_eq!(whole.pad_chars, None);
-        assert_eq!(whole.summary.tokens, rough_tokens(1_782 + 2_100));
-        assert_eq!(whole.summary.facts, fallback_summary(&m, &src).facts);
+        let miss = Miss::Failed(crate::summarizer::SummaryFailure::Error(
+            crate::summarizer::SummaryErrorClass::Timeout,
+        ));
+        let f = fallback_summary_0_19_0(&Dropped::of(&m, &m, &w), &w, miss);
+        let text = fallback_0190::release_text(&Dropped::all(&m), false, Some("Request timed out"));
+        assert!(text.ends_with("Summary failure reason: Request timed out."));
+        assert_eq!(f.summary.facts, spelled_facts(&text));
+        assert!(!f.summary.facts.is_empty(), "the dropped turns name facts");
+        let joined = pad_and_body_bytes_0_19_0(text.len() as u32);
+        assert_eq!(f.summary.tokens * 4 + f.pad_chars.expect("pad"), joined);
     }
 
     #[test]

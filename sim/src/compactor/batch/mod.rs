@@ -16,6 +16,7 @@
 pub mod assemble;
 pub mod boundaries;
 pub mod fallback;
+pub mod fallback_0190;
 pub mod prune;
 pub mod release;
 pub mod released;
@@ -377,7 +378,8 @@ pub fn compress(
     if source.rows.is_empty() && !resummarizes {
         return out.noop(state, NoOpReason::NothingNew, messages);
     }
-    let written = match summarize(&mut out, &work, &source, config, state, backend, now_ms) {
+    let called = (&work[..], &messages[..], &window, &source);
+    let written = match summarize(&mut out, called, config, state, backend, now_ms) {
         Ok(written) => written,
         Err(reason) => return out.aborted(reason, messages, work, &config.bugs),
     };
@@ -386,7 +388,7 @@ pub fn compress(
     let summary = written.map(|w| w.summary);
     out.summary_tokens = summary.as_ref().map_or(0, |s| s.tokens);
     // Under 0.19.0 the scaffold before the body is the task snapshot of an LLM summary
-    // or the pad of a cut fallback ([`fallback::fallback_summary_0_19_0`]).
+    // or the pad of a fallback ([`fallback::fallback_summary_0_19_0`]).
     let snapshot = if fallback {
         pad_chars
     } else {
@@ -414,12 +416,20 @@ struct Written {
     pad_chars: Option<u32>,
 }
 
+/// What a pass summarizes: the pruned list, the list before the prune, the window and
+/// the rows read back.
+type Called<'a> = (
+    &'a [Message],
+    &'a [Message],
+    &'a boundaries::Window,
+    &'a summary::Source,
+);
+
 /// Calls the summarizer and applies the failure policy: `Ok(Some)` a summary to write,
 /// `Ok(None)` drop the window with no summary (H-29559), `Err` abort.
 fn summarize(
     out: &mut BatchOutcome,
-    work: &[Message],
-    source: &summary::Source,
+    (work, unpruned, window, source): Called,
     config: &BatchConfig,
     state: &mut BatchState,
     backend: &mut dyn SummaryBackend,
@@ -471,7 +481,8 @@ fn summarize(
         return Err(AbortReason::SummaryFailed);
     }
     let written = if config.hermes_0_19_0 {
-        fallback::fallback_summary_0_19_0(work, source)
+        let dropped = fallback_0190::Dropped::of(work, unpruned, window);
+        fallback::fallback_summary_0_19_0(&dropped, window, miss)
     } else {
         fallback::Fallback {
             summary: fallback::fallback_summary(work, source),
