@@ -448,7 +448,7 @@ mod tests {
         let call = |name: &str, arguments: String| ToolCall {
             id: CallId(7),
             name: name.into(),
-            arguments,
+            arguments: arguments.into(),
         };
         let calls = [
             call("read_file", String::new()),

@@ -18,7 +18,7 @@ use super::boundaries::{first_non_system, Window};
 use super::released;
 use super::scaffold::Fixed;
 use crate::bugs::BugSet;
-use compactsim_model::{Message, Role, ToolCall};
+use compactsim_model::{Content, Message, Role, Segment, ToolCall};
 use serde_json::Value;
 
 /// `_CHARS_PER_TOKEN`.
@@ -87,14 +87,35 @@ pub fn wrapper_texts() -> Vec<(u64, &'static str)> {
         .collect()
 }
 
-/// `_estimate_msg_budget_tokens`: content `// 4` + 10 + every call's `str(tc)` `// 4`.
+/// `_estimate_msg_budget_tokens`: content `// 4` + 10 + every call's `str(tc)` `// 4`,
+/// the content measured as Python measures it ([`py_chars`]).
 pub fn price_tokens(m: &Message) -> u64 {
     let calls: u64 = m
         .tool_calls
         .iter()
         .map(|c| call_repr_chars(c) / CHARS_PER_TOKEN)
         .sum();
-    m.content.chars() as u64 / CHARS_PER_TOKEN + ROW_OVERHEAD_TOKENS + calls
+    py_chars(&m.content) / CHARS_PER_TOKEN + ROW_OVERHEAD_TOKENS + calls
+}
+
+/// `len(content)` in Python: characters, not bytes. A segment's length is its bytes
+/// (D6: the wrappers are sent as the release's texts), so each 0.19.0 wrapper text in
+/// the row counts its multi-byte characters (the em dashes, 3 bytes each) once.
+/// Generated text is ASCII: its bytes are its characters.
+pub fn py_chars(content: &Content) -> u64 {
+    let surplus: u64 = content.segments.iter().map(wrapper_surplus_bytes).sum();
+    u64::from(content.chars()) - surplus
+}
+
+/// Bytes beyond its characters of a segment that is a 0.19.0 wrapper text (0 for any
+/// other segment, a wrapper of another length included).
+fn wrapper_surplus_bytes(s: &Segment) -> u64 {
+    Fixed::ALL
+        .into_iter()
+        .find(|f| f.is(s))
+        .and_then(wrapper_text)
+        .filter(|t| t.len() == s.chars as usize)
+        .map_or(0, |t| (t.len() - t.chars().count()) as u64)
 }
 
 /// `len(str(tool_call))`: the Python dict repr of one call (iot 0.22.2 prices it too).
@@ -484,6 +505,48 @@ mod tests {
         assert!(
             line.contains(&format!("`{}...`", "a".repeat(77))) && line.ends_with("3 lines output")
         );
+    }
+
+    /// A summary row (prefix, body, end marker) is priced by its Python length: the
+    /// text the release gets, measured in characters (case 321 of the 480-case diff sat
+    /// 5 tokens from the soft ceiling when the em dashes counted 3 each).
+    #[test]
+    fn a_summary_row_is_priced_by_its_python_characters() {
+        use crate::compactor::batch::scaffold::plain;
+        use compactsim_model::{ContentKind, MsgId};
+        let origin = MsgId(7);
+        let prefix = SUMMARY_PREFIX.len() as u32;
+        let mut body = plain(origin, 1_001, 42);
+        body.kind = ContentKind::Prose;
+        let wrapper = |f: Fixed| Segment {
+            chars: wrapper_chars(f),
+            ..f.segment(origin, prefix)
+        };
+        let segments = vec![
+            wrapper(Fixed::SummaryPrefix),
+            body,
+            wrapper(Fixed::EndMarker),
+        ];
+        let content = Content {
+            segments: segments.into(),
+        };
+        let text = format!(
+            "{SUMMARY_PREFIX}{sep}{}{sep}{END_MARKER_SHORT}",
+            "a".repeat(1_001),
+            sep = compactsim_model::MERGE_SEPARATOR
+        );
+        assert_eq!(u64::from(content.chars()), text.len() as u64, "bytes");
+        assert_eq!(py_chars(&content), text.chars().count() as u64);
+        assert!(py_chars(&content) < u64::from(content.chars()), "em dashes");
+        let row = Message::new(origin, Role::Assistant, content);
+        assert_eq!(
+            price_tokens(&row),
+            text.chars().count() as u64 / 4 + 10,
+            "len(str) // 4 + 10"
+        );
+        // A segment of another length than the wrapper's (the default model's) is its bytes.
+        let other = Fixed::SummaryPrefix.segment(origin, 100);
+        assert_eq!(py_chars(&Content::single(other)), 100);
     }
 
     /// Rows of 400 characters price at 110 (100 + 10); the walk over a 1,000-token
