@@ -1,7 +1,7 @@
 use crate::class::{changed, classify, EventClass};
 use crate::head::ProtectedHead;
 use crate::idset::{IdMap, IdMarks, IdSet};
-use crate::text::text_facts;
+use crate::text::text_facts_of;
 use crate::{Invariant, InvariantInfo, OracleConfig};
 use compactsim_model::{Event, FactId, Message, Role, Transition, Witness};
 
@@ -94,17 +94,28 @@ fn is_agent_row(m: &Message) -> bool {
 /// before the two are compared (an in-process compactor passes a row's listed facts; an
 /// external one can only quote the text).
 fn exchange_text(rows: &[Message]) -> (Vec<FactId>, Vec<FactId>) {
-    let spelled: Vec<FactId> = rows.iter().flat_map(|m| text_facts(&m.content)).collect();
+    let spelled = spelled_in_row_order(rows);
     let mut anywhere = spelled.clone();
     anywhere.sort_unstable();
+    // Every listed fact of every segment (duplicates go with the dedup below).
     let mut unspelled: Vec<FactId> = rows
         .iter()
-        .flat_map(|m| m.content.facts())
+        .flat_map(|m| m.content.segments.iter())
+        .flat_map(|s| s.facts.iter().copied())
         .filter(|f| anywhere.binary_search(f).is_err())
         .collect();
     unspelled.sort_unstable();
     unspelled.dedup();
     (spelled, unspelled)
+}
+
+/// The facts each row's text spells (`text::text_facts`), row after row.
+fn spelled_in_row_order(rows: &[Message]) -> Vec<FactId> {
+    let mut spelled: Vec<FactId> = Vec::new();
+    for m in rows {
+        spelled.extend_from_slice(&text_facts_of(&m.content));
+    }
+    spelled
 }
 
 /// `facts` without the ones in `unspelled` (ascending), order kept.
@@ -163,10 +174,7 @@ fn exchanges_covered<'a>(
             let e = (s..rows.len())
                 .find(|&e| !is_agent_row(&rows[e]))
                 .unwrap_or(rows.len());
-            let mut spelled: Vec<FactId> = rows[s..e]
-                .iter()
-                .flat_map(|m| text_facts(&m.content))
-                .collect();
+            let mut spelled = spelled_in_row_order(&rows[s..e]);
             spelled.sort_unstable();
             facts
                 .iter()

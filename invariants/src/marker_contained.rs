@@ -1,7 +1,8 @@
 use crate::class::{classify, pure_append, unchanged, EventClass};
-use crate::text::{extend_with_segment_facts, text_facts};
+use crate::text::{extend_with_segment_facts, segments_text_facts, text_facts_of};
 use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
 use compactsim_model::{ContentKind, Event, FactId, Message, Transition, Witness};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Information in a summary row is never dropped without being folded into a summary.
@@ -59,19 +60,14 @@ fn is_subset(small: &[FactId], large: &[FactId]) -> bool {
 
 /// The summarized facts of a summary row (see the type docs) as its text spells them,
 /// ascending: a compactor's text holds what it keeps, whatever its segments list.
-fn summary_facts(m: &Message) -> Vec<FactId> {
+fn summary_facts(m: &Message) -> Cow<'_, [FactId]> {
     let segments = &m.content.segments;
     let has_body = segments.iter().any(|s| s.kind == ContentKind::Summary);
-    let mut facts: Vec<FactId> = Vec::new();
-    for s in segments
-        .iter()
-        .filter(|s| !has_body || s.kind == ContentKind::Summary)
-    {
-        extend_with_segment_facts(&mut facts, s);
-    }
-    facts.sort_unstable();
-    facts.dedup();
-    facts
+    segments_text_facts(
+        segments
+            .iter()
+            .filter(move |s| !has_body || s.kind == ContentKind::Summary),
+    )
 }
 
 /// A batch pass no summarizer call answered: any summary it wrote is a fallback.
@@ -81,7 +77,13 @@ fn fallback_pass(t: &Transition<'_>) -> bool {
 
 impl MarkerContained {
     /// Index in `after` of the summary row with `m`'s id, and whether `m` lost facts.
-    fn fate(&self, t: &Transition<'_>, m: &Message) -> (Option<usize>, bool) {
+    /// `facts` is `summary_facts(m)`, read only when needed and kept for the caller.
+    fn fate<'m>(
+        &self,
+        t: &Transition<'_>,
+        m: &'m Message,
+        facts: &mut Option<Cow<'m, [FactId]>>,
+    ) -> (Option<usize>, bool) {
         let same = self
             .after_summaries
             .iter()
@@ -90,7 +92,10 @@ impl MarkerContained {
         let lost = match same {
             None => true,
             Some(j) if Arc::ptr_eq(&t.after[j].content.segments, &m.content.segments) => false,
-            Some(j) => !is_subset(&summary_facts(m), &text_facts(&t.after[j].content)),
+            Some(j) => {
+                let own = facts.get_or_insert_with(|| summary_facts(m));
+                !is_subset(own, &text_facts_of(&t.after[j].content))
+            }
         };
         (same, lost)
     }
@@ -179,12 +184,14 @@ impl Invariant for MarkerContained {
             if !m.is_summary() {
                 continue;
             }
-            let (same, lost) = self.fate(t, m);
+            let mut facts = None;
+            let (same, lost) = self.fate(t, m, &mut facts);
             if !lost {
                 continue;
             }
             let union = union.get_or_insert_with(|| self.union_after(t));
-            let missing = missing_from(&summary_facts(m), union);
+            let facts = facts.unwrap_or_else(|| summary_facts(m));
+            let missing = missing_from(&facts, union);
             if !missing.is_empty() {
                 return Some(self.witness(t, (i, m), same, &missing));
             }
@@ -197,6 +204,7 @@ impl Invariant for MarkerContained {
 mod tests {
     use super::*;
     use crate::testkit::*;
+    use crate::text::text_facts;
     use compactsim_model::{MicroOutcome, MsgId, Role};
 
     fn observe(ev: &Event, before: &[Message], after: &[Message]) -> Option<Witness> {

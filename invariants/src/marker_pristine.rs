@@ -95,7 +95,7 @@ fn after_pass(t: &Transition<'_>) -> Option<Witness> {
     let newest = micro_markers(t.after).max_by_key(|(_, m)| m.id);
     // Judged as text: the facts the marker's text spells (`text.rs`).
     let facts = newest
-        .map(|(_, m)| crate::text::text_facts(&m.content))
+        .map(|(_, m)| crate::text::text_facts_of(&m.content))
         .unwrap_or_default();
     // One merge walk when the answer's facts are ascending (as the harness serves them).
     let missing: Vec<FactId> = if answer.facts_out.is_sorted() {

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::testkit::*;
+use crate::text::text_facts;
 use compactsim_model::{event::BatchTrigger, MicroOutcome, MsgId};
 
 /// user 0 (head), then three exchanges [1 2 3], [5 6 7], [9 10 11] each followed by
