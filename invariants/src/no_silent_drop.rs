@@ -1,7 +1,7 @@
 use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::fact_lists::FactLists;
 use crate::idset::IdMarks;
-use crate::text::{text_facts, text_key, texts_of, TextKey};
+use crate::text::{text_facts_of, text_key, texts_of, TextKey};
 use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
 use compactsim_model::{
     CallId, Content, Event, FactId, Message, MsgId, Role, ServedCall, Transition, Witness,
@@ -206,10 +206,66 @@ impl<'a> Written<'a> {
 }
 
 /// Whether each row of `before` at `left` is carried into `after`: every segment of its
-/// text (by identity) and every tool call it made is still in `after`. The changed
-/// window of `after` is read first; the rows the transition kept are scanned once for
-/// what is still missing.
+/// text (by identity) and every tool call it made is still in `after`. Two equal ways
+/// (`both_carriage_walks_agree`): when the rows that left hold more texts and calls
+/// than the whole of `after` (a batch pass: most of the list left, a short one
+/// remains), `after` is indexed once and each row that left is looked up in it;
+/// otherwise (a micro pass: one exchange left a long list) the rows' keys are
+/// collected and `after` is scanned for them.
 fn carried_rows(t: &Transition<'_>, left: &[usize]) -> Vec<bool> {
+    let keys_of = |m: &Message| m.content.segments.len() + m.tool_calls.len();
+    let left_keys: usize = left.iter().map(|&i| keys_of(&t.before[i])).sum();
+    let after_keys: usize = t.after.iter().map(keys_of).sum();
+    if after_keys <= left_keys {
+        carried_rows_by_index(t, left)
+    } else {
+        carried_rows_by_missing(t, left)
+    }
+}
+
+/// [`carried_rows`] by one sorted index of every text and call of `after`.
+fn carried_rows_by_index(t: &Transition<'_>, left: &[usize]) -> Vec<bool> {
+    let mut texts: Vec<TextKey<'_>> = t
+        .after
+        .iter()
+        .flat_map(|m| m.content.segments.iter().map(text_key))
+        .collect();
+    texts.sort_unstable();
+    let mut calls: Vec<CallId> = t
+        .after
+        .iter()
+        .flat_map(|m| m.tool_calls.iter().map(|c| c.id))
+        .collect();
+    calls.sort_unstable();
+    rows_carried(
+        t,
+        left,
+        |k| texts.binary_search(k).is_ok(),
+        |c| calls.binary_search(c).is_ok(),
+    )
+}
+
+/// For each row of `before` at `left`: every text of it is `text_in` and every call of
+/// it `call_in`.
+fn rows_carried<'m>(
+    t: &Transition<'m>,
+    left: &[usize],
+    text_in: impl Fn(&TextKey<'m>) -> bool,
+    call_in: impl Fn(&CallId) -> bool,
+) -> Vec<bool> {
+    left.iter()
+        .map(|&i| {
+            let m = &t.before[i];
+            m.content.segments.iter().all(|s| text_in(&text_key(s)))
+                && m.tool_calls.iter().all(|c| call_in(&c.id))
+        })
+        .collect()
+}
+
+/// [`carried_rows`] by the keys of the rows that left: the changed window of `after`
+/// is read first; the rows the transition kept are scanned once for what is still
+/// missing.
+fn carried_rows_by_missing(t: &Transition<'_>, left: &[usize]) -> Vec<bool> {
     let window = t.delta.added(t.after);
     let texts = texts_of(window);
     let calls: BTreeSet<CallId> = window
@@ -247,18 +303,12 @@ fn carried_rows(t: &Transition<'_>, left: &[usize]) -> Vec<bool> {
             }
         }
     }
-    left.iter()
-        .map(|&i| {
-            let m = &t.before[i];
-            m.content
-                .segments
-                .iter()
-                .all(|s| !texts_missing.still_missing(&text_key(s)))
-                && m.tool_calls
-                    .iter()
-                    .all(|c| !calls_missing.still_missing(&c.id))
-        })
-        .collect()
+    rows_carried(
+        t,
+        left,
+        |k| !texts_missing.still_missing(k),
+        |c| !calls_missing.still_missing(c),
+    )
 }
 
 /// Keys not found yet, sorted, with a flag per key: one scan of the kept rows marks the
@@ -414,9 +464,9 @@ impl<'a> Judge<'a> {
             return None;
         }
         // The row's facts as its text spells them (an external compactor only sees text).
-        let facts = text_facts(&m.content);
+        let facts = text_facts_of(&m.content);
         let mut unseen: Vec<FactId> = Vec::new();
-        for &f in &facts {
+        for &f in facts.iter() {
             if !self.answers.saw(self.how, t.before, f) {
                 unseen.push(f);
             }

@@ -304,12 +304,7 @@ fn suspects_first_equals_reading_every_rows_carriage_on_micro_passes_and_repairs
     for removed in 0u32..(1 << 6) {
         for marker in markers {
             for merge in [false, true] {
-                let mut after: Vec<Message> = before
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i == 0 || removed & (1 << (i - 1)) == 0)
-                    .map(|(_, m)| m.clone())
-                    .collect();
+                let mut after = without_rows(&before, removed);
                 let first_removed = (1..7).find(|i| removed & (1 << (i - 1)) != 0);
                 if let (true, Some(i)) = (merge, first_removed) {
                     after[0].merge_content(&before[i].content);
@@ -343,6 +338,60 @@ fn suspects_first_equals_reading_every_rows_carriage_on_micro_passes_and_repairs
         }
     }
     assert!(fired > 100 && quiet > 100, "fired {fired}, quiet {quiet}");
+}
+
+/// `before` without the rows whose bit (row `i` at bit `i - 1`) is set in `removed`;
+/// row 0 always stays.
+fn without_rows(before: &[Message], removed: u32) -> Vec<Message> {
+    before
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || removed & (1 << (i - 1)) == 0)
+        .map(|(_, m)| m.clone())
+        .collect()
+}
+
+/// The two carriage walks agree on every subset of rows removed, with or without a row's
+/// text (or a call's row) moved into a kept row and a marker written.
+#[test]
+fn both_carriage_walks_agree() {
+    let before = start();
+    let (mut carried, mut dropped) = (0u32, 0u32);
+    for removed in 0u32..(1 << 6) {
+        for moved in 0..7 {
+            for marker in [false, true] {
+                let mut after = without_rows(&before, removed);
+                if moved > 0 && removed & (1 << (moved - 1)) != 0 {
+                    after[0].merge_content(&before[moved].content);
+                    if !before[moved].tool_calls.is_empty() {
+                        let mut copy = before[moved].clone();
+                        copy.id = MsgId(20);
+                        after.push(copy);
+                    }
+                }
+                if marker {
+                    after.insert(1, micro_marker(9, &[11, 12]));
+                }
+                let ev = absorbed(1, &[1, 2, 3]);
+                let t = transition_served(&ev, &before, &after, &[]);
+                let left: Vec<usize> = (1..before.len())
+                    .filter(|&i| removed & (1 << (i - 1)) != 0)
+                    .collect();
+                let by_index = carried_rows_by_index(&t, &left);
+                assert_eq!(
+                    by_index,
+                    carried_rows_by_missing(&t, &left),
+                    "{removed} {moved}"
+                );
+                carried += by_index.iter().filter(|&&c| c).count() as u32;
+                dropped += by_index.iter().filter(|&&c| !c).count() as u32;
+            }
+        }
+    }
+    assert!(
+        carried > 50 && dropped > 50,
+        "carried {carried}, dropped {dropped}"
+    );
 }
 
 #[test]
