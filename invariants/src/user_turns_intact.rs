@@ -1,5 +1,5 @@
 use crate::class::{classify, pure_append, unchanged, EventClass};
-use crate::idset::IdSet;
+use crate::idset::{IdMarks, IdSet};
 use crate::text::{text_key, TextKey};
 use crate::user_turns_batch::batch_breach;
 use crate::{Invariant, InvariantInfo};
@@ -38,6 +38,8 @@ pub struct UserTurnsIntact {
     started: bool,
     seq_before: Vec<SegRef>,
     seq_after: Vec<SegRef>,
+    /// Ids of `before`, marked for an append that was not a pure one.
+    before_ids: IdMarks,
 }
 
 pub const INFO: InvariantInfo = InvariantInfo {
@@ -89,19 +91,26 @@ impl UserTurnsIntact {
     /// presence, never by comparing ids.
     fn after_append(&mut self, t: &Transition<'_>, class: EventClass<'_>, from: Option<usize>) {
         if matches!(class, EventClass::Append) {
-            let old: BTreeSet<MsgId> = match from {
-                Some(_) => BTreeSet::new(),
-                None => t.before.iter().map(|m| m.id).collect(),
-            };
+            // After a pure append every row past `from` is new; else newness is asked of
+            // the ids of `before`, marked once.
+            let pure = from.is_some();
+            if !pure {
+                self.before_ids.fill(t.before.iter().map(|m| m.id));
+            }
+            let old = &self.before_ids;
             let rows = &t.after[from.unwrap_or(0)..];
-            let is_new = |m: &Message| !old.contains(&m.id);
+            let is_new = |m: &Message| pure || !old.contains(m.id);
             let turn = t.event.turn();
             if self.turn_first.is_none_or(|(last, _)| last != turn) {
                 if let Some(first) = rows.iter().filter(|m| is_new(m)).map(|m| m.id).min() {
                     self.turn_first = Some((turn, first));
                 }
             }
-            self.record_new(rows, is_new);
+            for m in rows {
+                if m.is_real_user() && is_new(m) {
+                    self.recorded.add(m.id);
+                }
+            }
         }
     }
 
