@@ -1,6 +1,6 @@
 use crate::class::{changed, classify, EventClass};
 use crate::{Invariant, InvariantInfo, OracleConfig};
-use compactsim_model::{tokens_rough_total, BatchTrigger, Event, Transition, Witness};
+use compactsim_model::{tokens_rough_total, BatchTrigger, Event, Message, Transition, Witness};
 
 /// The agent loop keeps making progress (liveness; hermes-domain §4.1: H-2153, H-11529,
 /// H-14694). The engine adds the case's step budget: exceeding it is reported under
@@ -99,10 +99,12 @@ impl NoInfiniteLoop {
     }
 
     /// A preflight at `now_ms` after which the list's messages weigh `rough` tokens.
-    fn on_preflight(&mut self, turn: u32, now_ms: u64, rough: u64) -> Option<Witness> {
+    /// `rows`: the list the preflight left, summed only when the cheaper conditions hold.
+    fn on_preflight(&mut self, turn: u32, now_ms: u64, rows: &[Message]) -> Option<Witness> {
         let trigger = self.config.trigger_tokens as u64;
-        let starving =
-            trigger > 0 && rough >= trigger && self.last_reading.is_none_or(|r| r >= trigger);
+        let starving = trigger > 0
+            && self.last_reading.is_none_or(|r| r >= trigger)
+            && tokens_rough_total(rows) >= trigger;
         if !starving {
             self.blocked_since_ms = None;
             return None;
@@ -184,9 +186,7 @@ impl Invariant for NoInfiniteLoop {
                 let sized = self.over_window_turn == Some((*turn, true));
                 sized.then(|| self.on_failed(*turn)).flatten()
             }
-            (_, EventClass::Preflight(p)) => {
-                self.on_preflight(p.turn, p.now_ms, tokens_rough_total(t.after))
-            }
+            (_, EventClass::Preflight(p)) => self.on_preflight(p.turn, p.now_ms, t.after),
             (_, EventClass::ProviderCall(c)) => {
                 let over = c.over_window
                     || self

@@ -153,18 +153,27 @@ impl Invariant for PreflightEvaluated {
             }
             EventClass::Preflight(p) => {
                 self.evaluated_turn = Some(p.turn);
-                let rough = tokens_rough_total(t.after);
-                let found = (self.over(rough) && self.unjustified(p.now_ms)).then(|| {
-                    Witness::default().fact(format!(
-                        "(a) preflight of turn {} left {} messages of {rough} rough tokens \
+                // The list is summed only when nothing else justifies the preflight
+                // (the sum is the dearest part of the rule).
+                let over = || {
+                    let rough = tokens_rough_total(t.after);
+                    self.over(rough).then_some(rough)
+                };
+                let found = self
+                    .unjustified(p.now_ms)
+                    .then(over)
+                    .flatten()
+                    .map(|rough| {
+                        Witness::default().fact(format!(
+                            "(a) preflight of turn {} left {} messages of {rough} rough tokens \
                          >= trigger {} with no pass and nothing to wait for (it reported \
                          {})",
-                        p.turn,
-                        t.after.len(),
-                        self.trigger_tokens,
-                        p.decision.label()
-                    ))
-                });
+                            p.turn,
+                            t.after.len(),
+                            self.trigger_tokens,
+                            p.decision.label()
+                        ))
+                    });
                 self.passes_since_mark = 0;
                 found
             }
