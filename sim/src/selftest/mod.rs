@@ -224,9 +224,10 @@ pub fn shrink_case(
 /// One shrink the self-test makes: the switch, its strategy and the case (seed, case).
 pub type ShrinkTarget = (&'static BugInfo, Strategy, (u64, u32));
 
-/// [`shrink_case`] for each of `targets`, `jobs` at a time, in the order of `targets`.
-/// Each shrink is bounded by its attempts (its own time cap as an outer safety limit),
-/// never by the others, so the results are those of shrinking one after another.
+/// [`shrink_case`] for each of `targets`, `jobs` at a time, the longest cases (most
+/// turns run) first; the results in the order of `targets`. Each shrink is bounded by its
+/// attempts (its own time cap as an outer safety limit), never by the others, so the
+/// results are those of shrinking one after another.
 pub fn shrink_cases(
     targets: &[ShrinkTarget],
     suite: SelftestSuite,
@@ -239,10 +240,17 @@ pub fn shrink_cases(
         .build()
         .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
     Ok(pool.install(|| {
-        targets
+        // A shrink's candidates run up to the case's length: its cost.
+        let turns: Vec<u64> = targets
             .par_iter()
-            .map(|&(info, strategy, at)| shrink_case(info, strategy, suite, at, budget))
-            .collect()
+            .map(|&(info, strategy, (seed, case))| {
+                let spec = spec(info, strategy, seed, suite.passes, case);
+                u64::from(crate::engine::run_case(&spec, crate::engine::Record::default()).turns)
+            })
+            .collect();
+        shrink::longest_first(targets, &turns, |&(info, strategy, at)| {
+            shrink_case(info, strategy, suite, at, budget)
+        })
     }))
 }
 

@@ -2,7 +2,7 @@
 //! leading turns loaded as a resumed session's history, the history folded, a smaller
 //! window, and the agent's and provider's knobs moved to their simplest values.
 
-use super::candidates::{cand, halve_turn, span, with_script, Candidate};
+use super::candidates::{cand, halve_turn, lazy, span, with_script, Lazy};
 use crate::engine::plan::{
     build_rows, facts_room, AgentOverrides, CasePlan, ProviderOverrides, RowPlan, TurnPlan,
 };
@@ -20,30 +20,35 @@ pub const OVERHEAD_REAL_NEUTRAL_PER_MILLE: u32 = 1_000;
 /// session loads them in one append instead of running them; the turns keep their
 /// numbers), most turns first; then a history of several turns folded into one (the turns
 /// after it are renumbered); then the history as one exchange of the same rough size.
-pub(super) fn resumed(plan: &CasePlan) -> Vec<Candidate> {
+pub(super) fn resumed(plan: &CasePlan) -> Vec<Lazy<'_>> {
     let Some(script) = &plan.script else {
         return Vec::new();
     };
     let mut out = Vec::new();
     let n = script.turns.len();
     for k in (1..n).rev() {
-        let p = with_script(plan, |s| {
-            let moved: Vec<TurnPlan> = s.turns.drain(..k).collect();
-            s.history.extend(moved);
-        });
-        out.push(cand(format!("{} loaded as history", span("turn", 0, k)), p));
+        let change = format!("{} loaded as history", span("turn", 0, k));
+        out.push(lazy(change, move || {
+            with_script(plan, |s| {
+                let moved: Vec<TurnPlan> = s.turns.drain(..k).collect();
+                s.history.extend(moved);
+            })
+        }));
     }
     if script.history.len() > 1 {
-        let p = with_script(plan, |s| {
-            let rows = s.history.drain(..).flat_map(|t| t.rows).collect();
-            s.history = vec![TurnPlan { rows }];
-        });
-        out.push(cand("history folded into one turn", p));
+        out.push(lazy("history folded into one turn", move || {
+            with_script(plan, |s| {
+                let rows = s.history.drain(..).flat_map(|t| t.rows).collect();
+                s.history = vec![TurnPlan { rows }];
+            })
+        }));
     }
     let rows: Vec<RowPlan> = script.history.iter().flat_map(|t| t.rows.clone()).collect();
     if let Some(exchange) = (rows.len() > 2).then(|| one_exchange(&rows)).flatten() {
-        let p = with_script(plan, |s| s.history = vec![exchange]);
-        out.push(cand("history as one exchange of the same rough size", p));
+        out.push(lazy(
+            "history as one exchange of the same rough size",
+            move || with_script(plan, |s| s.history = vec![exchange]),
+        ));
     }
     out
 }
@@ -69,7 +74,7 @@ fn one_exchange(rows: &[RowPlan]) -> Option<TurnPlan> {
 /// tokens), and of the knobs the plan sets: a reliable provider configuration, no
 /// resumed-session fill, in-place compaction, a fixed think time, the overhead counted
 /// as estimated, no request overhead.
-pub(super) fn agent_shape(plan: &CasePlan) -> Vec<Candidate> {
+pub(super) fn agent_shape(plan: &CasePlan) -> Vec<Lazy<'static>> {
     let mut out = Vec::new();
     if let Some(window) = plan.context_length.filter(|&w| w / 2 >= CONTEXT_LENGTH_MIN) {
         let mut p = plan.clone();
@@ -135,6 +140,7 @@ pub(super) fn agent_shape(plan: &CasePlan) -> Vec<Candidate> {
 mod tests {
     use super::*;
     use crate::engine::plan::{CallPlan, Script};
+    use crate::shrink::candidates::built;
     use crate::shrink::Phase;
     use crate::strategy::Strategy;
 
@@ -184,14 +190,14 @@ mod tests {
     #[test]
     fn history_candidates_keep_every_row_and_the_exchange_keeps_the_rough_size() {
         let p = plan(4);
-        let c = resumed(&p);
+        let c = built(resumed(&p));
         assert_eq!(c.len(), 3, "k = 3, 2, 1 (no history to fold yet)");
         for (cand, k) in c.iter().zip([3, 2, 1]) {
             let s = cand.plan.script.as_ref().unwrap();
             assert_eq!((s.history.len(), s.turns.len()), (k, 4 - k));
             assert_eq!(s.rows(), p.script.as_ref().unwrap().rows());
         }
-        let folded = resumed(&c[0].plan);
+        let folded = built(resumed(&c[0].plan));
         let names: Vec<&str> = folded.iter().map(|c| c.change.as_str()).collect();
         assert!(names.ends_with(&[
             "history folded into one turn",

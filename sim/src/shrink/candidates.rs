@@ -83,6 +83,12 @@ impl Phase {
     /// The candidates of this phase for `plan` of a case of `strategy`, most aggressive
     /// first. `plan` has a script (every recorded plan does).
     pub fn candidates(self, plan: &CasePlan, strategy: Strategy) -> Vec<Candidate> {
+        built(self.lazy(plan, strategy))
+    }
+
+    /// [`Phase::candidates`], each built only when asked for ([`Lazy::build`]): the
+    /// search builds them one by one and stops at the first that still fails.
+    pub fn lazy(self, plan: &CasePlan, strategy: Strategy) -> Vec<Lazy<'_>> {
         match self {
             Phase::Faults => faults(plan),
             Phase::Turns if strategy.loop_options().is_some() => {
@@ -112,11 +118,44 @@ pub struct Candidate {
     pub plan: CasePlan,
 }
 
-pub(super) fn cand(change: impl Into<String>, plan: CasePlan) -> Candidate {
-    Candidate {
-        change: change.into(),
-        plan,
+/// A candidate not built yet: what it changes, and how to build its plan from the plan
+/// it reduces. A long case's phase offers hundreds of candidates, each a whole plan; the
+/// search reaches few of them before one is accepted (and the list is made again for
+/// the reduced plan), so each is built only when the search reaches it.
+pub struct Lazy<'a> {
+    pub change: String,
+    build: Box<dyn FnOnce() -> CasePlan + 'a>,
+}
+
+impl Lazy<'_> {
+    /// The candidate's plan.
+    pub fn build(self) -> Candidate {
+        Candidate {
+            plan: (self.build)(),
+            change: self.change,
+        }
     }
+}
+
+/// Every candidate of `lazies`, built.
+pub(super) fn built(lazies: Vec<Lazy<'_>>) -> Vec<Candidate> {
+    lazies.into_iter().map(Lazy::build).collect()
+}
+
+/// A candidate built by `build` when the search reaches it.
+pub(super) fn lazy<'a>(
+    change: impl Into<String>,
+    build: impl FnOnce() -> CasePlan + 'a,
+) -> Lazy<'a> {
+    Lazy {
+        change: change.into(),
+        build: Box::new(build),
+    }
+}
+
+/// A candidate whose plan is already built (phases with a few candidates).
+pub(super) fn cand(change: impl Into<String>, plan: CasePlan) -> Lazy<'static> {
+    lazy(change, move || plan)
 }
 
 pub(super) fn with_script(plan: &CasePlan, f: impl FnOnce(&mut Script)) -> CasePlan {
@@ -136,35 +175,42 @@ pub(super) fn span(what: &str, start: usize, len: usize) -> String {
 
 /// Chunk removals over the turns, then over the history: chunk sizes n/2, n/4, ..., 1,
 /// each from the end towards the front.
-fn turns(plan: &CasePlan) -> Vec<Candidate> {
+fn turns(plan: &CasePlan) -> Vec<Lazy<'_>> {
     let Some(script) = &plan.script else {
         return Vec::new();
     };
     let mut out = Vec::new();
     let n = script.turns.len();
+    // A gateway's loop numbers the script's turns after its history.
+    let history = script.history.len();
     for (start, len) in chunks(n) {
         if len == n {
             continue;
         }
-        let mut p = with_script(plan, |s| {
-            s.turns.drain(start..start + len);
-        });
-        p.restarts = plan
-            .restarts
-            .as_ref()
-            .map(|r| shift_restarts(r, start, len));
-        // A gateway's loop numbers the script's turns after its history.
-        let history = script.history.len();
-        shift_gateway(&mut p, history + start, len);
-        out.push(cand(format!("drop {}", span("turn", start, len)), p));
+        out.push(lazy(
+            format!("drop {}", span("turn", start, len)),
+            move || {
+                let mut p = with_script(plan, |s| {
+                    s.turns.drain(start..start + len);
+                });
+                p.restarts = plan
+                    .restarts
+                    .as_ref()
+                    .map(|r| shift_restarts(r, start, len));
+                shift_gateway(&mut p, history + start, len);
+                p
+            },
+        ));
     }
-    for (start, len) in chunks(script.history.len()) {
-        let mut p = with_script(plan, |s| {
-            s.history.drain(start..start + len);
-        });
-        shift_gateway(&mut p, start, len);
+    for (start, len) in chunks(history) {
         let change = format!("drop history {}", span("turn", start, len));
-        out.push(cand(change, p));
+        out.push(lazy(change, move || {
+            let mut p = with_script(plan, |s| {
+                s.history.drain(start..start + len);
+            });
+            shift_gateway(&mut p, start, len);
+            p
+        }));
     }
     out
 }
@@ -174,33 +220,36 @@ fn turns(plan: &CasePlan) -> Vec<Candidate> {
 /// A micro turn keeps every row; an agent-loop turn has one user row, so the merged
 /// turns' later user rows go (their replies stay). Restarts and gateway events inside a
 /// merged span go; later ones move down with their turns.
-fn merged(plan: &CasePlan, strategy: Strategy) -> Vec<Candidate> {
+fn merged(plan: &CasePlan, strategy: Strategy) -> Vec<Lazy<'_>> {
     let Some(script) = &plan.script else {
         return Vec::new();
     };
     let one_user_row = strategy.loop_options().is_some();
     let mut out = Vec::new();
     let n = script.turns.len();
+    let history = script.history.len();
     let all = (n > 2).then_some((0, n));
     for (start, len) in all.into_iter().chain(chunks(n)).filter(|c| c.1 > 1) {
-        let mut p = with_script(plan, |s| {
-            let later: Vec<TurnPlan> = s.turns.drain(start + 1..start + len).collect();
-            let rows = later.into_iter().flat_map(|t| {
-                t.rows
-                    .into_iter()
-                    .enumerate()
-                    .filter(move |(i, r)| !(one_user_row && *i == 0 && r.role == Role::User))
-                    .map(|(_, r)| r)
-            });
-            s.turns[start].rows.extend(rows);
-        });
-        p.restarts = plan
-            .restarts
-            .as_ref()
-            .map(|r| shift_restarts(r, start + 1, len - 1));
-        shift_gateway(&mut p, script.history.len() + start + 1, len - 1);
         let change = format!("merge turns {start}..{} into one", start + len - 1);
-        out.push(cand(change, p));
+        out.push(lazy(change, move || {
+            let mut p = with_script(plan, |s| {
+                let later: Vec<TurnPlan> = s.turns.drain(start + 1..start + len).collect();
+                let rows = later.into_iter().flat_map(|t| {
+                    t.rows
+                        .into_iter()
+                        .enumerate()
+                        .filter(move |(i, r)| !(one_user_row && *i == 0 && r.role == Role::User))
+                        .map(|(_, r)| r)
+                });
+                s.turns[start].rows.extend(rows);
+            });
+            p.restarts = plan
+                .restarts
+                .as_ref()
+                .map(|r| shift_restarts(r, start + 1, len - 1));
+            shift_gateway(&mut p, history + start + 1, len - 1);
+            p
+        }));
     }
     out
 }
@@ -250,7 +299,7 @@ fn shift_restarts(restarts: &[u32], start: usize, len: usize) -> Vec<u32> {
 /// Sets one micro knob of a plan.
 type SetKnob = fn(&mut MicroOverrides, u32);
 
-fn shape(plan: &CasePlan) -> Vec<Candidate> {
+fn shape(plan: &CasePlan) -> Vec<Lazy<'static>> {
     let mut out = Vec::new();
     if let Some(tail) = plan.micro.tail_budget_tokens {
         if tail / 2 >= TAIL_BUDGET_TOKENS_MIN {
@@ -348,48 +397,56 @@ fn later_exchanges(turn: &TurnPlan) -> Vec<(usize, usize)> {
 /// Per turn, from the last: each exchange after the turn's first removed (a merged
 /// turn's), all tool rounds at once, then each round, then each parallel round cut to
 /// one call.
-fn rounds(plan: &CasePlan) -> Vec<Candidate> {
+fn rounds(plan: &CasePlan) -> Vec<Lazy<'_>> {
     let Some(script) = &plan.script else {
         return Vec::new();
     };
     let mut out = Vec::new();
+    // Rows `start..start + len` of turn `t` removed.
+    let without = move |t: usize, start: usize, len: usize| {
+        move || {
+            with_script(plan, |s| {
+                s.turns[t].rows.drain(start..start + len);
+            })
+        }
+    };
     for (t, turn) in script.turns.iter().enumerate().rev() {
         for &(start, len) in later_exchanges(turn).iter().rev() {
-            let p = with_script(plan, |s| {
-                s.turns[t].rows.drain(start..start + len);
-            });
-            out.push(cand(
+            out.push(lazy(
                 format!("turn {t}: drop the exchange at row {start}"),
-                p,
+                without(t, start, len),
             ));
         }
         let rounds = tool_rounds(turn);
         if rounds.len() > 1 {
-            let p = with_script(plan, |s| {
-                for &(start, len) in rounds.iter().rev() {
-                    s.turns[t].rows.drain(start..start + len);
-                }
-            });
-            out.push(cand(format!("turn {t}: drop every tool round"), p));
+            let every = rounds.clone();
+            out.push(lazy(
+                format!("turn {t}: drop every tool round"),
+                move || {
+                    with_script(plan, |s| {
+                        for &(start, len) in every.iter().rev() {
+                            s.turns[t].rows.drain(start..start + len);
+                        }
+                    })
+                },
+            ));
         }
         for &(start, len) in rounds.iter().rev() {
-            let p = with_script(plan, |s| {
-                s.turns[t].rows.drain(start..start + len);
-            });
-            out.push(cand(
+            out.push(lazy(
                 format!("turn {t}: drop the tool round at row {start}"),
-                p,
+                without(t, start, len),
             ));
             let calls = turn.rows[start].calls.len();
             if calls > 1 && len == calls + 1 {
-                let p = with_script(plan, |s| {
-                    let rows = &mut s.turns[t].rows;
-                    rows[start].calls.truncate(1);
-                    rows.drain(start + 2..start + len);
-                });
-                out.push(cand(
+                out.push(lazy(
                     format!("turn {t}: one call in the round at row {start}"),
-                    p,
+                    move || {
+                        with_script(plan, |s| {
+                            let rows = &mut s.turns[t].rows;
+                            rows[start].calls.truncate(1);
+                            rows.drain(start + 2..start + len);
+                        })
+                    },
                 ));
             }
         }
@@ -399,12 +456,28 @@ fn rounds(plan: &CasePlan) -> Vec<Candidate> {
 
 /// `row` with its text halved (not below [`ROW_CHARS_MIN`]); None if it cannot shrink.
 fn halved(row: &RowPlan) -> Option<RowPlan> {
-    let chars = (row.chars / 2).max(ROW_CHARS_MIN.min(row.chars));
-    (chars < row.chars).then(|| RowPlan {
+    let chars = halved_chars(row)?;
+    Some(RowPlan {
         chars,
         facts: row.facts.min(facts_room(chars)),
         ..row.clone()
     })
+}
+
+/// The characters of `row` halved (not below [`ROW_CHARS_MIN`]); None if it cannot shrink.
+fn halved_chars(row: &RowPlan) -> Option<u32> {
+    let chars = (row.chars / 2).max(ROW_CHARS_MIN.min(row.chars));
+    (chars < row.chars).then_some(chars)
+}
+
+/// Whether [`halve_turn`] would change `turn`.
+fn halvable(turn: &TurnPlan) -> bool {
+    turn.rows.iter().any(|r| halved_chars(r).is_some())
+}
+
+/// The facts a row keeps under "fewest facts".
+fn fewest_facts(row: &RowPlan) -> u32 {
+    u32::from(row.role == Role::User && row.chars > 0)
 }
 
 pub(super) fn halve_turn(turn: &mut TurnPlan) -> bool {
@@ -425,46 +498,61 @@ fn all_rows(s: &mut Script) -> impl Iterator<Item = &mut RowPlan> {
         .flat_map(|t| &mut t.rows)
 }
 
-fn sizes(plan: &CasePlan) -> Vec<Candidate> {
+fn sizes(plan: &CasePlan) -> Vec<Lazy<'_>> {
     let Some(script) = &plan.script else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut all = script.clone();
-    let mut changed = false;
-    for turn in all.history.iter_mut().chain(all.turns.iter_mut()) {
-        changed |= halve_turn(turn);
+    let mut turns = script.history.iter().chain(&script.turns);
+    if turns.any(halvable) {
+        out.push(lazy("every row halved", move || {
+            with_script(plan, |s| {
+                for turn in s.history.iter_mut().chain(s.turns.iter_mut()) {
+                    halve_turn(turn);
+                }
+            })
+        }));
     }
-    if changed {
-        out.push(cand("every row halved", with_script(plan, |s| *s = all)));
-    }
-    let mut history = script.history.clone();
-    if !script.turns.is_empty() && history.iter_mut().fold(false, |c, t| halve_turn(t) | c) {
-        out.push(cand(
-            "history rows halved",
-            with_script(plan, |s| s.history = history),
-        ));
+    if !script.turns.is_empty() && script.history.iter().any(halvable) {
+        out.push(lazy("history rows halved", move || {
+            with_script(plan, |s| {
+                for turn in &mut s.history {
+                    halve_turn(turn);
+                }
+            })
+        }));
     }
     for t in (0..script.turns.len()).rev() {
-        let mut turn = script.turns[t].clone();
-        if halve_turn(&mut turn) {
-            let p = with_script(plan, |s| s.turns[t] = turn);
-            out.push(cand(format!("turn {t}: rows halved"), p));
+        if halvable(&script.turns[t]) {
+            out.push(lazy(format!("turn {t}: rows halved"), move || {
+                with_script(plan, |s| {
+                    halve_turn(&mut s.turns[t]);
+                })
+            }));
         }
     }
-    let p = with_script(plan, |s| {
-        all_rows(s)
-            .flat_map(|r| &mut r.calls)
-            .for_each(|c| c.args_chars = 0)
-    });
-    if p != *plan {
-        out.push(cand("shortest call arguments", p));
+    let rows = || {
+        script
+            .history
+            .iter()
+            .chain(&script.turns)
+            .flat_map(|t| &t.rows)
+    };
+    if rows().flat_map(|r| &r.calls).any(|c| c.args_chars != 0) {
+        out.push(lazy("shortest call arguments", move || {
+            with_script(plan, |s| {
+                all_rows(s)
+                    .flat_map(|r| &mut r.calls)
+                    .for_each(|c| c.args_chars = 0)
+            })
+        }));
     }
-    let p = with_script(plan, |s| {
-        all_rows(s).for_each(|r| r.facts = u32::from(r.role == Role::User && r.chars > 0))
-    });
-    if p != *plan {
-        out.push(cand("fewest facts", p));
+    if rows().any(|r| r.facts != fewest_facts(r)) {
+        out.push(lazy("fewest facts", move || {
+            with_script(plan, |s| {
+                all_rows(s).for_each(|r| r.facts = fewest_facts(r))
+            })
+        }));
     }
     out
 }
@@ -513,7 +601,7 @@ mod tests {
     fn merges_keep_every_micro_row_and_one_user_row_per_agent_turn() {
         use Role::{Assistant as A, User as U};
         let p = plan_of(vec![vec![U, A], vec![U, A], vec![U, A, U, A], vec![U, A]]);
-        let micro = merged(&p, Strategy::Micro);
+        let micro = built(merged(&p, Strategy::Micro));
         assert_eq!(micro[0].change, "merge turns 0..3 into one");
         let all = micro[0].plan.script.as_ref().unwrap();
         assert_eq!((all.turns.len(), all.rows()), (1, 10));
@@ -524,7 +612,7 @@ mod tests {
         assert!(micro
             .iter()
             .all(|c| c.plan.script.as_ref().unwrap().rows() == 10));
-        let batch = merged(&p, Strategy::parse("batch").unwrap());
+        let batch = built(merged(&p, Strategy::parse("batch").unwrap()));
         let s = batch[1].plan.script.as_ref().unwrap();
         assert_eq!(s.turns.len(), 3);
         let roles: Vec<Role> = s.turns[2].rows.iter().map(|r| r.role).collect();

@@ -2,7 +2,7 @@
 //! provider outcomes back to `ok`, restarts and gateway events removed) and faults moved
 //! sooner (ok calls removed before them).
 
-use super::candidates::{cand, chunks, Candidate};
+use super::candidates::{cand, chunks, lazy, Lazy};
 use crate::engine::plan::CasePlan;
 use crate::provider::ProviderOutcome;
 use crate::summarizer::SummaryOutcome;
@@ -16,7 +16,7 @@ fn faulty<T: Copy>(schedule: &Option<Vec<T>>, ok: impl Fn(T) -> bool) -> Vec<usi
 /// Every kind of fault at once, then each kind, then chunks of each schedule's faults
 /// (halving, from the end) down to single faults: summarizer and provider outcomes back
 /// to `ok`, restarts removed.
-pub(super) fn faults(plan: &CasePlan) -> Vec<Candidate> {
+pub(super) fn faults(plan: &CasePlan) -> Vec<Lazy<'_>> {
     let restarts = plan.restarts.clone().unwrap_or_default();
     let summary = faulty(&plan.summary_outcomes, SummaryOutcome::is_ok);
     let provider = faulty(&plan.provider_outcomes, ProviderOutcome::is_ok);
@@ -51,58 +51,66 @@ pub(super) fn faults(plan: &CasePlan) -> Vec<Candidate> {
     }
     if gateway.len() > 1 {
         for (change, schedule) in gateway.without_each() {
-            let mut p = plan.clone();
-            p.gateway.schedule = Some(schedule);
-            out.push(cand(change, p));
+            out.push(lazy(change, move || {
+                let mut p = plan.clone();
+                p.gateway.schedule = Some(schedule);
+                p
+            }));
         }
     }
     if restarts.len() > 1 {
-        for i in 0..restarts.len() {
-            let mut p = plan.clone();
-            let gone = p.restarts.as_mut().expect("restarts").remove(i);
-            out.push(cand(format!("no restart before turn {gone}"), p));
+        for (i, gone) in restarts.iter().enumerate() {
+            out.push(lazy(format!("no restart before turn {gone}"), move || {
+                let mut p = plan.clone();
+                p.restarts.as_mut().expect("restarts").remove(i);
+                p
+            }));
         }
     }
     for (start, len) in chunks(summary.len())
         .into_iter()
         .filter(|c| c.1 < summary.len())
     {
-        let mut p = plan.clone();
-        let o = p.summary_outcomes.as_mut().expect("outcomes");
-        summary[start..start + len]
-            .iter()
-            .for_each(|&i| o[i] = SummaryOutcome::Ok);
-        let change = calls_ok("summary", &summary[start..start + len]);
-        out.push(cand(change, p));
+        let calls = summary[start..start + len].to_vec();
+        out.push(lazy(calls_ok("summary", &calls), move || {
+            let mut p = plan.clone();
+            let o = p.summary_outcomes.as_mut().expect("outcomes");
+            calls.iter().for_each(|&i| o[i] = SummaryOutcome::Ok);
+            p
+        }));
     }
     for (start, len) in chunks(provider.len())
         .into_iter()
         .filter(|c| c.1 < provider.len())
     {
-        let mut p = plan.clone();
-        let o = p.provider_outcomes.as_mut().expect("outcomes");
-        provider[start..start + len]
-            .iter()
-            .for_each(|&i| o[i] = ProviderOutcome::Ok);
-        let change = calls_ok("provider", &provider[start..start + len]);
-        out.push(cand(change, p));
+        let calls = provider[start..start + len].to_vec();
+        out.push(lazy(calls_ok("provider", &calls), move || {
+            let mut p = plan.clone();
+            let o = p.provider_outcomes.as_mut().expect("outcomes");
+            calls.iter().for_each(|&i| o[i] = ProviderOutcome::Ok);
+            p
+        }));
     }
     out
 }
 
 /// The fault schedules with ok calls removed before a fault (see [`earlier`]).
-pub(super) fn sooner(plan: &CasePlan) -> Vec<Candidate> {
+pub(super) fn sooner(plan: &CasePlan) -> Vec<Lazy<'_>> {
     let mut out = Vec::new();
     for (start, len, schedule) in earlier(plan.summary_outcomes.as_deref(), SummaryOutcome::is_ok) {
-        let mut p = plan.clone();
-        p.summary_outcomes = Some(schedule);
-        out.push(cand(moved_earlier("summary", start, len), p));
+        out.push(lazy(moved_earlier("summary", start, len), move || {
+            let mut p = plan.clone();
+            p.summary_outcomes = Some(schedule);
+            p
+        }));
     }
     for (start, len, schedule) in earlier(plan.provider_outcomes.as_deref(), ProviderOutcome::is_ok)
     {
-        let mut p = plan.clone();
-        p.provider_outcomes = Some(schedule);
-        out.push(cand(moved_earlier("provider", start, len), p));
+        out.push(lazy(moved_earlier("provider", start, len), move || {
+            let mut p = plan.clone();
+            p.provider_outcomes = Some(schedule);
+            p
+        }));
     }
     out
 }

@@ -22,17 +22,20 @@ mod agent;
 mod auto;
 mod candidates;
 mod faults;
+mod queue;
 
 pub use agent::{CONTEXT_LENGTH_MIN, OVERHEAD_REAL_NEUTRAL_PER_MILLE};
 pub use auto::{
     auto, case_name, render_failure, write_failure, AUTO_SHRINK_CASES_MAX, FAILURES_DIR,
 };
-pub use candidates::{Candidate, Phase, ROW_CHARS_MIN, TAIL_BUDGET_TOKENS_MIN};
+pub use candidates::{Candidate, Lazy, Phase, ROW_CHARS_MIN, TAIL_BUDGET_TOKENS_MIN};
+pub use queue::longest_first;
 
 use crate::engine::plan::{record, run_logged, CasePlan, Logged};
 use crate::engine::{CaseOutcome, CaseResult, CaseSpec, Record};
 use crate::scenario::has_unmergeable_assistants;
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Turns a switch's shrunk repro may have at most (issue 8: every switch's shrunk case,
@@ -245,57 +248,71 @@ impl Search<'_> {
     fn phase(&mut self, phase: Phase, progress: &mut dyn FnMut(&Progress)) -> Result<bool, Stop> {
         let mut reduced = false;
         let mut next = 0;
-        'restart: loop {
-            let candidates = phase.candidates(&self.plan, self.spec.strategy);
-            let writable = self
-                .plan
-                .script
-                .as_ref()
-                .is_none_or(|s| !has_unmergeable_assistants(s));
-            for (i, candidate) in candidates.into_iter().enumerate().skip(next) {
-                // A candidate its scenario file could not hold is not tried (a merge or
-                // a dropped row can put two assistant rows in a row).
-                if writable
-                    && candidate
-                        .plan
-                        .script
-                        .as_ref()
-                        .is_some_and(has_unmergeable_assistants)
-                {
-                    continue;
-                }
-                if self.attempts >= self.budget.attempts_max {
-                    return Err(Stop::Attempts(self.attempts));
-                }
-                if let Some(t) = self
-                    .budget
-                    .time_max
-                    .filter(|&t| self.started.elapsed() >= t)
-                {
-                    return Err(Stop::Time(t));
-                }
-                self.attempts += 1;
-                let spec = self.spec.clone().with_plan(candidate.plan.clone());
-                let run = run_logged(&spec, Record::default());
-                if fails(&run.result, &self.invariant) {
-                    self.plan = candidate.plan;
-                    cut_to_run(self.spec, &mut self.plan, &run);
-                    self.result = run.result;
-                    self.accepted += 1;
-                    reduced = true;
-                    progress(&Progress {
-                        attempts: self.attempts,
-                        accepted: self.accepted,
-                        phase,
-                        change: candidate.change,
-                        size: Size::of(&self.plan),
-                    });
-                    next = i;
-                    continue 'restart;
-                }
-            }
-            return Ok(reduced);
+        while let Some((i, candidate, run)) = self.first_failing(phase, next)? {
+            self.plan = candidate.plan;
+            cut_to_run(self.spec, &mut self.plan, &run);
+            self.result = run.result;
+            self.accepted += 1;
+            reduced = true;
+            progress(&Progress {
+                attempts: self.attempts,
+                accepted: self.accepted,
+                phase,
+                change: candidate.change,
+                size: Size::of(&self.plan),
+            });
+            next = i;
         }
+        Ok(reduced)
+    }
+
+    /// The first candidate of `phase` for the current plan, from position `next` on,
+    /// that still fails the invariant: its position, the candidate and its run. Each
+    /// candidate is built only when reached. Err when a bound stops the search.
+    fn first_failing(
+        &mut self,
+        phase: Phase,
+        next: usize,
+    ) -> Result<Option<(usize, Candidate, Logged)>, Stop> {
+        let plan = &self.plan;
+        let writable = plan
+            .script
+            .as_ref()
+            .is_none_or(|s| !has_unmergeable_assistants(s));
+        let candidates = phase.lazy(plan, self.spec.strategy);
+        for (i, lazy) in candidates.into_iter().enumerate().skip(next) {
+            let candidate = lazy.build();
+            // A candidate its scenario file could not hold is not tried (a merge or a
+            // dropped row can put two assistant rows in a row).
+            if writable
+                && candidate
+                    .plan
+                    .script
+                    .as_ref()
+                    .is_some_and(has_unmergeable_assistants)
+            {
+                continue;
+            }
+            if self.attempts >= self.budget.attempts_max {
+                return Err(Stop::Attempts(self.attempts));
+            }
+            if let Some(t) = self
+                .budget
+                .time_max
+                .filter(|&t| self.started.elapsed() >= t)
+            {
+                return Err(Stop::Time(t));
+            }
+            self.attempts += 1;
+            let Candidate { change, plan } = candidate;
+            let spec = self.spec.clone().with_plan(plan);
+            let run = run_logged(&spec, Record::default());
+            if fails(&run.result, &self.invariant) {
+                let plan = spec.plan.map(Arc::unwrap_or_clone).unwrap_or_default();
+                return Ok(Some((i, Candidate { change, plan }, run)));
+            }
+        }
+        Ok(None)
     }
 
     /// Rounds over every phase of `order` until one round reduces nothing, or a bound
