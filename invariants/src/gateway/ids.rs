@@ -55,6 +55,23 @@ impl IdCounts {
     }
 }
 
+/// A small deterministic generator for the gateway checks' fuzz tests (no RNG crate in a
+/// unit test).
+#[cfg(test)]
+pub struct Lcg(pub u64);
+
+#[cfg(test)]
+impl Lcg {
+    /// The next draw, below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        (self.0 >> 33) % n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

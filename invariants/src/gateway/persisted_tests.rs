@@ -2,6 +2,7 @@
 //! checker of session 7 did (kept here as the reference): the same verdicts, the same
 //! messages, on random violating and clean histories.
 
+use super::ids::Lcg;
 use super::persisted::PersistedEqualsLive;
 use super::{compression_tip, GatewayInvariant, GatewayStep};
 use compactsim_model::{
@@ -85,18 +86,6 @@ impl Plain {
                 Witness::default(),
             )
         })
-    }
-}
-
-/// A small deterministic generator (no RNG crate in a unit test).
-struct Lcg(u64);
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1);
-        (self.0 >> 33) % n
     }
 }
 

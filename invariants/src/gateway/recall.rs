@@ -102,6 +102,7 @@ impl GatewayInvariant for RecallOnce {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ids::Lcg;
     use super::*;
     use compactsim_model::MsgId;
 
@@ -110,18 +111,6 @@ mod tests {
             id: MsgId(id),
             active,
             compacted,
-        }
-    }
-
-    /// A small deterministic generator (no RNG crate in a unit test).
-    struct Lcg(u64);
-    impl Lcg {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            (self.0 >> 33) % n
         }
     }
 
