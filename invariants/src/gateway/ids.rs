@@ -15,6 +15,7 @@ pub struct IdCounts {
 }
 
 impl IdCounts {
+    #[inline]
     fn slot(&mut self, id: u32) -> &mut u32 {
         if id >= IDS_DENSE_MAX {
             return self.sparse.entry(id).or_insert(0);
@@ -27,6 +28,7 @@ impl IdCounts {
     }
 
     /// Counts `id` once more; its count now.
+    #[inline]
     pub fn add(&mut self, id: u32) -> u32 {
         let c = self.slot(id);
         *c += 1;
@@ -34,6 +36,7 @@ impl IdCounts {
     }
 
     /// Counts `id` once less (it must have been counted); its count now.
+    #[inline]
     pub fn sub(&mut self, id: u32) -> u32 {
         let c = self.slot(id);
         *c = c.checked_sub(1).expect("an id counted before");
@@ -41,6 +44,7 @@ impl IdCounts {
     }
 
     /// How often `id` is counted.
+    #[inline]
     pub fn get(&self, id: u32) -> u32 {
         if id >= IDS_DENSE_MAX {
             return self.sparse.get(&id).copied().unwrap_or(0);
