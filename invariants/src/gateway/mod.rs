@@ -6,9 +6,12 @@
 mod delivery;
 mod exhausted;
 mod failed_turn;
+mod ids;
 mod lineage;
 mod loaded;
 mod persisted;
+#[cfg(test)]
+mod persisted_tests;
 mod recall;
 #[cfg(test)]
 mod tests;

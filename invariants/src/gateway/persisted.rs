@@ -4,10 +4,11 @@
 //! turn appended is stored somewhere (a compaction during the turn summarizes rows only
 //! after they were flushed, §2.9).
 
+use super::ids::IdCounts;
 use super::{compression_tip, GatewayInvariant, GatewayStep};
 use crate::InvariantInfo;
-use compactsim_model::{GatewayEvent, MsgId, TurnOutcome, Witness};
-use std::collections::{BTreeMap, BTreeSet};
+use compactsim_model::{GatewayEvent, MsgId, StoredSession, TurnOutcome, Witness};
+use std::collections::BTreeMap;
 
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "persisted-equals-live",
@@ -26,8 +27,11 @@ pub const INFO: InvariantInfo = InvariantInfo {
 pub struct PersistedEqualsLive {
     /// Per session: its stored row ids, in order, when last judged.
     stored: BTreeMap<u32, Vec<MsgId>>,
-    /// Every row id any session stores.
-    ever: BTreeSet<MsgId>,
+    /// Every row id any session stores (counted once per row).
+    ever: IdCounts,
+    /// All zero between steps: marks the live list's ids while its duplicates are
+    /// counted.
+    marks: IdCounts,
 }
 
 impl PersistedEqualsLive {
@@ -36,7 +40,7 @@ impl PersistedEqualsLive {
     fn lost(&self, turn_rows: &[MsgId]) -> Option<(String, Witness)> {
         let lost: Vec<u32> = turn_rows
             .iter()
-            .filter(|r| !self.ever.contains(r))
+            .filter(|r| self.ever.get(r.0) == 0)
             .map(|r| r.0)
             .collect();
         (!lost.is_empty()).then(|| {
@@ -51,11 +55,7 @@ impl PersistedEqualsLive {
     fn deleted(&mut self, s: &GatewayStep<'_>) -> Option<(String, Witness)> {
         for session in &s.store.sessions {
             let seen = self.stored.entry(session.id).or_default();
-            let lost = seen
-                .iter()
-                .enumerate()
-                .find(|(i, id)| session.rows.get(*i).map(|r| r.id) != Some(**id));
-            if let Some((_, id)) = lost {
+            if let Some(id) = first_gone(seen, session) {
                 return Some((
                     format!("row {} was deleted from session {}", id.0, session.id),
                     Witness::default(),
@@ -63,9 +63,32 @@ impl PersistedEqualsLive {
             }
             let new = &session.rows[seen.len()..];
             seen.extend(new.iter().map(|r| r.id));
-            self.ever.extend(new.iter().map(|r| r.id));
+            for r in new {
+                self.ever.add(r.id.0);
+            }
         }
         None
+    }
+
+    /// Whether `live` holds no id twice (leaves `marks` all zero).
+    fn once_each(&mut self, live: &[MsgId]) -> bool {
+        let twice = live.iter().position(|r| self.marks.add(r.0) > 1);
+        let marked = twice.map_or(live.len(), |at| at + 1);
+        for r in &live[..marked] {
+            self.marks.sub(r.0);
+        }
+        twice.is_none()
+    }
+}
+
+/// The first row of `seen` (a session's row ids when last judged) that `session` no
+/// longer holds at its place.
+fn first_gone(seen: &[MsgId], session: &StoredSession) -> Option<MsgId> {
+    let rows = &session.rows;
+    let differs = seen.iter().zip(rows).position(|(id, r)| r.id != *id);
+    match differs {
+        Some(at) => Some(seen[at]),
+        None => seen.get(rows.len()).copied(),
     }
 }
 
@@ -95,7 +118,13 @@ impl GatewayInvariant for PersistedEqualsLive {
         }
         let mapped = s.store.binding(key).or(s.store.route(key))?;
         let tip = compression_tip(s.store, mapped)?;
-        let active = s.store.session(tip)?.active_ids();
+        let session = s.store.session(tip)?;
+        // The fast path: the active rows are the live list, which holds each id once.
+        let active = session.rows.iter().filter(|r| r.active).map(|r| r.id);
+        if active.eq(live.iter().copied()) && self.once_each(live) {
+            return None;
+        }
+        let active = session.active_ids();
         // Sorted, equal ids are neighbours: each equal pair is one duplicate.
         let mut sorted = active.clone();
         sorted.sort();

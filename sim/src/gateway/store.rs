@@ -20,7 +20,39 @@ pub fn session_id_text(no: SessionNo) -> String {
 pub struct Durable {
     pub snapshot: StoreSnapshot,
     /// Content of every stored row (the latest write of its id).
-    bodies: BTreeMap<MsgId, Message>,
+    bodies: Bodies,
+}
+
+/// Row ids below this keep their content in a slot each (ids are allocated from 0 per
+/// case); larger ones in a map.
+pub const BODIES_DENSE_MAX: u32 = 1 << 20;
+
+/// Stored rows' content by id: a write is a slot store, not a tree insert.
+#[derive(Clone, Debug, Default)]
+struct Bodies {
+    dense: Vec<Option<Message>>,
+    sparse: BTreeMap<MsgId, Message>,
+}
+
+impl Bodies {
+    fn insert(&mut self, m: &Message) {
+        if m.id.0 >= BODIES_DENSE_MAX {
+            self.sparse.insert(m.id, m.clone());
+            return;
+        }
+        let at = m.id.0 as usize;
+        if at >= self.dense.len() {
+            self.dense.resize(at + 1, None);
+        }
+        self.dense[at] = Some(m.clone());
+    }
+
+    fn get(&self, id: MsgId) -> Option<&Message> {
+        if id.0 >= BODIES_DENSE_MAX {
+            return self.sparse.get(&id);
+        }
+        self.dense.get(id.0 as usize)?.as_ref()
+    }
 }
 
 /// The volatile part: gone after a crash.
@@ -52,7 +84,7 @@ impl Durable {
 
     fn keep(&mut self, rows: &[Message]) {
         for m in rows {
-            self.bodies.insert(m.id, m.clone());
+            self.bodies.insert(m);
         }
     }
 
@@ -136,17 +168,20 @@ impl Durable {
         n
     }
 
-    /// Ids of every row stored in session `id` (any state), sorted, each once (look one
-    /// up with `binary_search`).
-    pub fn stored_ids(&self, id: SessionNo) -> Vec<MsgId> {
-        let mut ids: Vec<MsgId> = self
-            .snapshot
-            .session(id)
-            .map(|s| s.rows.iter().map(|r| r.id).collect())
-            .unwrap_or_default();
-        ids.sort();
-        ids.dedup();
-        ids
+    /// The rows of `rows` that session `id` does not store in any state, in order (a
+    /// walk of the session's rows against the few asked about: no sort of the session).
+    pub fn unstored(&self, id: SessionNo, rows: &[Message]) -> Vec<Message> {
+        let mut asked: Vec<MsgId> = rows.iter().map(|m| m.id).collect();
+        asked.sort_unstable();
+        asked.dedup();
+        let mut stored = vec![false; asked.len()];
+        for r in self.snapshot.session(id).map_or(&[][..], |s| &s.rows) {
+            if let Ok(at) = asked.binary_search(&r.id) {
+                stored[at] = true;
+            }
+        }
+        let is_stored = |m: &Message| asked.binary_search(&m.id).is_ok_and(|at| stored[at]);
+        rows.iter().filter(|m| !is_stored(m)).cloned().collect()
     }
 
     /// Saves the route of `key`.
@@ -179,7 +214,7 @@ impl Durable {
                 s.rows
                     .iter()
                     .filter(|r| r.active || (r.compacted && archived()))
-                    .filter_map(|r| self.bodies.get(&r.id).cloned())
+                    .filter_map(|r| self.bodies.get(r.id).cloned())
                     .collect()
             })
             .unwrap_or_default()
@@ -263,13 +298,41 @@ mod tests {
     }
 
     #[test]
+    fn a_row_keeps_its_latest_content_by_slot_or_by_map() {
+        let mut d = Durable::default();
+        let big = BODIES_DENSE_MAX;
+        let a = d.create(None, &[row(3), row(big)]);
+        let newer = Message::new(MsgId(3), Role::Assistant, Content::empty());
+        d.append(a, &[newer.clone(), row(big + 1)]);
+        let loaded = d.load(a, || false);
+        let ids: Vec<u32> = loaded.iter().map(|m| m.id.0).collect();
+        assert_eq!(ids, [3, big, 3, big + 1]);
+        assert!(
+            loaded[0] == newer && loaded[2] == newer,
+            "the latest write of id 3"
+        );
+        assert!(d.bodies.dense.len() <= 4, "a large id sizes no slot");
+    }
+
+    #[test]
     fn retract_from_supersedes_the_unrecorded_turn_and_keeps_its_rows_stored() {
         let mut s = Store::default();
         let a = s.durable.create(None, &[row(0), row(1), row(2), row(3)]);
         assert_eq!(s.durable.retract_from(a, MsgId(2)), 2);
         let ids: Vec<u32> = s.durable.load(a, || true).iter().map(|m| m.id.0).collect();
         assert_eq!(ids, [0, 1]);
-        assert_eq!(s.durable.stored_ids(a).len(), 4);
+        let asked = [row(7), row(3), row(8), row(0), row(7)];
+        let ids = |v: Vec<Message>| v.iter().map(|m| m.id.0).collect::<Vec<_>>();
+        assert_eq!(
+            ids(s.durable.unstored(a, &asked)),
+            [7, 8, 7],
+            "all 4 still stored"
+        );
+        assert_eq!(
+            ids(s.durable.unstored(9, &asked[..2])),
+            [7, 3],
+            "no such session"
+        );
         assert_eq!(s.durable.retract_from(a, MsgId(7)), 0);
     }
 }

@@ -263,12 +263,7 @@ impl Gateway {
     /// or compacted in place. H-48584: skipped; the rows a compaction summarized are lost.
     /// The switch is asked only where it decides: some row is not stored yet.
     fn flush_before_compact(&mut self, sid: SessionNo, pre_compaction: &[Message]) {
-        let stored = self.store.durable.stored_ids(sid);
-        let rows: Vec<Message> = pre_compaction
-            .iter()
-            .filter(|m| stored.binary_search(&m.id).is_err())
-            .cloned()
-            .collect();
+        let rows = self.store.durable.unstored(sid, pre_compaction);
         if rows.is_empty() || self.bugs.has(Bug::H48584) {
             return;
         }
