@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// its extension then resumes the scan where the prefix ended, with the same result as
 /// a full scan (all six rules are local to the rows after a valid prefix, but rule 5's
 /// count, which the scan carries).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ApiValid {
     /// Tool-call lists whose arguments already parsed, per row. Holding the `Arc` keeps
     /// the allocation alive, so pointer equality proves the list is unchanged.

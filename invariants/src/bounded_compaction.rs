@@ -37,7 +37,7 @@ use compactsim_model::{tokens_rough_total, BatchPass, BatchTrigger, Event, Trans
 /// kinds included: they cannot compact), but every transition keeps the rough size of
 /// the list current — recounted from `before` whenever the list changed between two
 /// transitions without being reported (a row the world added outside a transition).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct BoundedCompaction {
     config: OracleConfig,
     turn: Option<u32>,

@@ -9,7 +9,7 @@ use compactsim_model::{Event, Transition, Witness};
 /// repairs. Appends, restarts and unknown non-compaction events are not checked: they
 /// are allowed to add rows, and a restart's reload is judged by the persistence
 /// invariants.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct CountNonGrowing {
     before_ids: IdMarks,
 }

@@ -34,7 +34,7 @@ use compactsim_model::{Event, FactId, Message, Role, Transition, Witness};
 /// time); they only advance the protected head — micro's head, which a batch compaction
 /// re-fixes from the list it leaves (micro takes its head from the current list on
 /// every pass).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ExchangeAbsorbedOnce {
     head: ProtectedHead,
     absorbed: IdSet,

@@ -29,7 +29,7 @@ pub(crate) struct HeadRow {
 }
 
 /// Per-case state of the protected head.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ProtectedHead {
     protect_first_n: u32,
     /// `None` until the first non-empty transcript was seen; then its leading system row.

@@ -29,7 +29,7 @@ use compactsim_model::{ContentKind, Event, Message, Role, Transition, Witness};
 ///
 /// A transition that provably changed nothing or only appended rows (see `class.rs`)
 /// is not checked: the rows of `before` are untouched.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct HeadProtected {
     head: ProtectedHead,
     protect_first_n: u32,

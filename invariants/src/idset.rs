@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 pub(crate) const DENSE_ID_LIMIT: u32 = 1 << 22;
 
 /// A map from message id to `V` that lives for a whole case.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct IdMap<V> {
     dense: Vec<Option<V>>,
     sparse: BTreeMap<MsgId, V>,
@@ -65,7 +65,7 @@ impl IdSet {
 
 /// A set of message ids rebuilt on every transition: [`IdMarks::reset`] is O(1), so
 /// filling it costs only the rows marked, not the largest id of the case.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct IdMarks {
     stamps: Vec<u32>,
     sparse: BTreeMap<MsgId, u32>,

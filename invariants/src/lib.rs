@@ -109,7 +109,7 @@ pub struct InvariantInfo {
 
 /// One checker. `observe` sees every transition of a case in order, from the first; one
 /// instance serves one case (it keeps small per-case state).
-pub trait Invariant: Send {
+pub trait Invariant: Send + BoxClone {
     fn info(&self) -> InvariantInfo;
 
     /// Whether `observe` judges a transition carrying `event` (as opposed to only
@@ -121,6 +121,18 @@ pub trait Invariant: Send {
 
     /// Checks one transition; returns the evidence when the invariant fails on it.
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness>;
+}
+
+/// A boxed copy of an invariant with its state (a forked case continues from the
+/// state its fork point left). Every `Clone` invariant has it.
+pub trait BoxClone {
+    fn box_clone(&self) -> Box<dyn Invariant>;
+}
+
+impl<T: Invariant + Clone + 'static> BoxClone for T {
+    fn box_clone(&self) -> Box<dyn Invariant> {
+        Box::new(self.clone())
+    }
 }
 
 /// Builds a violation of `info` on transition `t`.

@@ -25,7 +25,7 @@ use std::sync::Arc;
 /// (it stays searchable) and starts an empty one. A transition that provably changed
 /// nothing or only appended rows (see `class.rs`) is skipped: every row of `before` is
 /// still there, untouched.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct MarkerContained {
     after_summaries: Vec<usize>,
 }

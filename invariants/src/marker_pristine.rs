@@ -30,7 +30,7 @@ use compactsim_model::{Event, FactId, Message, Role, ServedCall, Transition, Wit
 ///
 /// Other transitions are not judged (a batch pass may fold the marker into its summary;
 /// marker-contained judges the facts).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct MarkerPristine;
 
 pub const INFO: InvariantInfo = InvariantInfo {

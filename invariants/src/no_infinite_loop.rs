@@ -28,7 +28,7 @@ use compactsim_model::{tokens_rough_total, BatchTrigger, Event, Message, Transit
 /// A session reset clears the cooldown and the starvation clock; a process restart (the
 /// cooldown is in-memory state) clears the cooldown. Other events (unknown kinds
 /// included) neither count nor are checked.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct NoInfiniteLoop {
     config: OracleConfig,
     last_failed_turn: Option<u32>,

@@ -55,7 +55,7 @@ use std::collections::BTreeSet;
 /// Transitions that provably changed nothing or only appended are skipped. The harness's
 /// own transitions (appends, provider calls, a failed turn's rollback, a session reset,
 /// a restart's reload) are declared policies of the agent loop and are not judged here.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NoSilentDrop {
     kept: IdMarks,
 }

@@ -6,7 +6,7 @@ use compactsim_model::{Transition, Witness};
 /// of every transition; one that provably changed nothing (same list) is skipped, its
 /// list having been checked as the previous transition's `after`; so is one that only
 /// appended rows none of which is a summary.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct OneMarkerMax;
 
 pub const INFO: InvariantInfo = InvariantInfo {

@@ -27,8 +27,19 @@ struct Entry {
     checked: u64,
 }
 
+impl Clone for Entry {
+    fn clone(&self) -> Self {
+        Entry {
+            invariant: self.invariant.box_clone(),
+            checked: self.checked,
+        }
+    }
+}
+
 /// The invariants of one case, in catalogue order. Build one per case: the invariants
-/// keep per-case state and must see every transition of the case from the first.
+/// keep per-case state and must see every transition of the case from the first (a
+/// clone continues from the state of its original: a forked case).
+#[derive(Clone)]
 pub struct Oracle {
     entries: Vec<Entry>,
 }

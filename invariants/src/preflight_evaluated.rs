@@ -23,7 +23,7 @@ use compactsim_model::{tokens_rough_total, Event, Transition, Witness};
 ///     request's messages are at or over the trigger.
 /// Inactive without a trigger (no agent loop). A session reset starts a new session.
 /// Other events are not checked.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct PreflightEvaluated {
     trigger_tokens: u32,
     evaluated_turn: Option<u32>,

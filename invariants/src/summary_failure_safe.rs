@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 /// outputs and wrote no summary lost their text with nothing in its place. Metadata
 /// flags alone (persistence stamps) are not text and are not judged here. Other events
 /// are not checked.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SummaryFailureSafe;
 
 pub const INFO: InvariantInfo = InvariantInfo {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// batch summary: the next committed micro pass pays a new marker's scaffolding, and the
 /// rolling summary it still holds, once more). Appends, repairs (a merge may add a separator token) and non-compaction events
 /// are not checked.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TokensNonGrowing {
     committed_passes: u32,
     /// A batch compaction committed since the last committed micro pass.

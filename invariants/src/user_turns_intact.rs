@@ -30,7 +30,7 @@ use std::collections::BTreeSet;
 /// after the first row the turn's user append added) may vanish; every older tracked
 /// segment must stay equal. A session reset archives the whole transcript and is not
 /// checked. A transition that provably changed nothing (same list) is skipped.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct UserTurnsIntact {
     recorded: IdSet,
     /// First id the latest turn's first append added, with that turn.

@@ -111,7 +111,7 @@ impl Tally {
         }
     }
 
-    fn add(&mut self, case: u32, passes: u32, outcome: &CaseOutcome, credit: bool) {
+    pub(crate) fn add(&mut self, case: u32, passes: u32, outcome: &CaseOutcome, credit: bool) {
         self.cases += 1;
         self.passes += passes as u64;
         match outcome {

@@ -25,6 +25,7 @@
 mod antithrash;
 mod config;
 mod era;
+mod fork;
 pub mod micro_step;
 mod preflight;
 mod session_mode;

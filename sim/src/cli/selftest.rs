@@ -207,14 +207,14 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     let clean_s = started.elapsed().as_secs_f64();
     let mut row_started = Instant::now();
     let all = selftest::selftest(req.suite, req.jobs, &clean, |r| {
-        // Wall time of the row (the table's only number that is not deterministic) and
-        // the cases it ran (the others were their shared clean runs).
-        crate::outln!(
-            "{}  {:.1} s, {} run",
-            line(r),
-            row_started.elapsed().as_secs_f64(),
-            r.ran
-        );
+        // Time of the row (the table's only number that is not deterministic: wall
+        // time, or for the rows of an agent-loop strategy measured in one pass the
+        // workers' seconds on the row's own forks and runs) and the cases it ran (the
+        // others were their shared clean runs).
+        let row_s = r
+            .cpu_s
+            .unwrap_or_else(|| row_started.elapsed().as_secs_f64());
+        crate::outln!("{}  {:.1} s, {} run", line(r), row_s, r.ran);
         row_started = Instant::now();
     })
     .map_err(Failure::internal)?;

@@ -62,6 +62,10 @@ impl Reference {
 }
 
 impl Compactor for Reference {
+    fn fork(&self) -> Option<Box<dyn Compactor>> {
+        Some(Box::new(self.clone()))
+    }
+
     fn name(&self) -> String {
         "reference".to_string()
     }

@@ -178,6 +178,13 @@ pub trait Compactor: Send {
     /// dropped; what survives is only what is in the transcript.
     fn restart(&mut self);
 
+    /// A copy of this compactor with its state, to continue a forked case from where
+    /// this one is (the self-test's forks). `None`: it cannot be copied (an external
+    /// adapter's process); the case is then run from its start.
+    fn fork(&self) -> Option<Box<dyn Compactor>> {
+        None
+    }
+
     /// Something other than this compactor's own micro pass rewrote the list (a batch
     /// pass, a rollback): positions remembered into the old list are stale.
     fn rewritten(&mut self) {}

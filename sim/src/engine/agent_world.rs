@@ -229,66 +229,143 @@ pub(crate) fn run_logged(
     make: MakeCompactor<'_>,
     labels: Labels,
 ) -> (CaseResult, AgentLog) {
-    let options: LoopOptions = spec
-        .strategy
-        .loop_options()
-        .expect("an agent-loop strategy");
-    let (mut agent, setup) = build_agent(spec, options, make);
-    let turns_max = spec.turns_max();
-    let oracle = Oracle::with_only(
-        oracle_config(&agent.config),
-        &CasePlan::narrow(spec.plan.as_deref(), all_ids()),
-    )
-    .expect("catalogue ids");
-    let step_budget = budget_turns(spec)
-        .saturating_add(1)
-        .saturating_mul(STEPS_PER_TURN_BUDGET);
-    let mut observer = Observer::new(
-        oracle,
-        step_budget,
-        record,
-        empty_result(spec, setup.family()),
-    )
-    .with_labels(labels);
-    let mut source = Source::new(spec, &setup.shape);
-    let opened = open_session(&mut agent, &mut source, &mut observer, turns_max);
-    let mut restarts = LoopRestarts::of(spec, setup.restart_per_mille);
-    let first = opened.history_turns + opened.resumed_turns;
-    for turn in first..first + turns_max {
-        if observer.result.outcome != CaseOutcome::Clean {
-            break;
+    let mut case = CaseLoop::open(spec, record, make, labels);
+    while case.next_turn().is_some() {
+        case.step();
+    }
+    case.finish()
+}
+
+/// An agent-loop case between two turns: all the state its loop carries on.
+pub(crate) struct CaseLoop<'s> {
+    spec: &'s CaseSpec,
+    agent: AgentLoop,
+    observer: Observer,
+    source: Source,
+    restarts: LoopRestarts,
+    opened: Opened,
+    /// The turn the next step runs.
+    turn: u32,
+    /// One past the last turn the case may run.
+    end: u32,
+    done: bool,
+}
+
+impl<'s> CaseLoop<'s> {
+    /// The case built and its session opened, before its first turn.
+    pub(crate) fn open(
+        spec: &'s CaseSpec,
+        record: Record,
+        make: MakeCompactor<'_>,
+        labels: Labels,
+    ) -> Self {
+        let options: LoopOptions = spec
+            .strategy
+            .loop_options()
+            .expect("an agent-loop strategy");
+        let (mut agent, setup) = build_agent(spec, options, make);
+        let turns_max = spec.turns_max();
+        let oracle = Oracle::with_only(
+            oracle_config(&agent.config),
+            &CasePlan::narrow(spec.plan.as_deref(), all_ids()),
+        )
+        .expect("catalogue ids");
+        let step_budget = budget_turns(spec)
+            .saturating_add(1)
+            .saturating_mul(STEPS_PER_TURN_BUDGET);
+        let mut observer = Observer::new(
+            oracle,
+            step_budget,
+            record,
+            empty_result(spec, setup.family()),
+        )
+        .with_labels(labels);
+        let mut source = Source::new(spec, &setup.shape);
+        let opened = open_session(&mut agent, &mut source, &mut observer, turns_max);
+        let restarts = LoopRestarts::of(spec, setup.restart_per_mille);
+        let first = opened.history_turns + opened.resumed_turns;
+        CaseLoop {
+            spec,
+            agent,
+            observer,
+            source,
+            restarts,
+            opened,
+            turn: first,
+            end: first + turns_max,
+            done: turns_max == 0,
         }
-        let script = source.next_turn(turn - opened.history_turns, &mut agent.ids);
+    }
+
+    /// The case's spec.
+    pub(crate) fn spec(&self) -> &'s CaseSpec {
+        self.spec
+    }
+
+    /// The turn the next [`CaseLoop::step`] runs; `None` when the case has ended.
+    pub(crate) fn next_turn(&self) -> Option<u32> {
+        (!self.done).then_some(self.turn)
+    }
+
+    /// Runs the next turn (the case must not have ended).
+    pub(crate) fn step(&mut self) {
+        let (spec, turn) = (self.spec, self.turn);
+        spec.bugs.at_turn(turn);
+        self.done = true;
+        let (agent, observer) = (&mut self.agent, &mut self.observer);
+        if observer.result.outcome != CaseOutcome::Clean {
+            return;
+        }
+        let script = self
+            .source
+            .next_turn(turn - self.opened.history_turns, &mut agent.ids);
         if script.is_empty() {
             // A plan's script ran out.
-            break;
+            return;
         }
         observer.result.turns = turn + 1;
-        if restarts.due(spec, turn, turn > first, &agent.msgs)
-            && agent.restart_between_turns(&mut observer, turn).is_err()
+        let first = self.opened.history_turns + self.opened.resumed_turns;
+        if self.restarts.due(spec, turn, turn > first, &agent.msgs)
+            && agent.restart_between_turns(observer, turn).is_err()
         {
-            break;
+            return;
         }
-        let stopped = agent.run_turn(&mut observer, turn, script).is_err();
+        let stopped = agent.run_turn(observer, turn, script).is_err();
         observer.result.passes = agent.passes;
         let tokens = observer.tokens;
         observer.result.tokens_per_turn.push(tokens);
-        if stopped || agent.passes >= spec.passes {
-            break;
+        self.turn += 1;
+        self.done = stopped || agent.passes >= spec.passes || self.turn >= self.end;
+    }
+
+    /// A copy of this case to run on independently (`None` if its compactor cannot be
+    /// copied).
+    pub(crate) fn fork(&self) -> Option<Self> {
+        Some(CaseLoop {
+            agent: self.agent.fork()?,
+            observer: self.observer.fork(),
+            source: self.source.clone(),
+            restarts: self.restarts.clone(),
+            ..*self
+        })
+    }
+
+    /// The case's result, once it has ended.
+    pub(crate) fn finish(self) -> (CaseResult, AgentLog) {
+        let (mut agent, observer) = (self.agent, self.observer);
+        let mut result = observer.result;
+        if let Some(failure) = agent.failure.take() {
+            result.outcome = CaseOutcome::Internal(failure.to_string());
         }
+        result.checked = observer.oracle.checked();
+        result.summary_calls = agent.summarizer.log().to_vec();
+        let log = AgentLog {
+            provider_calls: agent.provider.log().to_vec(),
+            resumed_turns: self.opened.resumed_turns,
+            gateway: None,
+        };
+        (result, log)
     }
-    let mut result = observer.result;
-    if let Some(failure) = agent.failure.take() {
-        result.outcome = CaseOutcome::Internal(failure.to_string());
-    }
-    result.checked = observer.oracle.checked();
-    result.summary_calls = agent.summarizer.log().to_vec();
-    let log = AgentLog {
-        provider_calls: agent.provider.log().to_vec(),
-        resumed_turns: opened.resumed_turns,
-        gateway: None,
-    };
-    (result, log)
 }
 
 /// The session before the first turn: the system row; a script's history, loaded as a

@@ -19,6 +19,7 @@ use compactsim_model::Message;
 /// Share of `both` cases that restart right after their first micro marker, per mille.
 pub const MARKER_RESTART_ON_PER_MILLE: u32 = 150;
 
+#[derive(Clone)]
 pub(crate) struct LoopRestarts {
     rng: SimRng,
     per_mille: u32,

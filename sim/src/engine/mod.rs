@@ -6,6 +6,7 @@ mod agent_setup;
 pub(crate) mod agent_world;
 mod coverage;
 pub mod fault_mix;
+pub mod fork;
 mod loop_restarts;
 pub(crate) mod observer;
 pub mod opening_paste;

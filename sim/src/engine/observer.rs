@@ -12,6 +12,7 @@ use compactsim_model::{
 };
 
 /// Reports transitions to the oracle and records the case's result.
+#[derive(Clone)]
 pub(crate) struct Observer {
     pub oracle: Oracle,
     pub step: u32,
@@ -44,6 +45,15 @@ fn at(rows: &[Message]) -> ListAt {
 }
 
 impl Observer {
+    /// A copy to observe a forked case: the same state, but the list it lends is not
+    /// known to equal the copy's (another address), so the next lend compares.
+    pub fn fork(&self) -> Observer {
+        Observer {
+            spare_in_step: None,
+            ..self.clone()
+        }
+    }
+
     /// An observer that ends the case as looping after `step_budget` transitions.
     pub fn new(oracle: Oracle, step_budget: u32, record: Record, result: CaseResult) -> Self {
         Observer {

@@ -137,6 +137,7 @@ pub struct ProviderReply {
     pub latency_ms: u64,
 }
 
+#[derive(Clone)]
 pub struct Provider {
     pub config: ProviderConfig,
     rng: SimRng,

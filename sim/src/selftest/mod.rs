@@ -15,6 +15,7 @@ use compactsim_model::Violation;
 pub use shared::{CleanCase, CleanRuns};
 
 pub mod external;
+mod forked;
 mod shared;
 
 /// The lowest catch rate a switch may show on any seed: 1 % (5 cases of 480).
@@ -51,6 +52,9 @@ pub struct CatchRates {
     /// Cases run with the switches on; the others' results were their clean runs
     /// (see [`shared`]).
     pub ran: u64,
+    /// Rows measured together in one pass over their strategy's cases (see [`forked`]):
+    /// the seconds the workers spent on this row's own runs.
+    pub cpu_s: Option<f64>,
 }
 
 impl CatchRates {
@@ -188,6 +192,7 @@ fn rates_of(
         per_seed,
         exempt,
         ran,
+        cpu_s: None,
     }
 }
 
@@ -278,19 +283,64 @@ pub fn clean_runs(suite: SelftestSuite, jobs: usize) -> Result<CleanRuns, String
     )
 }
 
+/// The agent-loop strategies (`batch`, `both`): their rows are measured together,
+/// forking each case from its clean run (see [`forked`]).
+fn forks_rows(strategy: Strategy) -> bool {
+    matches!(strategy, Strategy::Batch(_) | Strategy::Both(_))
+}
+
+/// [`catch_rates_shared`] of every row of the agent-loop `strategy`, in one pass over
+/// its cases (see [`forked`]), in catalogue order: the same tallies.
+pub fn catch_rates_forked(
+    strategy: Strategy,
+    suite: SelftestSuite,
+    jobs: usize,
+    clean: &CleanRuns,
+) -> Result<Vec<CatchRates>, String> {
+    let mut rows = Vec::new();
+    for info in CATALOGUE {
+        if strategies(info)?.contains(&strategy) {
+            rows.push(info);
+        }
+    }
+    let tallies = forked::tally_rows(&rows, strategy, suite, jobs, clean)?;
+    Ok(rows
+        .into_iter()
+        .zip(tallies)
+        .map(|(info, t)| CatchRates {
+            cpu_s: Some(t.cpu_s),
+            ..rates_of(info, strategy, t.per_seed, t.ran)
+        })
+        .collect())
+}
+
 /// [`catch_rates_shared`] for every switch of the catalogue under each of its
 /// strategies, in catalogue order, over the clean runs `clean` (of [`clean_runs`]);
-/// `each` sees every result as it is ready.
+/// `each` sees every result as it is ready. The rows of an agent-loop strategy are
+/// measured together, before the first of them is given.
 pub fn selftest(
     suite: SelftestSuite,
     jobs: usize,
     clean: &CleanRuns,
     mut each: impl FnMut(&CatchRates),
 ) -> Result<Vec<CatchRates>, String> {
+    let mut forked: Vec<(Strategy, std::vec::IntoIter<CatchRates>)> = Vec::new();
     let mut out = Vec::new();
     for info in CATALOGUE {
         for strategy in strategies(info)? {
-            let rates = catch_rates_shared(info, strategy, suite, jobs, clean)?;
+            let rates = if forks_rows(strategy) {
+                if !forked.iter().any(|(s, _)| *s == strategy) {
+                    let rows = catch_rates_forked(strategy, suite, jobs, clean)?;
+                    forked.push((strategy, rows.into_iter()));
+                }
+                let (_, rows) = forked
+                    .iter_mut()
+                    .find(|(s, _)| *s == strategy)
+                    .expect("measured above");
+                rows.next().ok_or("a forked row missing")?
+            } else {
+                catch_rates_shared(info, strategy, suite, jobs, clean)?
+            };
             each(&rates);
             out.push(rates);
         }
@@ -373,6 +423,16 @@ mod tests {
                 let full = catch_rates(info, strategy, suite, 2).unwrap();
                 let shared = catch_rates_shared(info, strategy, suite, 2, &clean).unwrap();
                 assert_eq!(shared.per_seed, full.per_seed, "{} {}", info.id, strategy);
+                if forks_rows(strategy) {
+                    let forked = catch_rates_forked(strategy, suite, 2, &clean).unwrap();
+                    let row = forked.iter().find(|r| r.info.id == info.id).unwrap();
+                    assert_eq!(
+                        row.per_seed, full.per_seed,
+                        "forked {} {}",
+                        info.id, strategy
+                    );
+                    assert_eq!(row.ran, shared.ran, "{} {}", info.id, strategy);
+                }
                 ran += shared.ran;
                 cases += full.ran;
                 credited += full.per_seed.iter().map(|t| t.credited).sum::<u32>();

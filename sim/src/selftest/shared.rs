@@ -9,7 +9,7 @@
 //! did not end clean). The tallies are exactly those of running every case.
 
 use super::{credits, spec};
-use crate::bug_set::{BugMask, BugSet};
+use crate::bug_set::{BugMask, BugSet, FirstAsked};
 use crate::bugs::BugInfo;
 use crate::compactor::choice::CompactorChoice;
 use crate::engine::{run_case_with, CaseOutcome, CaseSpec, Record};
@@ -23,6 +23,8 @@ pub struct CleanCase {
     pub clean: bool,
     /// The switches the run asked about.
     pub consulted: BugMask,
+    /// The turn each was first asked about in.
+    pub first_asked: FirstAsked,
 }
 
 /// The clean runs of every case of every seed under some strategies.
@@ -69,6 +71,7 @@ impl CleanRuns {
                 passes: r.passes,
                 clean: r.outcome == CaseOutcome::Clean,
                 consulted: spec.bugs.consulted(),
+                first_asked: spec.bugs.first_asked(),
             }
         })?;
         let per_strategy = strategies
@@ -146,6 +149,7 @@ mod tests {
             passes,
             clean,
             consulted,
+            first_asked: BugSet::none().first_asked(),
         }
     }
 

@@ -31,6 +31,7 @@ struct TurnPlan {
 }
 
 /// A conversation generator.
+#[derive(Clone)]
 pub struct Conversation {
     pub params: ShapeParams,
     rng: SimRng,

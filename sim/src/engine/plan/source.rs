@@ -10,6 +10,7 @@ use compactsim_model::Message;
 use std::sync::Arc;
 
 /// The conversation of one case.
+#[derive(Clone)]
 pub enum Source {
     /// Drawn turn by turn from the case's Shape stream.
     Generated(Box<Conversation>),
