@@ -96,6 +96,20 @@ impl Arguments {
         self.len() == 0
     }
 
+    /// Bytes of the text's first `chars` characters (all of it when shorter), without
+    /// writing generated text: it is ASCII, one byte a character.
+    pub fn prefix_len(&self, chars: usize) -> usize {
+        match self.recipe {
+            Some(r) => r.len().min(chars),
+            None => {
+                let text = self.as_str();
+                text.char_indices()
+                    .nth(chars)
+                    .map_or(text.len(), |(at, _)| at)
+            }
+        }
+    }
+
     /// Valid JSON by construction: generated arguments are a one-member object whose
     /// key and value hold no quote, backslash or control character (proven against the
     /// text by the invariants' `generated_arguments_are_json`). Plain text: unknown.
@@ -237,6 +251,29 @@ mod tests {
         assert_eq!(back, g);
         assert_eq!(Arguments::default().as_str(), "");
         assert!(Arguments::default().is_empty() && !g.is_empty());
+    }
+
+    #[test]
+    fn prefix_len_counts_what_the_written_text_counts() {
+        let plain_prefix = |text: &str, chars: usize| {
+            text.char_indices()
+                .nth(chars)
+                .map_or(text.len(), |(at, _)| at)
+        };
+        for (key, len) in [("command", 0), ("path", 60), ("q", 81), ("q", 1_500)] {
+            let a = Arguments::generated(key, len, 5);
+            for chars in [0, 1, 14, 80, 81, 2_000] {
+                let written = Arguments::from(a.as_str());
+                assert_eq!(a.prefix_len(chars), plain_prefix(a.as_str(), chars));
+                assert_eq!(written.prefix_len(chars), plain_prefix(a.as_str(), chars));
+            }
+        }
+        let fresh = Arguments::generated("path", 300, 9);
+        assert_eq!(fresh.prefix_len(80), 80);
+        assert!(fresh.text.get().is_none(), "measured without writing");
+        let wide = Arguments::from("é€x");
+        assert_eq!(wide.prefix_len(2), "é€".len());
+        assert_eq!(wide.prefix_len(9), wide.len());
     }
 
     #[test]

@@ -320,7 +320,9 @@ impl AgentLoop {
             Dirty::Appended(n) => n > 0 && self.msgs[n - 1].role == Role::User,
             Dirty::Any => true,
         };
-        if !needed {
+        // A list the repair would leave as it is needs no copy to compare with: the
+        // repair is not run (it would change nothing and report nothing).
+        if !needed || !repair::needed(&self.msgs) {
             return Ok(());
         }
         let before = sink.copy_of(&self.msgs);

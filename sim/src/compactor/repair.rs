@@ -45,7 +45,7 @@ pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
 /// row, each step's condition (a mergeable pair, a stray tool row, an unanswered call).
 /// When it is false every step is a no-op on the list as it stands (each step's
 /// condition is checked on that list), so skipping them all gives the same result.
-fn needed(msgs: &[Message]) -> bool {
+pub fn needed(msgs: &[Message]) -> bool {
     // One pass with the stray scan's state inline (the known calls of the nearest
     // preceding assistant row): this runs before every provider call. An assistant whose
     // calls are answered in order by the rows right after it is passed over together

@@ -47,7 +47,6 @@ use crate::summarizer::RollingSummary;
 use compactsim_model::event::{BatchPass, BatchPassOutcome, BatchTrigger};
 use compactsim_model::{tokens_rough_total, Event, Message, MsgId};
 use serde::Serialize;
-use std::collections::BTreeSet;
 
 /// `compress()` needs more than head + this many middle rows + one tail row.
 pub const MIN_MIDDLE_MESSAGES: usize = 3;
@@ -257,11 +256,12 @@ impl BatchOutcome {
     }
 
     fn finish(mut self, before: &[Message], after: &[Message], result: PassResult) -> Self {
-        let kept: BTreeSet<MsgId> = after.iter().map(|m| m.id).collect();
+        let mut kept: Vec<MsgId> = after.iter().map(|m| m.id).collect();
+        kept.sort_unstable();
         self.removed = before
             .iter()
             .map(|m| m.id)
-            .filter(|id| !kept.contains(id))
+            .filter(|id| kept.binary_search(id).is_err())
             .collect();
         self.messages_after = after.len() as u32;
         self.tokens_after = tokens_rough_total(after);
@@ -404,6 +404,10 @@ pub fn compress(
         m.flags.persisted = false;
     }
     state.compression_count += 1;
+    // Room for the list to regrow to its old length without moving the rows again on
+    // every doubling (the agent appends to it turn by turn).
+    let regrow = messages.len().saturating_sub(assembled.messages.len());
+    assembled.messages.reserve(regrow);
     let before = std::mem::replace(messages, assembled.messages);
     out.finish(&before, messages, PassResult::Compacted { fallback })
 }

@@ -6,7 +6,6 @@
 use super::scaffold::Fixed;
 use compactsim_model::{CallId, Content, Message, Role};
 use serde::Serialize;
-use std::collections::BTreeSet;
 
 /// What the sanitizer changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -16,17 +15,34 @@ pub struct SanitizeStats {
     pub rows_emptied: u32,
 }
 
+/// A set of call ids as a sorted list (cheaper to build than a tree for one lookup pass).
+struct IdSet(Vec<CallId>);
+
+impl IdSet {
+    fn of(ids: impl Iterator<Item = CallId>) -> Self {
+        let mut ids: Vec<CallId> = ids.collect();
+        ids.sort_unstable();
+        ids.dedup();
+        IdSet(ids)
+    }
+
+    fn contains(&self, id: &CallId) -> bool {
+        self.0.binary_search(id).is_ok()
+    }
+}
+
 pub fn sanitize_tool_pairs(messages: &mut Vec<Message>) -> SanitizeStats {
     let mut stats = SanitizeStats::default();
-    let called: BTreeSet<CallId> = messages
-        .iter()
-        .flat_map(|m| m.tool_calls.iter().map(|c| c.id))
-        .collect();
+    let called = IdSet::of(
+        messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.id)),
+    );
     let before = messages.len();
     messages
         .retain(|m| m.role != Role::Tool || m.tool_call_id.is_some_and(|id| called.contains(&id)));
     stats.results_dropped = (before - messages.len()) as u32;
-    let answered: BTreeSet<CallId> = messages.iter().filter_map(|m| m.tool_call_id).collect();
+    let answered = IdSet::of(messages.iter().filter_map(|m| m.tool_call_id));
     for m in messages.iter_mut() {
         if m.tool_calls.iter().all(|c| answered.contains(&c.id)) {
             continue;
@@ -51,6 +67,17 @@ pub fn sanitize_tool_pairs(messages: &mut Vec<Message>) -> SanitizeStats {
 mod tests {
     use super::*;
     use crate::compactor::batch::testkit::Builder;
+
+    #[test]
+    fn id_set_holds_what_a_tree_set_holds() {
+        let ids = [5, 1, 9, 1, 5, 300, 0].map(CallId);
+        let tree: std::collections::BTreeSet<CallId> = ids.iter().copied().collect();
+        let set = IdSet::of(ids.iter().copied());
+        for id in (0..302).map(CallId) {
+            assert_eq!(set.contains(&id), tree.contains(&id), "{id:?}");
+        }
+        assert!(!IdSet::of(std::iter::empty()).contains(&CallId(0)));
+    }
 
     #[test]
     fn drops_orphan_results_and_strips_unanswered_calls() {

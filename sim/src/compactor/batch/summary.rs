@@ -8,7 +8,7 @@ use super::state::BatchState;
 use super::{released, SummaryBackend};
 use crate::bugs::BugSet;
 use crate::summarizer::{RollingSummary, SummaryFailure};
-use compactsim_model::{tokens::rough_tokens, FactId, Message, MsgId};
+use compactsim_model::{tokens::rough_tokens, FactId, Message, MsgId, Segment};
 use serde::Serialize;
 
 /// The budget is this share of the content tokens, per mille…
@@ -99,19 +99,20 @@ fn join_bodies(rows: &[&Message]) -> RollingSummary {
 
 fn source_row(messages: &[Message], index: usize) -> Option<SourceRow> {
     let m = &messages[index];
-    let own = split_row(m).1;
     let call_chars: u32 = m
         .tool_calls
         .iter()
         .map(|c| c.name.len() as u32 + (c.arguments.len() as u32).min(ARGUMENTS_INPUT_MAX_CHARS))
         .sum();
-    let chars: u32 = own.iter().map(|s| s.chars).sum();
+    // A row that is no summary is all its own text ([`split_row`]): read in place.
+    let (chars, facts) = if m.is_summary() {
+        own_text(split_row(m).1.into_iter())
+    } else {
+        own_text(m.content.segments.iter())
+    };
     if chars == 0 && call_chars == 0 && m.is_summary() {
         return None;
     }
-    let mut facts: Vec<FactId> = own.iter().flat_map(|s| s.facts.iter().copied()).collect();
-    facts.sort_unstable();
-    facts.dedup();
     Some(SourceRow {
         id: m.id,
         index,
@@ -119,6 +120,18 @@ fn source_row(messages: &[Message], index: usize) -> Option<SourceRow> {
         call_chars,
         facts,
     })
+}
+
+/// Characters and facts (sorted, each once) of a row's own segments. Facts already
+/// strictly increasing (one segment's, as written) are sorted and unique as they are.
+fn own_text<'a>(own: impl Iterator<Item = &'a Segment> + Clone) -> (u32, Vec<FactId>) {
+    let chars = own.clone().map(|s| s.chars).sum();
+    let mut facts: Vec<FactId> = own.flat_map(|s| s.facts.iter().copied()).collect();
+    if !facts.is_sorted_by(|a, b| a < b) {
+        facts.sort_unstable();
+        facts.dedup();
+    }
+    (chars, facts)
 }
 
 /// The serialized summarizer input.
@@ -215,6 +228,35 @@ mod tests {
     use super::*;
     use crate::compactor::batch::testkit::Builder;
     use compactsim_model::{Content, ContentKind, Flags, Role, Segment};
+
+    /// Segments with facts in order, out of order and repeated: the facts come out as
+    /// sorting and deduplicating every segment's facts gives them.
+    #[test]
+    fn own_text_facts_are_the_sorted_unique_facts() {
+        let seg = |chars: u32, facts: &[u32]| Segment {
+            kind: ContentKind::Prose,
+            chars,
+            seed: 1,
+            origin: MsgId(0),
+            facts: facts.iter().map(|&f| FactId(f)).collect(),
+        };
+        let cases = [
+            vec![],
+            vec![seg(10, &[])],
+            vec![seg(10, &[1, 4, 9])],
+            vec![seg(10, &[4, 1, 9])],
+            vec![seg(10, &[1, 4]), seg(5, &[4, 7])],
+            vec![seg(10, &[5, 6]), seg(5, &[1, 2])],
+            vec![seg(3, &[2, 2])],
+        ];
+        for own in &cases {
+            let mut plain: Vec<FactId> = own.iter().flat_map(|s| s.facts.clone()).collect();
+            plain.sort_unstable();
+            plain.dedup();
+            let chars: u32 = own.iter().map(|s| s.chars).sum();
+            assert_eq!(own_text(own.iter()), (chars, plain), "{own:?}");
+        }
+    }
 
     fn window(start: usize, end: usize) -> Window {
         Window {
