@@ -211,10 +211,11 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
         // time, or for the rows of an agent-loop strategy measured in one pass the
         // workers' seconds on the row's own forks and runs) and the cases it ran (the
         // others were their shared clean runs).
-        let row_s = r
-            .cpu_s
-            .unwrap_or_else(|| row_started.elapsed().as_secs_f64());
-        crate::outln!("{}  {:.1} s, {} run", line(r), row_s, r.ran);
+        let (row_s, clock) = match r.cpu_s {
+            Some(cpu_s) => (cpu_s, " cpu"),
+            None => (row_started.elapsed().as_secs_f64(), ""),
+        };
+        crate::outln!("{}  {:.1} s{clock}, {} run", line(r), row_s, r.ran);
         row_started = Instant::now();
     })
     .map_err(Failure::internal)?;
