@@ -38,6 +38,29 @@ impl<V> IdMap<V> {
         self.get(id).is_some()
     }
 
+    /// The value of `id`, made the default first if it has none.
+    #[inline]
+    pub(crate) fn get_or_default(&mut self, id: MsgId) -> &mut V
+    where
+        V: Default,
+    {
+        if id.0 < DENSE_ID_LIMIT {
+            let index = id.0 as usize;
+            if index >= self.dense.len() {
+                self.dense.resize_with(index + 1, || None);
+            }
+            self.dense[index].get_or_insert_with(V::default)
+        } else {
+            self.sparse.entry(id).or_default()
+        }
+    }
+
+    /// Slots the dense part holds (for tests: a large id must not grow it).
+    #[cfg(test)]
+    pub(crate) fn dense_len(&self) -> usize {
+        self.dense.len()
+    }
+
     pub(crate) fn insert(&mut self, id: MsgId, value: V) {
         if id.0 < DENSE_ID_LIMIT {
             let index = id.0 as usize;

@@ -1,36 +1,19 @@
-//! Counts of row ids for the gateway checks that keep state between steps: a slot per id
-//! below [`IDS_DENSE_MAX`] (ids are allocated from 0 per case, so the simulator's cases
-//! stay there), a map above it (a large id never sizes the slots).
+//! Counts of row ids for the gateway checks that keep state between steps, on the
+//! crate's [`IdMap`] (a slot per id below [`crate::idset::DENSE_ID_LIMIT`], a map above
+//! it: a large id never sizes the slots).
 
-use std::collections::BTreeMap;
-
-/// Ids below this are counted in a slot each.
-pub const IDS_DENSE_MAX: u32 = 1 << 20;
+use crate::idset::IdMap;
+use compactsim_model::MsgId;
 
 /// How often each row id was counted (0 for an id never counted).
 #[derive(Clone, Debug, Default)]
-pub struct IdCounts {
-    dense: Vec<u32>,
-    sparse: BTreeMap<u32, u32>,
-}
+pub struct IdCounts(IdMap<u32>);
 
 impl IdCounts {
-    #[inline]
-    fn slot(&mut self, id: u32) -> &mut u32 {
-        if id >= IDS_DENSE_MAX {
-            return self.sparse.entry(id).or_insert(0);
-        }
-        let at = id as usize;
-        if at >= self.dense.len() {
-            self.dense.resize(at + 1, 0);
-        }
-        &mut self.dense[at]
-    }
-
     /// Counts `id` once more; its count now.
     #[inline]
     pub fn add(&mut self, id: u32) -> u32 {
-        let c = self.slot(id);
+        let c = self.0.get_or_default(MsgId(id));
         *c += 1;
         *c
     }
@@ -38,7 +21,7 @@ impl IdCounts {
     /// Counts `id` once less (it must have been counted); its count now.
     #[inline]
     pub fn sub(&mut self, id: u32) -> u32 {
-        let c = self.slot(id);
+        let c = self.0.get_or_default(MsgId(id));
         *c = c.checked_sub(1).expect("an id counted before");
         *c
     }
@@ -46,16 +29,13 @@ impl IdCounts {
     /// How often `id` is counted.
     #[inline]
     pub fn get(&self, id: u32) -> u32 {
-        if id >= IDS_DENSE_MAX {
-            return self.sparse.get(&id).copied().unwrap_or(0);
-        }
-        self.dense.get(id as usize).copied().unwrap_or(0)
+        self.0.get(MsgId(id)).copied().unwrap_or(0)
     }
 
     /// Slots the counts hold (the dense part's length; for tests).
     #[cfg(test)]
     pub fn slots(&self) -> usize {
-        self.dense.len()
+        self.0.dense_len()
     }
 }
 
@@ -85,7 +65,7 @@ mod tests {
         let mut c = IdCounts::default();
         assert_eq!((c.add(3), c.add(3), c.add(70)), (1, 2, 1));
         assert_eq!((c.sub(3), c.get(3), c.get(70), c.get(5)), (1, 1, 1, 0));
-        let big = IDS_DENSE_MAX;
+        let big = crate::idset::DENSE_ID_LIMIT;
         assert_eq!((c.add(big), c.add(big), c.sub(big)), (1, 2, 1));
         assert_eq!((c.get(big), c.get(big + 1)), (1, 0));
         assert!(c.slots() <= 71, "{}", c.slots());

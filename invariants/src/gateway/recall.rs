@@ -167,7 +167,7 @@ mod tests {
     #[test]
     fn a_large_id_is_counted_too_and_sizes_no_slot() {
         let mut r = RecallOnce::default();
-        let big = super::super::ids::IDS_DENSE_MAX;
+        let big = crate::idset::DENSE_ID_LIMIT;
         let rows = [row(big, true, false), row(1, false, true)];
         assert!(!r.any_twice(0, &rows));
         let rows = [rows[0], rows[1], row(big, false, true)];
