@@ -28,6 +28,7 @@ mod testkit;
 pub mod text;
 pub mod threshold;
 mod tokens_non_growing;
+mod user_segments;
 mod user_turns_batch;
 mod user_turns_intact;
 

@@ -121,27 +121,9 @@ const WRAPPER_CHARS_MAX: u64 = 11;
 const NAME_CHARS_MIN: u64 = 11;
 const NAME_CHARS_MAX: u64 = 15;
 
-/// The spelled form of a fact: this prefix and at least this many digits.
-const FACT_PREFIX: &str = "FACT-";
-const FACT_DIGITS_MIN: usize = 6;
-
-/// The facts whose names are spelled in `text`, ascending, without duplicates.
-pub fn spelled_facts(text: &str) -> Vec<FactId> {
-    let mut facts = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(FACT_PREFIX) {
-        rest = &rest[at + FACT_PREFIX.len()..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits >= FACT_DIGITS_MIN {
-            if let Ok(n) = rest[..digits].parse::<u32>() {
-                facts.push(FactId(n));
-            }
-        }
-    }
-    facts.sort_unstable();
-    facts.dedup();
-    facts
-}
+/// The facts whose names are spelled in a text: the model's reader of the form its
+/// writer ([`chars_to_spell`], `Segment::materialize`) spells.
+pub use compactsim_model::content::spelled_facts;
 
 /// Characters a generated segment of `kind` needs to spell every one of `facts` (the
 /// model's writer decides the spelled form; the oracle reads it with [`spelled_facts`]).

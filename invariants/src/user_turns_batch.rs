@@ -9,7 +9,7 @@
 //!
 //! Applied to compaction events that are not micro passes (none exist yet).
 
-use crate::user_turns_intact::{segment, SegRef};
+use crate::user_segments::{segment, SegRef};
 use compactsim_model::{Message, Transition, Witness};
 
 /// The first breach of the batch rule on `t`, given the tracked-segment sequences.
@@ -104,7 +104,7 @@ mod tests {
     use super::*;
     use crate::idset::IdSet;
     use crate::testkit::*;
-    use crate::user_turns_intact::collect_tracked;
+    use crate::user_segments::collect_tracked;
     use compactsim_model::MsgId;
 
     fn breach(after: &[Message]) -> Option<Witness> {

@@ -1,9 +1,10 @@
 use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::idset::{IdMarks, IdSet};
 use crate::text::{text_key, TextKey};
+use crate::user_segments::{collect_tracked, segment, SegRef};
 use crate::user_turns_batch::batch_breach;
 use crate::{Invariant, InvariantInfo};
-use compactsim_model::{ContentKind, Event, Message, MsgId, Role, Segment, Transition, Witness};
+use compactsim_model::{ContentKind, Event, Message, MsgId, Role, Transition, Witness};
 use std::collections::BTreeSet;
 
 /// Real user text is never lost, altered, duplicated or reordered.
@@ -48,31 +49,6 @@ pub const INFO: InvariantInfo = InvariantInfo {
                 newest real user message and newest visible reply stay verbatim in the tail)",
     catches: &["H-M-defrag", "H-10896", "HERMES-0.19.0-B4"],
 };
-
-/// Position of one tracked segment: (row index, segment index).
-pub(crate) type SegRef = (usize, usize);
-
-pub(crate) fn segment(rows: &[Message], at: SegRef) -> &Segment {
-    &rows[at.0].content.segments[at.1]
-}
-
-/// Collects the positions of tracked segments inside user-role rows, in order. Summary
-/// and scaffold text is never user text, even when a batch summary merged into a user
-/// row carries that row's id as its origin.
-pub(crate) fn collect_tracked(recorded: &IdSet, rows: &[Message], out: &mut Vec<SegRef>) {
-    out.clear();
-    for (i, m) in rows.iter().enumerate() {
-        if m.role != Role::User {
-            continue;
-        }
-        for (k, s) in m.content.segments.iter().enumerate() {
-            let generated = matches!(s.kind, ContentKind::Summary | ContentKind::Scaffold);
-            if !generated && recorded.contains(s.origin) {
-                out.push((i, k));
-            }
-        }
-    }
-}
 
 impl UserTurnsIntact {
     fn record_new(&mut self, rows: &[Message], is_new: impl Fn(&Message) -> bool) {

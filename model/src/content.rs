@@ -86,6 +86,28 @@ pub fn chars_to_spell(kind: ContentKind, facts: &[FactId]) -> u32 {
     wrapper + facts.len() as u32 * (SHORT_FORM_CHARS + 1) + long_extra
 }
 
+/// The spelled form of a fact: this prefix and at least this many digits.
+const FACT_PREFIX: &str = "FACT-";
+const FACT_DIGITS_MIN: usize = 6;
+
+/// The facts whose names are spelled in `text`, ascending, without duplicates.
+pub fn spelled_facts(text: &str) -> Vec<FactId> {
+    let mut facts = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(FACT_PREFIX) {
+        rest = &rest[at + FACT_PREFIX.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits >= FACT_DIGITS_MIN {
+            if let Ok(n) = rest[..digits].parse::<u32>() {
+                facts.push(FactId(n));
+            }
+        }
+    }
+    facts.sort_unstable();
+    facts.dedup();
+    facts
+}
+
 /// Ids below this are spelled with the minimum digits (`FACT-` and six digits).
 const SHORT_FORM_ID_LIMIT: u32 = 1_000_000;
 /// Characters of a short-form name (`FACT-000042`).

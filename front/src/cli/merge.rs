@@ -1,0 +1,89 @@
+//! `compactsim merge DIR...`: join the run directories of `run --shard K/N` (K = 0..N)
+//! into one run directory: `report.json` equal to the unsharded run's except for the
+//! header parameter `shards = N` (in place of `shard = K/N`), `summary.md`,
+//! `index.html` and `repro.txt`. Shards of different runs are refused (exit 2).
+
+use super::exit::{Exit, Failure};
+use super::run::REPRO_LINES_MAX;
+use compactsim_reports::{self as reports, ReportWriter, ShardReport};
+use std::path::{Path, PathBuf};
+
+/// Default output directory.
+pub const OUT_DEFAULT: &str = "target/compactsim/merged";
+/// Largest `repro.txt` a shard may hold, bytes.
+pub const REPRO_BYTES_MAX: u64 = 64 << 20;
+
+fn read_repro(dir: &Path) -> Result<Vec<String>, Failure> {
+    let path = dir.join(reports::REPRO_TXT);
+    match std::fs::metadata(&path) {
+        Err(_) => return Ok(Vec::new()),
+        Ok(m) if m.len() > REPRO_BYTES_MAX => {
+            return Err(Failure::bad_input(format!(
+                "{}: larger than {REPRO_BYTES_MAX} bytes",
+                path.display()
+            )))
+        }
+        Ok(_) => {}
+    }
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
+    Ok(text.lines().map(str::to_string).collect())
+}
+
+/// Merges the shard directories `dirs` into `out`.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Exit, Failure> {
+    if dirs.len() as u64 > reports::SHARDS_MAX as u64 {
+        return Err(Failure::bad_input(format!(
+            "at most {} shard directories",
+            reports::SHARDS_MAX
+        )));
+    }
+    super::outdir::prepare(out)?;
+    super::outdir::clear_stale(
+        out,
+        &[
+            reports::REPORT_JSON,
+            reports::SUMMARY_MD,
+            reports::INDEX_HTML,
+            reports::REPRO_TXT,
+        ],
+        &[super::failures::FAILURES_DIR],
+    )?;
+    let mut shards = Vec::new();
+    let mut repro = Vec::new();
+    for dir in dirs {
+        let path = dir.join(reports::REPORT_JSON);
+        let report = reports::read_report(&path).map_err(|e| Failure::bad_input(e.to_string()))?;
+        let index = reports::shard_of(&report.header).map_or(u32::MAX, |(k, _)| k);
+        repro.push((index, read_repro(dir)?));
+        shards.push(ShardReport {
+            source: path.display().to_string(),
+            report,
+        });
+    }
+    let merged = reports::merge_reports(shards).map_err(Failure::bad_input)?;
+    repro.sort_by_key(|(k, _)| *k);
+    let mut repro: Vec<String> = repro.into_iter().flat_map(|(_, lines)| lines).collect();
+    repro.truncate(REPRO_LINES_MAX);
+    let internal = |e: reports::ReportError| Failure::internal(e.to_string());
+    let mut writer = ReportWriter::create(out, &merged.header).map_err(internal)?;
+    for row in &merged.cases {
+        writer.push(row).map_err(internal)?;
+    }
+    let path = writer.finish(&merged.summary).map_err(internal)?;
+    reports::write_summary_md(out, &merged.header, &merged.summary).map_err(internal)?;
+    reports::write_run_html(out, &merged.header, &merged.summary).map_err(internal)?;
+    reports::write_repro(out, &repro).map_err(internal)?;
+    crate::out!("{}", reports::render_table(&merged.header, &merged.summary));
+    crate::outln!("report: {}", path.display());
+    let s = &merged.summary.totals;
+    Ok(if s.cases_internal > 0 {
+        Exit::Internal
+    } else if s.cases_failed > 0 {
+        Exit::Violation
+    } else if s.cases_liveness > 0 {
+        Exit::Liveness
+    } else {
+        Exit::Clean
+    })
+}

@@ -1,0 +1,19 @@
+//! The commands behind the `compactsim` binary. `main.rs` parses flags and calls these.
+
+pub mod args;
+pub mod console;
+pub mod diff;
+pub mod exit;
+pub mod failures;
+pub mod list;
+pub mod merge;
+pub mod outdir;
+pub mod progress;
+pub mod replay;
+pub mod run;
+pub mod scenario;
+pub mod selftest;
+pub mod selftest_external;
+pub mod shrink;
+pub mod study;
+pub mod sweep;

@@ -1,0 +1,92 @@
+//! `compactsim replay`: rerun one case and print its event log and the witness.
+
+use super::args::CaseParams;
+use super::exit::Exit;
+use compactsim_harness::engine::{
+    describe, run_case_with, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record,
+};
+use std::fmt::Write;
+
+/// The replay output and its exit code.
+pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
+    let suite = params.suite(case, 1);
+    let spec = suite.spec(case);
+    let make = |r| params.compactor.make(r);
+    let r = run_case_with(&spec, Record { trace: true }, &make);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "SEED={} case={case} case_seed={} {}",
+        params.seed,
+        r.case_seed,
+        params.flags()
+    );
+    let exit = render_case(&mut out, &spec, &r);
+    (out, exit)
+}
+
+/// Appends the setup line, the event log and the outcome (with its witness) of `r`, the
+/// result of running `spec`; returns the exit code of the outcome.
+pub fn render_case(out: &mut String, spec: &CaseSpec, r: &CaseResult) -> Exit {
+    let setup = CaseSetup::draw(spec);
+    let _ = writeln!(
+        out,
+        "family={} context_length={} trigger={} tail_budget={} restart_per_mille={} every_n_turns={}",
+        setup.family().name(),
+        setup.shape.context_length,
+        setup.thresholds.trigger_tokens,
+        setup.micro.tail_budget_tokens,
+        setup.restart_per_mille,
+        setup.micro.every_n_turns
+    );
+    if let Some(agent) = describe(spec) {
+        let _ = writeln!(out, "{agent}");
+    }
+    let mut gateway = r.gateway_trace.iter().peekable();
+    for line in &r.trace {
+        while let Some((_, g)) = gateway.next_if(|(step, _)| *step <= line.step) {
+            let _ = writeln!(out, "{g}");
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    for (_, g) in gateway {
+        let _ = writeln!(out, "{g}");
+    }
+    match &r.outcome {
+        CaseOutcome::Clean => {
+            let _ = writeln!(out, "CLEAN after {} turns, {} passes", r.turns, r.passes);
+            Exit::Clean
+        }
+        CaseOutcome::Violation(vs) => {
+            for v in vs {
+                let _ = writeln!(
+                    out,
+                    "VIOLATION {} at turn {} step {}: {}",
+                    v.invariant, v.turn, v.step, v.message
+                );
+                for fact in &v.witness.facts {
+                    let _ = writeln!(out, "  witness: {fact}");
+                }
+                for row in &v.witness.rows {
+                    let _ = writeln!(out, "  witness row {}", row.describe());
+                }
+            }
+            Exit::Violation
+        }
+        CaseOutcome::Liveness(v) => {
+            let _ = writeln!(
+                out,
+                "LIVENESS {} at turn {} step {}: {}",
+                v.invariant, v.turn, v.step, v.message
+            );
+            for fact in &v.witness.facts {
+                let _ = writeln!(out, "  witness: {fact}");
+            }
+            Exit::Liveness
+        }
+        CaseOutcome::Internal(what) => {
+            let _ = writeln!(out, "INTERNAL FAILURE: {what}");
+            Exit::Internal
+        }
+    }
+}

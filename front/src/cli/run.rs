@@ -1,0 +1,335 @@
+//! `compactsim run`: the default suite, many cases in parallel, reports on disk.
+
+use super::args::{CaseParams, Shard};
+use super::exit::{Exit, Failure};
+use super::failures;
+use compactsim_harness::engine::{counters, CaseOutcome, CaseResult, CaseSpec, Record};
+use compactsim_harness::runner::run_suite;
+use compactsim_harness::shapes::Family;
+use compactsim_reports::{self as reports, Aggregator, CaseRow, Header, Outcome, ReportWriter};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Failures printed to the terminal; the rest are in the report files.
+pub const FAILURES_PRINTED_MAX: usize = 10;
+/// Repro lines kept for repro.txt (memory stays bounded on huge runs).
+pub const REPRO_LINES_MAX: usize = 1_000;
+/// Default `--shrink-time`: the outer wall-time cap, in seconds, on shrinking the first
+/// failures after a run (each is bounded by an attempts budget; the cap is reported when
+/// it ends a shrink).
+pub const SHRINK_TIME_DEFAULT_S: f64 = 30.0;
+/// Turns of trace printed for a liveness failure.
+pub const LIVENESS_TRACE_TURNS: u32 = 3;
+/// The agent-loop counters the summary line shows (all are in the report too).
+pub const AGENT_SUMMARY_COUNTERS: [(&str, &str); 7] = [
+    ("compactions", "batch.compacted"),
+    ("fallback summaries", "batch.fallback"),
+    ("preflight passes", "preflight.passes"),
+    ("post-response passes", "postresponse.passes"),
+    ("overflow recoveries", "overflow.recoveries"),
+    ("exhaustions", "turns.exhausted"),
+    ("session resets", "session.resets"),
+];
+
+/// A validated `run` request.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    pub params: CaseParams,
+    pub cases: u32,
+    pub shard: Shard,
+    pub jobs: usize,
+    pub out: PathBuf,
+    /// Wall time for shrinking the first failing cases (zero: none).
+    pub shrink_time: Duration,
+    /// No progress bar even on a terminal.
+    pub quiet: bool,
+}
+
+/// The report header: every parameter that decides the run, none that varies between
+/// two runs of it (no job count, no output path, no time).
+pub fn header(req: &RunRequest) -> Header {
+    let mut params = std::collections::BTreeMap::new();
+    if req.shard != Shard::WHOLE {
+        params.insert(
+            "shard".to_string(),
+            format!("{}/{}", req.shard.index, req.shard.count),
+        );
+    }
+    if let Some(o) = req.params.strategy.loop_options() {
+        params.insert("era".to_string(), o.era.to_string());
+        params.insert("anti_thrash".to_string(), o.anti_thrash.to_string());
+    }
+    if let Some(pool) = compactsim_harness::external::select::selected() {
+        params.insert("compactor".to_string(), "external".to_string());
+        params.insert("adapter".to_string(), pool.spec().command.clone());
+    }
+    Header {
+        tool: "compactsim".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        seed: req.params.seed,
+        cases: req.cases,
+        passes: req.params.passes,
+        strategy: req.params.strategy.to_string(),
+        bugs: req.params.bugs.ids(),
+        params,
+    }
+}
+
+/// The row report.json keeps for a case.
+pub fn row(r: &CaseResult) -> CaseRow {
+    let outcome = match &r.outcome {
+        CaseOutcome::Clean => Outcome::Clean,
+        CaseOutcome::Violation(v) => Outcome::Violation {
+            invariant: v[0].invariant.clone(),
+            turn: v[0].turn,
+        },
+        CaseOutcome::Liveness(v) => Outcome::Liveness {
+            reason: format!("{} at turn {}: {}", v.invariant, v.turn, v.message),
+        },
+        CaseOutcome::Internal(what) => Outcome::Internal {
+            reason: what.clone(),
+        },
+    };
+    CaseRow {
+        case: r.case,
+        case_seed: r.case_seed,
+        family: r.family.name().into(),
+        turns: r.turns,
+        passes: r.passes,
+        outcome,
+        tokens_max: r.tokens_max,
+        messages_max: r.messages_max,
+    }
+}
+
+pub(crate) fn exit_of(outcome: &CaseOutcome) -> Exit {
+    match outcome {
+        CaseOutcome::Clean => Exit::Clean,
+        CaseOutcome::Violation(_) => Exit::Violation,
+        CaseOutcome::Liveness(_) => Exit::Liveness,
+        CaseOutcome::Internal(_) => Exit::Internal,
+    }
+}
+
+/// The invariants a run of these parameters checks, in catalogue order.
+fn invariant_ids(params: &CaseParams) -> Vec<&'static str> {
+    if params.strategy.loop_options().is_some() {
+        compactsim_invariants::catalogue()
+            .iter()
+            .map(|i| i.id)
+            .collect()
+    } else {
+        compactsim_invariants::micro_catalogue_ids()
+    }
+}
+
+/// The first output line: the seed and every parameter that decides the run.
+fn seed_line(req: &RunRequest) -> String {
+    let mut line = format!(
+        "SEED={} cases={} passes={} strategy={}",
+        req.params.seed, req.cases, req.params.passes, req.params.strategy
+    );
+    if let Some(o) = req.params.strategy.loop_options() {
+        line.push_str(&format!(" era={} anti_thrash={}", o.era, o.anti_thrash));
+        if let Some(m) = o.session_mode {
+            line.push_str(&format!(" session_mode={m}"));
+        }
+    }
+    if let Some(pool) = compactsim_harness::external::select::selected() {
+        line.push_str(&format!(
+            " compactor=external adapter={}",
+            compactsim_harness::external::select::quote(&pool.spec().command)
+        ));
+    }
+    let bugs = if req.params.bugs.is_empty() {
+        "none".to_string()
+    } else {
+        req.params.bugs.ids().join(",")
+    };
+    line.push_str(&format!(
+        " bugs={bugs} shard={}/{} jobs={} out={}",
+        req.shard.index,
+        req.shard.count,
+        req.jobs,
+        req.out.display()
+    ));
+    line
+}
+
+/// Runs the suite, prints the header line first, failures as they come, and the tables;
+/// writes report.json, summary.md and repro.txt. Returns the exit code.
+pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
+    let (first, cases) = req.shard.checked_range(req.cases)?;
+    super::outdir::prepare(&req.out)?;
+    super::outdir::clear_stale(
+        &req.out,
+        &[
+            reports::REPORT_JSON,
+            reports::SUMMARY_MD,
+            reports::INDEX_HTML,
+            reports::REPRO_TXT,
+        ],
+        &[failures::FAILURES_DIR],
+    )?;
+    let header = header(req);
+    crate::outln!("{}", seed_line(req));
+    let started = Instant::now();
+    let mut writer =
+        ReportWriter::create(&req.out, &header).map_err(|e| Failure::internal(e.to_string()))?;
+    let mut agg = Aggregator::new()
+        .with_invariants(invariant_ids(&req.params))
+        .with_families(Family::ALL.iter().map(|f| f.name()))
+        .with_coverage(counters(req.params.strategy));
+    let mut repro = Vec::new();
+    let mut exit = Exit::Clean;
+    let mut failing: u64 = 0;
+    let mut write_error = None;
+    let mut to_shrink: Vec<CaseSpec> = Vec::new();
+    let bar = super::progress::bar(cases as u64, "cases", req.quiet);
+    run_suite(
+        &req.params.suite(first, cases),
+        req.jobs,
+        Record::default(),
+        |r| {
+            bar.inc(1);
+            exit = exit.worst(exit_of(&r.outcome));
+            failing += u64::from(r.outcome != CaseOutcome::Clean);
+            let row = row(&r);
+            if let Err(e) = writer.push(&row) {
+                write_error = Some(e.to_string());
+                return false;
+            }
+            agg.add_case(
+                &row,
+                r.transitions as u64,
+                r.checked.iter().copied(),
+                r.coverage.iter(),
+            );
+            note_failure(&req.params, &r, &mut agg, &mut repro);
+            if !r.outcome.violations().is_empty()
+                && to_shrink.len() < failures::AUTO_SHRINK_CASES_MAX
+            {
+                to_shrink.push(req.params.suite(r.case, 1).spec(r.case));
+            }
+            true
+        },
+    )
+    .map_err(Failure::internal)?;
+    bar.finish_and_clear();
+    if let Some(e) = write_error {
+        return Err(Failure::internal(e));
+    }
+    if let Some(more) = failing
+        .checked_sub(FAILURES_PRINTED_MAX as u64)
+        .filter(|m| *m > 0)
+    {
+        crate::outln!(
+            "... and {more} more failing case(s): all are in {}, the first {REPRO_LINES_MAX} in {}",
+            reports::REPORT_JSON,
+            reports::REPRO_TXT
+        );
+    }
+    let summary = agg.into_summary();
+    let report = writer
+        .finish(&summary)
+        .map_err(|e| Failure::internal(e.to_string()))?;
+    reports::write_summary_md(&req.out, &header, &summary)
+        .map_err(|e| Failure::internal(e.to_string()))?;
+    reports::write_run_html(&req.out, &header, &summary)
+        .map_err(|e| Failure::internal(e.to_string()))?;
+    reports::write_repro(&req.out, &repro).map_err(|e| Failure::internal(e.to_string()))?;
+    let wall_s = started.elapsed().as_secs_f64();
+    crate::out!("\n{}", reports::render_table(&header, &summary));
+    if req.params.strategy.loop_options().is_some() {
+        crate::outln!("{}", agent_line(&summary.coverage));
+    }
+    crate::outln!(
+        "\nwall {:.2} s, {} passes, {:.0} passes/s",
+        wall_s,
+        summary.totals.passes,
+        summary.totals.passes as f64 / wall_s.max(1e-9)
+    );
+    crate::outln!("report: {}", report.display());
+    if !repro.is_empty() {
+        crate::outln!("repro:  {}", req.out.join(reports::REPRO_TXT).display());
+    }
+    if !req.shrink_time.is_zero() && !to_shrink.is_empty() {
+        failures::auto(&to_shrink, req.shrink_time, &req.out);
+    }
+    Ok(exit)
+}
+
+/// The agent-loop coverage counters on one line (0 when a path was never reached).
+pub fn agent_line(coverage: &std::collections::BTreeMap<String, u64>) -> String {
+    let parts: Vec<String> = AGENT_SUMMARY_COUNTERS
+        .iter()
+        .map(|(label, key)| format!("{label} {}", coverage.get(*key).copied().unwrap_or(0)))
+        .collect();
+    format!("agent loop: {}", parts.join(", "))
+}
+
+/// The trace of the last turns of a case (rerun deterministically with the trace on).
+fn last_turns(params: &CaseParams, case: u32) -> Vec<String> {
+    let spec = params.suite(case, 1).spec(case);
+    let make = |r| params.compactor.make(r);
+    let r = compactsim_harness::engine::run_case_with(&spec, Record { trace: true }, &make);
+    let last = r.trace.last().map_or(0, |l| l.event.turn());
+    let from = last.saturating_sub(LIVENESS_TRACE_TURNS - 1);
+    r.trace
+        .iter()
+        .filter(|l| l.event.turn() >= from)
+        .map(|l| l.to_string())
+        .collect()
+}
+
+/// Prints a failure (the first few), records it in the summary and in repro.txt.
+fn note_failure(
+    params: &CaseParams,
+    r: &CaseResult,
+    agg: &mut Aggregator,
+    repro: &mut Vec<String>,
+) {
+    let (violation, what) = match &r.outcome {
+        CaseOutcome::Clean => return,
+        CaseOutcome::Violation(v) => (
+            Some(v[0].clone()),
+            format!("{} at turn {}: {}", v[0].invariant, v[0].turn, v[0].message),
+        ),
+        CaseOutcome::Liveness(v) => (
+            Some(v.clone()),
+            format!(
+                "liveness: {} at turn {}: {}",
+                v.invariant, v.turn, v.message
+            ),
+        ),
+        CaseOutcome::Internal(what) => (None, format!("internal failure: {what}")),
+    };
+    let line = params.repro(r.case);
+    if repro.len() < FAILURES_PRINTED_MAX {
+        crate::outln!(
+            "FAIL case {} ({}, case seed {}): {what}",
+            r.case,
+            r.family.name(),
+            r.case_seed
+        );
+        if matches!(r.outcome, CaseOutcome::Liveness(_)) {
+            crate::outln!("  trace of the last {LIVENESS_TRACE_TURNS} turns:");
+            for l in last_turns(params, r.case) {
+                crate::outln!("    {l}");
+            }
+        }
+        crate::outln!("  repro: {line}");
+    }
+    if repro.len() < REPRO_LINES_MAX {
+        repro.push(line.clone());
+    }
+    if let Some(violation) = violation {
+        agg.add_failure(reports::Failure {
+            case: r.case,
+            case_seed: r.case_seed,
+            family: r.family.name().into(),
+            violation,
+            repro: line,
+        });
+    }
+}

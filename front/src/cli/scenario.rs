@@ -1,0 +1,403 @@
+//! `compactsim scenario FILE|DIR...`: run scenario files, compare each outcome with its
+//! expectation, print a table, write `scenarios.txt` and `junit.xml`. Every file is
+//! loaded and checked before anything runs: one malformed file fails the command with
+//! exit 2 and its file:line:column.
+
+use super::exit::{Exit, Failure};
+use super::replay::render_case;
+use crate::scenario::{self, describe, Scenario};
+use compactsim_harness::engine::{run_case, CaseOutcome, CaseResult, Record};
+use compactsim_reports::{self as reports, JunitCase, JunitOutcome};
+use rayon::prelude::*;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Default output directory of `compactsim scenario`.
+pub const OUT_DEFAULT: &str = "target/compactsim/scenarios";
+/// The one-line-per-scenario summary inside the output directory.
+pub const SCENARIOS_TXT: &str = "scenarios.txt";
+/// Name of the JUnit test suite.
+pub const JUNIT_SUITE: &str = "scenarios";
+
+/// A validated `scenario` request.
+#[derive(Clone, Debug)]
+pub struct ScenarioRequest {
+    pub paths: Vec<PathBuf>,
+    pub out: PathBuf,
+    /// Print each scenario's event log and witness.
+    pub trace: bool,
+    pub jobs: usize,
+    /// No progress bar even on a terminal.
+    pub quiet: bool,
+    /// `--session-mode`: every scenario in this mode (agent-loop files only).
+    pub session_mode: Option<compactsim_hermes::agent::SessionMode>,
+}
+
+/// One scenario and how it went.
+#[derive(Clone, Debug)]
+pub struct Ran {
+    pub scenario: Scenario,
+    pub result: CaseResult,
+    pub holds: bool,
+}
+
+/// Loads every scenario under `paths`; all errors at once (exit 2) if any file is bad.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, Failure> {
+    let files = scenario::discover(paths).map_err(Failure::bad_input)?;
+    if files.is_empty() {
+        let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Failure::bad_input(format!(
+            "no scenario files (*.toml) in {}",
+            named.join(" ")
+        )));
+    }
+    let (ok, bad): (Vec<_>, Vec<_>) = files
+        .iter()
+        .map(|f| scenario::load(f))
+        .partition(Result::is_ok);
+    if !bad.is_empty() {
+        let lines: Vec<String> = bad
+            .into_iter()
+            .filter_map(Result::err)
+            .map(|e| e.to_string())
+            .collect();
+        return Err(Failure::bad_input(format!(
+            "{} malformed scenario file(s); nothing was run:\n{}",
+            lines.len(),
+            lines.join("\n")
+        )));
+    }
+    Ok(ok.into_iter().filter_map(Result::ok).collect())
+}
+
+/// Runs `scenarios` on `jobs` threads; results in the given order.
+pub fn run_all(scenarios: Vec<Scenario>, jobs: usize, trace: bool) -> Result<Vec<Ran>, Failure> {
+    run_all_with(scenarios, jobs, trace, &indicatif::ProgressBar::hidden())
+}
+
+/// As [`run_all`], ticking `bar` once per scenario.
+pub fn run_all_with(
+    scenarios: Vec<Scenario>,
+    jobs: usize,
+    trace: bool,
+    bar: &indicatif::ProgressBar,
+) -> Result<Vec<Ran>, Failure> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| Failure::internal(format!("cannot start worker threads: {e}")))?;
+    Ok(pool.install(|| {
+        scenarios
+            .into_par_iter()
+            .map(|scenario| {
+                let result = run_case(&scenario.spec, Record { trace });
+                let holds = scenario.holds(&result);
+                bar.inc(1);
+                Ran {
+                    scenario,
+                    result,
+                    holds,
+                }
+            })
+            .collect()
+    }))
+}
+
+/// The exit code: internal failures first, then failed expectations.
+pub fn exit_of(ran: &[Ran]) -> Exit {
+    ran.iter()
+        .fold(Exit::Clean, |exit, r| match (&r.result.outcome, r.holds) {
+            (CaseOutcome::Internal(_), _) => exit.worst(Exit::Internal),
+            (_, false) => exit.worst(Exit::Violation),
+            _ => exit,
+        })
+}
+
+/// The table: scenario, expectation, outcome, turns, verdict.
+pub fn render_table(ran: &[Ran]) -> String {
+    let rows: Vec<[String; 5]> = ran
+        .iter()
+        .map(|r| {
+            [
+                r.scenario.path.display().to_string(),
+                r.scenario.expectation(),
+                describe(&r.result),
+                r.result.turns.to_string(),
+                verdict(r).to_string(),
+            ]
+        })
+        .collect();
+    let head = ["scenario", "expectation", "outcome", "turns", "verdict"];
+    let mut width = head.map(str::len);
+    for row in &rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, cells: [&str; 5]| {
+        let _ = writeln!(
+            out,
+            "{:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}  {}",
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            w0 = width[0],
+            w1 = width[1],
+            w2 = width[2],
+            w3 = width[3]
+        );
+    };
+    line(&mut out, head);
+    let rules = width.map(|w| "-".repeat(w));
+    line(
+        &mut out,
+        [&rules[0], &rules[1], &rules[2], &rules[3], &rules[4]],
+    );
+    for row in &rows {
+        line(&mut out, [&row[0], &row[1], &row[2], &row[3], &row[4]]);
+    }
+    out
+}
+
+fn verdict(r: &Ran) -> &'static str {
+    match (&r.result.outcome, r.holds) {
+        (CaseOutcome::Internal(_), _) => "ERROR",
+        (_, true) => "ok",
+        (_, false) => "FAILED",
+    }
+}
+
+/// The witness of a violation in a few lines (JUnit detail).
+fn detail(r: &CaseResult) -> String {
+    let mut out = String::new();
+    if let CaseOutcome::Violation(vs) = &r.outcome {
+        for v in vs {
+            let _ = writeln!(
+                out,
+                "{} at turn {} step {}: {}",
+                v.invariant, v.turn, v.step, v.message
+            );
+            for fact in &v.witness.facts {
+                let _ = writeln!(out, "  witness: {fact}");
+            }
+        }
+    }
+    out
+}
+
+/// The JUnit test cases, one per scenario.
+pub fn junit_cases(ran: &[Ran]) -> Vec<JunitCase> {
+    ran.iter()
+        .map(|r| {
+            let path = &r.scenario.path;
+            let classname = path
+                .parent()
+                .map(|p| p.display().to_string().replace(['/', '\\'], "."))
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| JUNIT_SUITE.to_string());
+            let outcome = if r.holds {
+                JunitOutcome::Passed
+            } else {
+                JunitOutcome::Failed {
+                    message: failure_message(r),
+                    detail: detail(&r.result),
+                }
+            };
+            JunitCase {
+                name: path.display().to_string(),
+                classname,
+                outcome,
+                time_ms: 0,
+            }
+        })
+        .collect()
+}
+
+/// `expected <expectation>, got <outcome>`, and the counters that missed.
+pub fn failure_message(r: &Ran) -> String {
+    let mut message = format!(
+        "expected {}, got {}",
+        r.scenario.expectation(),
+        describe(&r.result)
+    );
+    let missed = r.scenario.counters_missed(&r.result);
+    if !missed.is_empty() {
+        message.push_str(&format!("; counters: {}", missed.join(", ")));
+    }
+    message
+}
+
+/// `scenarios.txt`: one line per scenario.
+pub fn render_summary(ran: &[Ran]) -> String {
+    let mut out = String::new();
+    for r in ran {
+        let _ = writeln!(
+            out,
+            "{} {} | expect {} | {} | turns {}",
+            verdict(r),
+            r.scenario.path.display(),
+            r.scenario.expectation(),
+            describe(&r.result),
+            r.result.turns
+        );
+    }
+    out
+}
+
+fn write_reports(out: &Path, ran: &[Ran]) -> Result<(PathBuf, PathBuf), Failure> {
+    let txt = out.join(SCENARIOS_TXT);
+    reports::atomic_write(&txt, render_summary(ran).as_bytes())
+        .map_err(|e| Failure::internal(e.to_string()))?;
+    let junit = reports::write_junit(out, JUNIT_SUITE, &junit_cases(ran))
+        .map_err(|e| Failure::internal(e.to_string()))?;
+    reports::write_scenarios_pages(out, &page_rows(ran))
+        .map_err(|e| Failure::internal(e.to_string()))?;
+    Ok((txt, junit))
+}
+
+/// The rows of `summary.md` and `index.html`.
+fn page_rows(ran: &[Ran]) -> Vec<reports::ScenarioRow> {
+    ran.iter()
+        .map(|r| reports::ScenarioRow {
+            verdict: verdict(r).to_string(),
+            file: r.scenario.path.display().to_string(),
+            expect: r.scenario.expectation(),
+            got: describe(&r.result),
+            turns: r.result.turns,
+            detail: if r.holds {
+                String::new()
+            } else {
+                format!("{}\n{}", failure_message(r), detail(&r.result))
+            },
+        })
+        .collect()
+}
+
+/// The event log and witness of one scenario, as `replay` prints a case.
+pub fn render_trace(s: &Scenario, r: &CaseResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "SCENARIO {} name={} expect={} seed={} case={} passes={} strategy={} bugs={}",
+        s.path.display(),
+        s.name,
+        s.expectation(),
+        s.spec.root_seed,
+        s.spec.case,
+        s.spec.passes,
+        s.spec.strategy,
+        if s.spec.bugs.is_empty() {
+            "none".to_string()
+        } else {
+            s.spec.bugs.ids().join(",")
+        }
+    );
+    render_case(&mut out, &s.spec, r);
+    out
+}
+
+/// Runs the request; prints the table and the failures; writes the reports.
+pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
+    let mut scenarios = load_all(&req.paths)?;
+    if let Some(mode) = req.session_mode {
+        for s in &mut scenarios {
+            let Some(options) = s.spec.strategy.loop_options() else {
+                return Err(Failure::bad_input(format!(
+                    "--session-mode applies to the agent-loop strategies (batch, both, \
+                     gateway): {} runs {}",
+                    s.path.display(),
+                    s.spec.strategy
+                )));
+            };
+            s.spec.strategy = s
+                .spec
+                .strategy
+                .with_options(options.with_session_mode(Some(mode)));
+        }
+    }
+    super::outdir::prepare(&req.out)?;
+    super::outdir::clear_stale(&req.out, &[SCENARIOS_TXT, reports::JUNIT_XML], &[])?;
+    let bar = super::progress::bar(scenarios.len() as u64, "scenarios", req.quiet);
+    let ran = run_all_with(scenarios, req.jobs, req.trace, &bar)?;
+    bar.finish_and_clear();
+    if req.trace {
+        for r in &ran {
+            crate::outln!("{}", render_trace(&r.scenario, &r.result));
+        }
+    }
+    crate::out!("{}", render_table(&ran));
+    let failed: Vec<&Ran> = ran.iter().filter(|r| !r.holds).collect();
+    for r in &failed {
+        crate::outln!(
+            "FAILED {}: {}",
+            r.scenario.path.display(),
+            failure_message(r)
+        );
+    }
+    let (txt, junit) = write_reports(&req.out, &ran)?;
+    crate::outln!(
+        "\n{} scenarios, {} hold, {} failed",
+        ran.len(),
+        ran.len() - failed.len(),
+        failed.len()
+    );
+    crate::outln!("reports: {} {}", txt.display(), junit.display());
+    Ok(exit_of(&ran))
+}
+
+/// `compactsim replay FILE.toml`: the trace and witness of one scenario file; the exit
+/// code is that of `compactsim scenario FILE.toml`: 0 when the expectation holds.
+pub fn replay_file(path: &Path) -> Result<(String, Exit), Failure> {
+    let s = scenario::load(path).map_err(|e| Failure::bad_input(e.to_string()))?;
+    let r = run_case(&s.spec, Record { trace: true });
+    let mut out = render_trace(&s, &r);
+    let exit = exit_of(&[Ran {
+        scenario: s.clone(),
+        result: r.clone(),
+        holds: s.holds(&r),
+    }]);
+    let _ = writeln!(
+        out,
+        "expectation {}: {}",
+        s.expectation(),
+        if s.holds(&r) { "holds" } else { "FAILED" }
+    );
+    for miss in s.counters_missed(&r) {
+        let _ = writeln!(out, "  counter {miss}");
+    }
+    Ok((out, exit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(counters: &str) -> Vec<Ran> {
+        let source = format!(
+            "format = 1\nstrategy = \"batch\"\nturns_max = 3\nexpect = \"clean\"\nexpect_counters = {{ {counters} }}\n"
+        );
+        let s = scenario::parse(Path::new("c.toml"), &source).unwrap();
+        run_all(vec![s], 1, false).unwrap()
+    }
+
+    #[test]
+    fn a_missed_counter_fails_the_scenario_and_is_named_with_its_value() {
+        let ok = ran("\"turns.finished\" = \">=1\", \"turns.exhausted\" = 0");
+        assert!(ok[0].holds, "{}", failure_message(&ok[0]));
+        assert_eq!(exit_of(&ok), Exit::Clean);
+        let missed = ran("\"turns.finished\" = \">=100\"");
+        assert!(!missed[0].holds);
+        assert_eq!(exit_of(&missed), Exit::Violation);
+        let message = failure_message(&missed[0]);
+        assert!(
+            message.starts_with(
+                "expected clean; turns.finished >= 100, got clean; counters: turns.finished = "
+            ) && message.ends_with("(expected >= 100)"),
+            "{message}"
+        );
+        assert!(render_table(&missed).contains("FAILED"));
+    }
+}

@@ -1,0 +1,636 @@
+//! The `compactsim` command line: flag parsing and dispatch, nothing else.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use compactsim::cli::args::{self, CaseParams, Shard};
+use compactsim::cli::exit::{Exit, Failure};
+use compactsim::cli::{
+    console, diff, list, merge, replay, run, scenario, selftest, shrink, study, sweep,
+};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "compactsim",
+    version,
+    about = "Deterministic simulator and stress-test harness for LLM-agent context compaction"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Flags that decide what a case does (shared by `run`, `replay` and `shrink`). Optional
+/// here so that `replay FILE` and `shrink FILE` can refuse them; the defaults are
+/// applied in [`case_params`].
+#[derive(clap::Args)]
+struct CaseFlags {
+    /// Root seed (printed first) [default: 20260731].
+    #[arg(long)]
+    seed: Option<u64>,
+    #[command(flatten)]
+    knobs: CaseKnobs,
+}
+
+/// Everything but the seed that decides what a case does (`sweep` varies the seed).
+/// Optional here so that `replay FILE` and `shrink FILE` can refuse them; the defaults
+/// are applied in [`knob_params`].
+#[derive(clap::Args)]
+struct CaseKnobs {
+    /// Passes with work per case, 1 to 10000 [default: 25].
+    #[arg(long)]
+    passes: Option<u32>,
+    /// Compaction strategy (see `compactsim list strategies`) [default: micro].
+    #[arg(long)]
+    strategy: Option<String>,
+    /// Switch a catalogued bug back on (repeatable; see `compactsim list bugs`).
+    #[arg(long = "bug", value_name = "ID")]
+    bugs: Vec<String>,
+    /// Hermes era preset for the agent loop: a, b or c (default c, the latest).
+    #[arg(long, value_name = "ERA")]
+    era: Option<String>,
+    /// Anti-thrash policy of the agent loop: v1, v2 or v2.2 (default: the era's).
+    #[arg(long = "anti-thrash", value_name = "POLICY")]
+    anti_thrash: Option<String>,
+    /// A real release the model follows: hermes-0.19.0 (batch, era b) or
+    /// hermes-iot-0.22.2 (micro; batch and both under era c). Sets the era.
+    #[arg(long, value_name = "RELEASE")]
+    profile: Option<String>,
+    /// Agent-loop strategies: every case rotates its session id on compaction or
+    /// compacts in place: rotate or in-place (default: each case's drawn mode).
+    #[arg(long = "session-mode", value_name = "MODE")]
+    session_mode: Option<String>,
+    #[command(flatten)]
+    compactor: CompactorFlags,
+}
+
+impl CaseKnobs {
+    /// `--profile`, parsed.
+    fn profile(&self) -> Result<Option<compactsim_hermes::profile::Profile>, Failure> {
+        self.profile
+            .as_deref()
+            .map(compactsim_hermes::profile::Profile::parse)
+            .transpose()
+            .map_err(Failure::bad_input)
+    }
+
+    /// (strategy, era) after `--profile`: the profile's, or the flags as given.
+    fn strategy_and_era(&self) -> Result<(&str, Option<&str>), Failure> {
+        match &self.profile {
+            None => Ok((
+                self.strategy.as_deref().unwrap_or(args::STRATEGY_DEFAULT),
+                self.era.as_deref(),
+            )),
+            Some(name) => compactsim_hermes::profile::Profile::parse(name)
+                .and_then(|p| p.resolve(self.strategy.as_deref(), self.era.as_deref()))
+                .map_err(Failure::bad_input),
+        }
+    }
+}
+
+/// Flags that choose the compactor under test (adapters/PROTOCOL.md).
+#[derive(clap::Args)]
+struct CompactorFlags {
+    /// The compactor under test: reference (the Rust models) or external (an adapter).
+    #[arg(long, default_value = "reference")]
+    compactor: String,
+    /// The external adapter's command line, split without a shell.
+    #[arg(long, value_name = "'CMD ARGS'")]
+    adapter: Option<String>,
+    /// Per-request timeout of the adapter in milliseconds.
+    #[arg(long, value_name = "MS")]
+    adapter_timeout_ms: Option<u64>,
+}
+
+/// Applies `--compactor` for the rest of the process. Bug switches belong to the
+/// reference models: combined with an external compactor they are bad input.
+fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<(), Failure> {
+    match (f.compactor.as_str(), &f.adapter) {
+        ("reference", None) if f.adapter_timeout_ms.is_none() => Ok(()),
+        ("reference", _) => Err(Failure::bad_input(
+            "--adapter and --adapter-timeout-ms need --compactor external",
+        )),
+        ("external", None) => Err(Failure::bad_input(
+            "--compactor external needs --adapter 'CMD ARGS'",
+        )),
+        ("external", Some(_)) if has_bugs => Err(Failure::bad_input(
+            "bug switches apply to the reference compactor, not to --compactor external",
+        )),
+        ("external", Some(cmd)) => {
+            let timeout_ms = f
+                .adapter_timeout_ms
+                .unwrap_or(compactsim_harness::external::DEFAULT_TIMEOUT_MS);
+            if timeout_ms == 0 {
+                return Err(Failure::bad_input(
+                    "--adapter-timeout-ms must be at least 1",
+                ));
+            }
+            compactsim_harness::external::select::select_external(
+                compactsim_harness::external::AdapterSpec::new(cmd.clone(), timeout_ms),
+            )
+            .map_err(Failure::bad_input)
+        }
+        (other, _) => Err(Failure::bad_input(format!(
+            "--compactor must be reference or external, got {other}"
+        ))),
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the suite: many conversation shapes, many passes, invariants after every transition.
+    Run {
+        #[command(flatten)]
+        case: CaseFlags,
+        /// Number of cases.
+        #[arg(long, default_value_t = args::CASES_DEFAULT)]
+        cases: u32,
+        /// Worker threads (default: all cores). The report does not depend on it.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory (default: target/compactsim/<name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Run name, used for the default output directory.
+        #[arg(long, default_value = "run")]
+        name: String,
+        /// Run only slice K of N of the case range (K/N, 0-based).
+        #[arg(long)]
+        shard: Option<String>,
+        /// Seconds to shrink the first failing cases into failures/*.toml (0: off).
+        #[arg(long, default_value_t = run::SHRINK_TIME_DEFAULT_S)]
+        shrink_time: f64,
+        /// No progress bar (it is shown only when stderr is a terminal).
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// The suite under many root seeds: one line per seed, a total; exit = worst outcome.
+    Sweep(SweepArgs),
+    /// The Rust reference against an external compactor (--adapter), pass by pass, on
+    /// the same transcripts and summarizer answers: diff.json and diff.md.
+    Diff(DiffArgs),
+    /// Rerun one case (or a scenario file) and print its event log and the witness.
+    Replay {
+        /// A scenario file to replay instead of --seed/--case.
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        case_flags: CaseFlags,
+        /// Case id.
+        #[arg(long, required_unless_present = "file")]
+        case: Option<u32>,
+    },
+    /// Run scenario files (or every *.toml below directories) against their expectations.
+    Scenario {
+        /// Files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output directory for scenarios.txt and junit.xml.
+        #[arg(long, default_value = scenario::OUT_DEFAULT)]
+        out: PathBuf,
+        /// Print every scenario's event log and witness.
+        #[arg(long)]
+        trace: bool,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// No progress bar (it is shown only when stderr is a terminal).
+        #[arg(long)]
+        quiet: bool,
+        /// Every agent-loop scenario rotates or compacts in place, whatever its file
+        /// says: rotate or in-place (files of other strategies are refused).
+        #[arg(long = "session-mode", value_name = "MODE")]
+        session_mode: Option<String>,
+        #[command(flatten)]
+        compactor: CompactorFlags,
+    },
+    /// Shrink a failing case to a small scenario file under <out>/failures/.
+    Shrink(ShrinkArgs),
+    /// Every bug switch against the default suite: caught or not, by which invariant.
+    Selftest(SelftestArgs),
+    /// List invariants, bug switches, shape families or strategies.
+    List { what: ListWhat },
+    /// Join the run directories of `run --shard K/N` (K = 0..N) into one run directory.
+    Merge {
+        /// The shard run directories (each holding report.json).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output directory.
+        #[arg(long, default_value = merge::OUT_DEFAULT)]
+        out: PathBuf,
+    },
+    /// Compare compaction strategies on one session (a study file): writes study.json,
+    /// SVG charts, summary.md and index.html.
+    Study {
+        /// The study file (e.g. scenarios/studies/code-review-3h.toml).
+        file: PathBuf,
+        /// Output directory (default: target/compactsim/study/<name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args)]
+struct ShrinkArgs {
+    /// A scenario file to shrink instead of --seed/--case.
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    case_flags: CaseFlags,
+    /// Case id.
+    #[arg(long, required_unless_present = "file")]
+    case: Option<u32>,
+    /// Wall-time cap in seconds (the attempt bound is fixed).
+    #[arg(long, default_value_t = shrink::SHRINK_TIME_DEFAULT_S)]
+    shrink_time: f64,
+    /// Run directory (default: target/compactsim/<name>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run name, used for the default output directory.
+    #[arg(long, default_value = "run")]
+    name: String,
+}
+
+#[derive(clap::Args)]
+struct SweepArgs {
+    /// Root seeds, inclusive: `1..64` runs 64 seeds.
+    #[arg(long)]
+    seeds: String,
+    #[command(flatten)]
+    knobs: CaseKnobs,
+    /// Number of cases per seed.
+    #[arg(long, default_value_t = args::CASES_DEFAULT)]
+    cases: u32,
+    /// Worker threads (default: all cores). The output does not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+#[derive(clap::Args)]
+struct SelftestArgs {
+    /// Root seeds each row runs, inclusive (default: 1..8; 1..2 for --compactor external).
+    #[arg(long)]
+    seeds: Option<String>,
+    /// Cases of the suite per seed (default: 480; 24 for --compactor external).
+    #[arg(long)]
+    cases: Option<u32>,
+    /// Passes with work per case.
+    #[arg(long, default_value_t = args::PASSES_DEFAULT)]
+    passes: u32,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Candidate runs each switch's shrink may make (the deterministic bound).
+    #[arg(long, default_value_t = compactsim::shrink::SHRINK_ATTEMPTS_MAX)]
+    shrink_attempts: u32,
+    /// Outer wall-time cap in seconds of each switch's shrink (reported when hit).
+    #[arg(long, default_value_t = selftest::SELFTEST_SHRINK_TIME_CAP_S)]
+    shrink_time: f64,
+    /// Output directory (shrunk repros go to its failures/).
+    #[arg(long, default_value = "target/compactsim/selftest")]
+    out: PathBuf,
+    /// Only each switch's shrunk repro (its first credited case under its own
+    /// strategy), no catch rates; exit 0 only if every repro is at most 10 turns and
+    /// fails an expected invariant.
+    #[arg(long)]
+    shrink_only: bool,
+    #[command(flatten)]
+    compactor: CompactorFlags,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ListWhat {
+    Invariants,
+    Bugs,
+    Shapes,
+    Strategies,
+}
+
+impl CaseFlags {
+    /// Whether any flag was given (a scenario file takes none: it says them itself).
+    fn any(&self) -> bool {
+        let k = &self.knobs;
+        self.seed.is_some()
+            || k.passes.is_some()
+            || k.strategy.is_some()
+            || !k.bugs.is_empty()
+            || k.era.is_some()
+            || k.anti_thrash.is_some()
+            || k.profile.is_some()
+            || k.session_mode.is_some()
+    }
+}
+
+fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
+    knob_params(f.seed.unwrap_or(args::SEED_DEFAULT), &f.knobs)
+}
+
+fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
+    choose_compactor(&k.compactor, !k.bugs.is_empty())?;
+    let (strategy, era) = k.strategy_and_era()?;
+    let mut params = CaseParams::parse_with(
+        seed,
+        k.passes.unwrap_or(args::PASSES_DEFAULT),
+        strategy,
+        era,
+        k.anti_thrash.as_deref(),
+        &k.bugs,
+    )?;
+    params.compactor =
+        compactsim_harness::compactor::CompactorChoice::parse(&k.compactor.compactor)
+            .map_err(Failure::bad_input)?;
+    let params = params.with_profile(k.profile()?);
+    params.with_session_mode(k.session_mode.as_deref())
+}
+
+/// `FILE` with case flags is bad input: the file says every one of them.
+fn file_alone(command: &str, flags: &CaseFlags, case: Option<u32>) -> Result<(), Failure> {
+    if flags.any() || case.is_some() {
+        return Err(Failure::bad_input(format!(
+            "{command} FILE.toml takes no --seed, --passes, --strategy, --bug, --era, \
+             --anti-thrash, --session-mode or --case: the file sets them (edit it, or drop FILE)"
+        )));
+    }
+    Ok(())
+}
+
+fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
+    choose_compactor(
+        &a.case_flags.knobs.compactor,
+        !a.case_flags.knobs.bugs.is_empty(),
+    )?;
+    let target = match (a.file, a.case) {
+        (Some(file), case) => {
+            file_alone("shrink", &a.case_flags, case)?;
+            shrink::Target::File(file)
+        }
+        (None, Some(case)) => shrink::Target::Drawn {
+            params: case_params(&a.case_flags)?,
+            case,
+        },
+        (None, None) => return Err(Failure::bad_input("shrink needs FILE.toml or --case")),
+    };
+    shrink::shrink(&shrink::ShrinkRequest {
+        target,
+        time: shrink::shrink_time(a.shrink_time)?,
+        out: a
+            .out
+            .unwrap_or_else(|| PathBuf::from("target/compactsim").join(a.name)),
+    })
+}
+
+fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
+    // Bug switches belong to the reference; an external compactor gets its clean runs
+    // and the mutants around it instead.
+    choose_compactor(&a.compactor, false)?;
+    let external = a.compactor.compactor == "external";
+    if a.passes == 0 || a.passes > args::PASSES_MAX {
+        return Err(Failure::bad_input(format!(
+            "--passes must be between 1 and {}, got {}",
+            args::PASSES_MAX,
+            a.passes
+        )));
+    }
+    if a.shrink_attempts == 0 {
+        return Err(Failure::bad_input("--shrink-attempts must be at least 1"));
+    }
+    if external && a.shrink_only {
+        return Err(Failure::bad_input(
+            "--shrink-only shrinks the bug switches' cases; bug switches apply to the reference compactor, not to --compactor external",
+        ));
+    }
+    let (seeds_default, cases_default) = if external {
+        (
+            compactsim::selftest::external::EXTERNAL_SEEDS_DEFAULT,
+            compactsim::selftest::external::EXTERNAL_CASES_DEFAULT,
+        )
+    } else {
+        (
+            compactsim::selftest::SELFTEST_SEEDS_DEFAULT,
+            args::CASES_DEFAULT,
+        )
+    };
+    let seeds = match &a.seeds {
+        Some(text) => {
+            compactsim_harness::sweep::SeedRange::parse(text).map_err(Failure::bad_input)?
+        }
+        None => compactsim_harness::sweep::SeedRange::of_count(
+            compactsim::selftest::SELFTEST_SEED_FIRST_DEFAULT,
+            seeds_default,
+        ),
+    };
+    let cases = args::check_cases(a.cases.unwrap_or(cases_default))?;
+    let jobs = args::jobs(a.jobs)?;
+    if external {
+        return compactsim::cli::selftest_external::selftest_external(
+            &compactsim::cli::selftest_external::ExternalRequest {
+                suite: compactsim::selftest::external::ExternalSuite {
+                    seeds,
+                    cases,
+                    passes: a.passes,
+                },
+                jobs,
+            },
+        );
+    }
+    let run = if a.shrink_only {
+        selftest::shrink_only
+    } else {
+        selftest::selftest
+    };
+    run(&selftest::SelftestRequest {
+        suite: compactsim::selftest::SelftestSuite {
+            seeds,
+            cases,
+            passes: a.passes,
+        },
+        jobs,
+        shrink: compactsim::shrink::Budget {
+            attempts_max: a.shrink_attempts,
+            time_max: Some(shrink::shrink_time(a.shrink_time)?),
+        },
+        out: a.out,
+    })
+}
+
+#[derive(clap::Args)]
+struct DiffArgs {
+    #[command(flatten)]
+    case: CaseFlags,
+    /// Number of cases.
+    #[arg(long, default_value_t = args::CASES_DEFAULT)]
+    cases: u32,
+    /// Diff only these case ids, comma-separated (each below --cases), e.g. `--only 1,5,17`.
+    #[arg(long, value_delimiter = ',')]
+    only: Option<Vec<u32>>,
+    /// Worker threads (default: all cores). The reports do not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Output directory [default: target/compactsim/diff].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// No progress bar (it is shown only when stderr is a terminal).
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// `diff`: the reference (with any `--bug`) is one side, `--adapter` the other.
+fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
+    let f = &a.case.knobs.compactor;
+    if f.compactor != "reference" {
+        return Err(Failure::bad_input(
+            "diff compares the reference with the --adapter compactor; drop --compactor",
+        ));
+    }
+    let Some(command) = f.adapter.clone() else {
+        return Err(Failure::bad_input("diff needs --adapter 'CMD ARGS'"));
+    };
+    let timeout_ms = f
+        .adapter_timeout_ms
+        .unwrap_or(compactsim_harness::external::DEFAULT_TIMEOUT_MS);
+    if timeout_ms == 0 {
+        return Err(Failure::bad_input(
+            "--adapter-timeout-ms must be at least 1",
+        ));
+    }
+    let k = &a.case.knobs;
+    let (strategy, era) = k.strategy_and_era()?;
+    let params = CaseParams::parse_with(
+        a.case.seed.unwrap_or(args::SEED_DEFAULT),
+        k.passes.unwrap_or(args::PASSES_DEFAULT),
+        strategy,
+        era,
+        k.anti_thrash.as_deref(),
+        &k.bugs,
+    )?;
+    let params = params.with_profile(k.profile()?);
+    let cases = args::check_cases(a.cases)?;
+    let only = a.only.map(|ids| diff_only(ids, cases)).transpose()?;
+    diff::diff(&diff::DiffRequest {
+        params,
+        cases,
+        only,
+        jobs: args::jobs(a.jobs)?,
+        out: a
+            .out
+            .unwrap_or_else(|| PathBuf::from("target/compactsim/diff")),
+        adapter: compactsim_harness::external::AdapterSpec::new(command, timeout_ms),
+        profile: k.profile.clone(),
+        quiet: a.quiet,
+    })
+}
+
+/// `--only`: sorted, without repeats, each below `cases` (bad input otherwise).
+fn diff_only(mut ids: Vec<u32>, cases: u32) -> Result<Vec<u32>, Failure> {
+    if let Some(bad) = ids.iter().find(|&&c| c >= cases) {
+        return Err(Failure::bad_input(format!(
+            "--only {bad}: a case id must be below --cases {cases}"
+        )));
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Err(Failure::bad_input("--only needs at least one case id"));
+    }
+    Ok(ids)
+}
+
+fn dispatch(cli: Cli) -> Result<Exit, Failure> {
+    match cli.command {
+        Command::Run {
+            case,
+            cases,
+            jobs,
+            out,
+            name,
+            shard,
+            shrink_time,
+            quiet,
+        } => {
+            let jobs = args::jobs(jobs)?;
+            let req = run::RunRequest {
+                params: case_params(&case)?,
+                cases: args::check_cases(cases)?,
+                shard: shard.as_deref().map_or(Ok(Shard::WHOLE), Shard::parse)?,
+                jobs,
+                out: out.unwrap_or_else(|| PathBuf::from("target/compactsim").join(name)),
+                shrink_time: shrink::shrink_time(shrink_time)?,
+                quiet,
+            };
+            run::run(&req)
+        }
+        Command::Replay {
+            file,
+            case_flags,
+            case,
+        } => {
+            choose_compactor(
+                &case_flags.knobs.compactor,
+                !case_flags.knobs.bugs.is_empty(),
+            )?;
+            let (text, exit) = match (file, case) {
+                (Some(file), case) => {
+                    file_alone("replay", &case_flags, case)?;
+                    scenario::replay_file(&file)?
+                }
+                (None, Some(case)) => replay::replay(&case_params(&case_flags)?, case),
+                (None, None) => return Err(Failure::bad_input("replay needs FILE.toml or --case")),
+            };
+            compactsim::out!("{text}");
+            Ok(exit)
+        }
+        Command::Scenario {
+            paths,
+            out,
+            trace,
+            jobs,
+            quiet,
+            session_mode,
+            compactor,
+        } => {
+            choose_compactor(&compactor, false)?;
+            scenario::scenario(&scenario::ScenarioRequest {
+                paths,
+                out,
+                trace,
+                jobs: args::jobs(jobs)?,
+                quiet,
+                session_mode: args::session_mode(session_mode.as_deref())?,
+            })
+        }
+        Command::Sweep(a) => sweep::sweep(&sweep::SweepRequest {
+            params: knob_params(0, &a.knobs)?,
+            seeds: compactsim_harness::sweep::SeedRange::parse(&a.seeds)
+                .map_err(Failure::bad_input)?,
+            cases: args::check_cases(a.cases)?,
+            jobs: args::jobs(a.jobs)?,
+        }),
+        Command::Shrink(a) => shrink_command(a),
+        Command::Diff(a) => diff_command(a),
+        Command::Study { file, out } => study::study(&file, out),
+        Command::Merge { dirs, out } => merge::merge(&dirs, &out),
+        Command::Selftest(a) => selftest_command(a),
+        Command::List { what } => {
+            let listing = match what {
+                ListWhat::Invariants => list::Listing::Invariants,
+                ListWhat::Bugs => list::Listing::Bugs,
+                ListWhat::Shapes => list::Listing::Shapes,
+                ListWhat::Strategies => list::Listing::Strategies,
+            };
+            compactsim::out!("{}", list::render(listing));
+            Ok(Exit::Clean)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    console::handle_interrupts();
+    let result = dispatch(cli);
+    compactsim_harness::external::select::close_adapters();
+    match result {
+        Ok(exit) => ExitCode::from(exit.code() as u8),
+        Err(failure) => console::end(
+            &format!("error: {}", failure.message),
+            failure.exit.code() as u8,
+        ),
+    }
+}

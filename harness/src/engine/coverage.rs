@@ -1,0 +1,123 @@
+//! Coverage counters ("sometimes" assertions): how often each fault path and outcome
+//! was reached, so a suite that never exercises a path shows it as 0.
+
+use compactsim_hermes::strategy::Strategy;
+use std::collections::BTreeMap;
+
+/// Every counter a micro case can bump, so the report lists unreached ones as 0.
+pub const COUNTERS: &[&str] = &[
+    "micro.absorbed",
+    "micro.cadence",
+    "micro.defrag",
+    "micro.defrag_failed",
+    "micro.exchange_skipped",
+    "micro.no_exchange",
+    "micro.summarize_failed",
+    "repair.merged_rows",
+    "restart",
+];
+
+/// Every counter the agent loop can bump (strategies `batch` and `both`).
+pub const AGENT_COUNTERS: &[&str] = &[
+    "agent.repairs",
+    "antithrash.blocked",
+    "antithrash.recovered",
+    "batch.aborted",
+    "batch.compacted",
+    "batch.fallback",
+    "batch.noop",
+    "batch.summary_expanded",
+    "overflow.disconnect",
+    "overflow.generic_400",
+    "overflow.payload_too_large",
+    "overflow.phrase",
+    "overflow.recoveries",
+    "postresponse.passes",
+    "preflight.below_trigger",
+    "preflight.blocked",
+    "preflight.compress",
+    "preflight.cooldown",
+    "preflight.deferred",
+    "preflight.gated",
+    "preflight.passes",
+    "provider.answered",
+    "provider.client_errors",
+    "provider.disconnects",
+    "provider.overflow_errors",
+    "provider.retries",
+    "provider.server_errors",
+    "provider.transient",
+    "session.resets",
+    "session.resumed",
+    "session.rotations",
+    "turns.exhausted",
+    "turns.failed",
+    "turns.finished",
+];
+
+/// The counters a run of `strategy` lists: micro's list is unchanged by the agent loop;
+/// `batch` lists the agent loop's; `both` adds the micro pass outcomes (the agent loop
+/// reports its repairs as `agent.repairs` and has no process restarts).
+pub fn counters(strategy: Strategy) -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = match strategy {
+        Strategy::Micro => return COUNTERS.to_vec(),
+        Strategy::Batch(_) => vec![],
+        Strategy::Gateway(_) => crate::engine::gateway::GATEWAY_COUNTERS.to_vec(),
+        Strategy::Both(_) => COUNTERS
+            .iter()
+            .copied()
+            .filter(|c| c.starts_with("micro.") || *c == "restart")
+            .collect(),
+    };
+    all.extend_from_slice(AGENT_COUNTERS);
+    all.sort_unstable();
+    all
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage(BTreeMap<&'static str, u64>);
+
+impl Coverage {
+    pub fn bump(&mut self, counter: &'static str) {
+        self.add(counter, 1);
+    }
+
+    pub fn add(&mut self, counter: &'static str, n: u64) {
+        debug_assert!(
+            COUNTERS.contains(&counter)
+                || AGENT_COUNTERS.contains(&counter)
+                || crate::engine::gateway::GATEWAY_COUNTERS.contains(&counter),
+            "uncatalogued counter {counter}"
+        );
+        *self.0.entry(counter).or_default() += n;
+    }
+
+    pub fn get(&self, counter: &str) -> u64 {
+        self.0.get(counter).copied().unwrap_or(0)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.0.iter().map(|(k, v)| (*k, *v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_counters_are_sorted_unique_and_only_listed_for_loop_strategies() {
+        let mut sorted = AGENT_COUNTERS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted, AGENT_COUNTERS);
+        assert!(AGENT_COUNTERS.iter().all(|c| !COUNTERS.contains(c)));
+        assert_eq!(counters(Strategy::Micro), COUNTERS);
+        let batch = counters(Strategy::parse("batch").unwrap());
+        assert_eq!(batch, AGENT_COUNTERS);
+        let both = counters(Strategy::parse("both").unwrap());
+        assert!(both.contains(&"turns.exhausted") && both.contains(&"micro.absorbed"));
+        // `both` restarts between turns; `batch` never does.
+        assert!(both.contains(&"restart") && !batch.contains(&"restart"));
+    }
+}

@@ -1,0 +1,352 @@
+//! The engine: runs one case turn by turn, emits a trace event for every transition,
+//! lets the oracle observe each one, applies the fault plan, and stops at the first
+//! violation or at the case's turn budget.
+
+mod agent_setup;
+pub(crate) mod agent_world;
+mod coverage;
+pub mod fault_mix;
+pub mod fork;
+pub mod gateway;
+mod loop_restarts;
+pub(crate) mod observer;
+pub mod opening_paste;
+pub mod plan;
+pub mod scramble;
+mod setup;
+pub mod summary_storm;
+mod trace;
+mod work_budget;
+
+pub use agent_setup::AgentSetup;
+pub use agent_world::{describe, oracle_config, STEPS_PER_TURN_BUDGET};
+pub use coverage::{counters, Coverage, AGENT_COUNTERS, COUNTERS};
+pub use setup::*;
+pub use trace::TraceLine;
+pub use work_budget::CASE_WORK_ROWS_MAX;
+
+use crate::shapes::Family;
+use compactsim_fakes::ids::IdAlloc;
+use compactsim_fakes::rng::{self, chance};
+use compactsim_fakes::seam::Compactor;
+use compactsim_fakes::summarizer::{Summarizer, SummaryOutcome};
+use compactsim_hermes::agent::micro_step::{micro_step, MicroParts, MicroStop};
+use compactsim_hermes::agent::Sink;
+use compactsim_hermes::compactor::batch::BatchConfig;
+use compactsim_hermes::compactor::micro::MicroCompactor;
+use compactsim_hermes::compactor::reference::Reference;
+use compactsim_invariants::{Oracle, OracleConfig};
+use compactsim_model::{tokens_rough_total, Event, Message, Violation};
+use observer::Observer;
+use plan::{CasePlan, Source};
+
+/// How a case ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaseOutcome {
+    Clean,
+    /// The first transition that broke an invariant; every invariant it broke.
+    Violation(Vec<Violation>),
+    /// The case did not make progress: the liveness invariant (`no-infinite-loop`) failed
+    /// alone, or the case exceeded its step budget.
+    Liveness(Violation),
+    /// The harness itself failed (a panic inside the case).
+    Internal(String),
+}
+
+impl CaseOutcome {
+    /// The invariants behind a failed case: every one a violation broke, or the liveness
+    /// one; empty for a clean case or a harness failure.
+    pub fn violations(&self) -> &[Violation] {
+        match self {
+            CaseOutcome::Violation(vs) => vs,
+            CaseOutcome::Liveness(v) => std::slice::from_ref(v),
+            CaseOutcome::Clean | CaseOutcome::Internal(_) => &[],
+        }
+    }
+}
+
+/// Everything a case reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseResult {
+    pub case: u32,
+    pub case_seed: u64,
+    pub family: Family,
+    pub turns: u32,
+    pub passes: u32,
+    pub transitions: u32,
+    pub outcome: CaseOutcome,
+    pub tokens_max: u64,
+    pub messages_max: u32,
+    /// Transcript tokens after each turn's last transition.
+    pub tokens_per_turn: Vec<u64>,
+    pub checked: Vec<(&'static str, u64)>,
+    pub coverage: Coverage,
+    /// The event log, when asked for.
+    pub trace: Vec<TraceLine>,
+    /// The outcome of every summarizer call, in call order.
+    pub summary_calls: Vec<SummaryOutcome>,
+    /// Strategy `gateway`: the gateway's steps, when the trace is asked for, each with
+    /// the transition step it came before.
+    pub gateway_trace: Vec<(u32, String)>,
+}
+
+/// Options that change what a case records, never what it does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    pub trace: bool,
+}
+
+/// Builds the compactor under test of a case from the reference compactor the case's
+/// configuration describes (`--compactor reference` returns it as is; tests wrap it).
+pub type MakeCompactor<'a> = &'a dyn Fn(Reference) -> Box<dyn Compactor>;
+
+/// The reference compactor, unwrapped.
+pub fn reference(r: Reference) -> Box<dyn Compactor> {
+    Box::new(r)
+}
+
+/// The simulated world of a micro-only case.
+///
+/// A micro-only case is bounded by its model window the way a real agent is: once the
+/// transcript's rough tokens exceed the window no request could be sent, so the case
+/// ends there (like its turn budget: not a failure). This keeps per-transition work
+/// bounded however many passes a run asks for.
+struct World {
+    spec: CaseSpec,
+    msgs: Vec<Message>,
+    ids: IdAlloc,
+    conversation: Source,
+    summarizer: Summarizer,
+    compactor: Box<dyn Compactor>,
+    faults: rng::SimRng,
+    restart_per_mille: u32,
+    now_ms: u64,
+    /// The model window in tokens (see the type docs).
+    window_tokens: u64,
+    observer: Observer,
+}
+
+/// Runs one case with the process's compactor under test (`external::select`). Never
+/// panics: a panic inside the case becomes `CaseOutcome::Internal`.
+pub fn run_case(spec: &CaseSpec, record: Record) -> CaseResult {
+    run_case_with(spec, record, &|r| compactor_of(spec, r))
+}
+
+/// The external adapter `spec` runs (see [`compactor_of`]); `None`: the reference.
+pub fn adapter_of(spec: &CaseSpec) -> Option<crate::external::AdapterSpec> {
+    match crate::external::select::selected() {
+        Some(pool) => Some(pool.spec().clone()),
+        None => spec.plan.as_ref().and_then(|p| p.compactor.clone()),
+    }
+}
+
+/// The compactor under test of `spec`: the adapter the command line chose
+/// (`--compactor external`), else the one the case's scenario declares (`[compactor]`),
+/// else the reference. An explicit command-line choice wins, so the same scenario files
+/// can judge another build of the adapter.
+pub fn compactor_of(spec: &CaseSpec, r: Reference) -> Box<dyn Compactor> {
+    if let Some(pool) = crate::external::select::selected() {
+        return pool.compactor(r);
+    }
+    match spec.plan.as_ref().and_then(|p| p.compactor.as_ref()) {
+        Some(adapter) => crate::external::select::declared(adapter).compactor(r),
+        None => reference(r),
+    }
+}
+
+/// The process's compactor under test (`external::select`): the reference unless the
+/// CLI chose an external adapter.
+pub fn selected(r: Reference) -> Box<dyn Compactor> {
+    match crate::external::select::selected() {
+        Some(pool) => pool.compactor(r),
+        None => reference(r),
+    }
+}
+
+/// [`run_case`] with the compactor under test built by `make`.
+pub fn run_case_with(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>) -> CaseResult {
+    run_case_labels(spec, record, make, scramble::Labels::AsReported)
+}
+
+/// [`run_case_with`], showing the oracle the events' labels as `labels` says.
+pub fn run_case_labels(
+    spec: &CaseSpec,
+    record: Record,
+    make: MakeCompactor<'_>,
+    labels: scramble::Labels,
+) -> CaseResult {
+    let guarded = std::panic::AssertUnwindSafe(|| run_case_unguarded(spec, record, make, labels));
+    match std::panic::catch_unwind(guarded) {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".to_string());
+            let setup = CaseSetup::draw(spec);
+            let mut r = empty_result(spec, setup.family());
+            r.outcome = CaseOutcome::Internal(what);
+            r
+        }
+    }
+}
+
+pub(crate) fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
+    CaseResult {
+        case: spec.case,
+        case_seed: spec.case_seed(),
+        family,
+        turns: 0,
+        passes: 0,
+        transitions: 0,
+        outcome: CaseOutcome::Clean,
+        tokens_max: 0,
+        messages_max: 0,
+        tokens_per_turn: Vec::new(),
+        checked: Vec::new(),
+        coverage: Coverage::default(),
+        trace: Vec::new(),
+        summary_calls: Vec::new(),
+        gateway_trace: Vec::new(),
+    }
+}
+
+fn run_case_unguarded(
+    spec: &CaseSpec,
+    record: Record,
+    make: MakeCompactor<'_>,
+    labels: scramble::Labels,
+) -> CaseResult {
+    if matches!(
+        spec.strategy,
+        compactsim_hermes::strategy::Strategy::Gateway(_)
+    ) {
+        return crate::engine::gateway::run(spec, record, make, labels);
+    }
+    if spec.strategy.loop_options().is_some() {
+        return agent_world::run(spec, record, make, labels);
+    }
+    let (setup, streams) = CaseSetup::draw_with_streams(spec);
+    let micro = MicroCompactor::new(setup.micro, spec.bugs.clone());
+    let oracle = Oracle::with_only(
+        OracleConfig {
+            protect_first_n: setup.micro.protect_first_n,
+            ..OracleConfig::default()
+        },
+        &CasePlan::narrow(
+            spec.plan.as_deref(),
+            compactsim_invariants::micro_catalogue_ids(),
+        ),
+    )
+    .expect("catalogue ids");
+    let mut world = World {
+        spec: spec.clone(),
+        msgs: Vec::new(),
+        ids: IdAlloc::default(),
+        conversation: Source::new(spec, &setup.shape),
+        summarizer: Summarizer::new(setup.summarizer.clone(), streams.summarizer)
+            .with_schedule(spec.plan.as_ref().and_then(|p| p.summary_outcomes.clone())),
+        compactor: make(
+            Reference::new(BatchConfig::default(), Some(micro))
+                .with_context_window(setup.shape.context_length),
+        ),
+        faults: streams.faults,
+        restart_per_mille: setup.restart_per_mille,
+        now_ms: 0,
+        window_tokens: setup.shape.context_length as u64,
+        observer: Observer::new(oracle, u32::MAX, record, empty_result(spec, setup.family()))
+            .with_labels(labels),
+    };
+    world.run();
+    let mut result = world.observer.result;
+    result.checked = world.observer.oracle.checked();
+    result.summary_calls = world.summarizer.log().to_vec();
+    result
+}
+
+impl World {
+    fn run(&mut self) {
+        if let Some(system) = self.conversation.system_prompt(&mut self.ids) {
+            self.msgs.push(system);
+        }
+        self.observer.tokens = tokens_rough_total(&self.msgs);
+        let history = self.conversation.history(&mut self.ids);
+        if !history.is_empty() && !self.append(0, history) {
+            return;
+        }
+        for turn in 0..self.spec.turns_max() {
+            self.observer.result.turns = turn + 1;
+            if !self.turn(turn) || self.observer.result.passes >= self.spec.passes {
+                break;
+            }
+            if self.observer.tokens > self.window_tokens {
+                break;
+            }
+        }
+    }
+
+    /// Appends rows and reports them as one transition. False when the case must stop.
+    fn append(&mut self, turn: u32, rows: Vec<Message>) -> bool {
+        let n = self.msgs.len();
+        let appended = rows.len() as u32;
+        self.msgs.extend(rows);
+        let event = Event::TurnAppended { turn, appended };
+        self.observer.observe(event, &self.msgs[..n], &self.msgs)
+    }
+
+    /// One turn: maybe a restart, the appended rows, a micro pass, the repair. False
+    /// when the case must stop (a violation or a compactor failure).
+    fn turn(&mut self, turn: u32) -> bool {
+        if self.restart_due(turn) {
+            self.compactor.restart();
+            self.observer.bump("restart");
+            if !self
+                .observer
+                .observe(Event::Restart { turn }, &self.msgs, &self.msgs)
+            {
+                return false;
+            }
+        }
+        let rows = self.conversation.next_turn(turn, &mut self.ids);
+        if !self.append(turn, rows) {
+            return false;
+        }
+        let parts = MicroParts {
+            compactor: self.compactor.as_mut(),
+            msgs: &mut self.msgs,
+            summarizer: &mut self.summarizer,
+            ids: &mut self.ids,
+            now_ms: self.now_ms,
+        };
+        let ok = match micro_step(parts, turn, &mut self.observer) {
+            Ok(end) => {
+                self.now_ms += end.latency_ms;
+                if end.found_work {
+                    self.observer.result.passes += 1;
+                }
+                true
+            }
+            Err(MicroStop::Sink) => false,
+            Err(MicroStop::Failure(f)) => {
+                self.observer.result.outcome = CaseOutcome::Internal(f.to_string());
+                false
+            }
+        };
+        let tokens = self.observer.tokens;
+        self.observer.result.tokens_per_turn.push(tokens);
+        ok
+    }
+
+    /// Whether the process restarts before `turn`: drawn, unless the plan lists restarts
+    /// (the draw happens either way, so the fault stream stays in step).
+    fn restart_due(&mut self, turn: u32) -> bool {
+        let drawn = turn > 0 && chance(&mut self.faults, self.restart_per_mille);
+        self.spec
+            .plan
+            .as_ref()
+            .map_or(drawn, |p| p.restart(turn, drawn))
+    }
+}
+#[cfg(test)]
+mod profile_tests;

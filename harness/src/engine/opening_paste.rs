@@ -1,0 +1,77 @@
+//! The opening-paste knob, drawn from its own stream (`Stream::OpeningPaste`), added after
+//! every other stream was fixed: in some agent-loop cases (`batch`, `both`) the first
+//! prompt of the session is a giant paste (a whole file or log) whose rough size alone
+//! is just over the compaction trigger. A handful of rows then reaches the trigger, the
+//! only situation where the message-count preflight gate shows (H-27404: the gate opens
+//! above 24 rows, so a session that starts with a giant paste is never compacted at
+//! turn start). A case without the knob draws exactly as before; with it, only turn 0's
+//! prompt changes size and text (its id, kind and facts are drawn as without it).
+//! Not drawn for resumed sessions (their first prompt is loaded history), micro cases
+//! (no preflight) nor gateway cases (measured on the gateway's own generators).
+
+use super::{AgentSetup, CaseSpec};
+use crate::shapes::OpeningPaste;
+use compactsim_fakes::rng::{self, between, chance, next_seed, Stream};
+use compactsim_hermes::compactor::threshold;
+use compactsim_hermes::strategy::Strategy;
+use compactsim_model::tokens::chars_for_rough_tokens;
+
+/// Share of agent-loop cases whose session opens with a giant paste, per mille.
+pub const OPENING_PASTE_ON_PER_MILLE: u32 = 100;
+/// The paste's rough size, per mille of the trigger: the drawn range.
+pub const OPENING_PASTE_PER_MILLE_OF_TRIGGER: (u32, u32) = (1_020, 1_150);
+
+/// The opening paste of `spec`'s case with a window of `context_length` tokens; `None`
+/// when the knob is off or the session is resumed (its first prompt is history).
+pub fn draw(spec: &CaseSpec, context_length: u32) -> Option<OpeningPaste> {
+    let options = match spec.strategy {
+        Strategy::Batch(o) | Strategy::Both(o) => o,
+        Strategy::Micro | Strategy::Gateway(_) => return None,
+    };
+    let mut rng = rng::stream(spec.case_seed(), Stream::OpeningPaste);
+    let on = chance(&mut rng, OPENING_PASTE_ON_PER_MILLE);
+    let fresh = AgentSetup::draw_for(spec).0.params.resume_fill_per_mille == 0;
+    if !on || !fresh {
+        return None;
+    }
+    let (lo, hi) = OPENING_PASTE_PER_MILLE_OF_TRIGGER;
+    let per_mille = between(&mut rng, lo, hi);
+    let trigger = threshold::derive(context_length, options.era.threshold_config()).trigger_tokens;
+    let tokens = (trigger as u64 * per_mille as u64 / 1000) as u32;
+    Some(OpeningPaste {
+        chars: chars_for_rough_tokens(tokens),
+        seed: next_seed(&mut rng),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CASES: u64 = 2_000;
+
+    #[test]
+    fn only_some_fresh_agent_loop_cases_open_with_a_paste_over_their_trigger() {
+        let spec = CaseSpec::drawn;
+        let era = Strategy::parse("both").unwrap().loop_options().unwrap().era;
+        let trigger = threshold::derive(128_000, era.threshold_config()).trigger_tokens as u64;
+        let mut pastes = 0u64;
+        for case in 0..CASES as u32 {
+            let s = spec(case, "both");
+            let Some(p) = draw(&s, 128_000) else { continue };
+            pastes += 1;
+            assert_eq!(AgentSetup::draw_for(&s).0.params.resume_fill_per_mille, 0);
+            let tokens = p.chars as u64 / 4;
+            assert!(tokens * 1000 >= trigger * 1_020 && tokens * 1000 <= trigger * 1_150);
+            for other in ["micro", "gateway"] {
+                assert_eq!(draw(&spec(case, other), 128_000), None, "{other}");
+            }
+        }
+        // Drawn in 10 % of the cases, of which the fresh sessions keep it.
+        let share = pastes * 1000 / CASES;
+        assert!(
+            (20..=OPENING_PASTE_ON_PER_MILLE as u64 + 30).contains(&share),
+            "{share}"
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! What a case is: its identity (root seed, case id, run parameters, optional plan) and
+//! the parameters drawn for it. Each part is drawn from its own stream, so a new knob in
+//! one subsystem does not reshuffle the others; a plan's overrides are applied after the
+//! draws, so they do not reshuffle anything either.
+
+use super::plan::CasePlan;
+use crate::shapes::{self, Family, ShapeParams};
+use compactsim_fakes::rng::{self, between, chance, SimRng, Stream};
+use compactsim_fakes::summarizer::SummarizerConfig;
+use compactsim_hermes::bug_set::BugSet;
+use compactsim_hermes::compactor::micro::MicroConfig;
+use compactsim_hermes::compactor::threshold::{self, ThresholdConfig, Thresholds};
+use compactsim_hermes::profile::Profile;
+use compactsim_hermes::strategy::Strategy;
+use serde::Serialize;
+use std::sync::Arc;
+
+/// Turns a case may take before its first pass finds work.
+pub const WARMUP_TURNS_MAX: u32 = 160;
+/// Turns a case may take per requested pass after the warm-up.
+pub const TURNS_PER_PASS_MAX: u32 = 4;
+
+/// Everything that identifies a case; equal specs replay byte-identically.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CaseSpec {
+    pub root_seed: u64,
+    pub case: u32,
+    /// Passes that find work (absorb, defrag, or fail trying) before the case ends.
+    pub passes: u32,
+    pub strategy: Strategy,
+    pub bugs: BugSet,
+    /// What the case fixes instead of drawing it; `None` is the drawn case.
+    pub plan: Option<Arc<CasePlan>>,
+    /// The real release the model follows (`--profile`); `None` is the default model.
+    /// It changes only what differs per release, after the draws (no stream moves).
+    pub profile: Option<Profile>,
+}
+
+impl CaseSpec {
+    pub fn case_seed(&self) -> u64 {
+        rng::case_seed(self.root_seed, self.case)
+    }
+
+    /// The turn budget: exceeding it ends the case (counted as starved, not a failure).
+    pub fn turns_max(&self) -> u32 {
+        let default = WARMUP_TURNS_MAX + self.passes * TURNS_PER_PASS_MAX;
+        self.plan.as_ref().map_or(default, |p| p.turns_max(default))
+    }
+
+    /// The same case with `plan` (an empty plan is no plan).
+    pub fn with_plan(mut self, plan: CasePlan) -> CaseSpec {
+        self.plan = (!plan.is_empty()).then(|| Arc::new(plan));
+        self
+    }
+
+    /// Case `case` of root seed 1 under `strategy`, drawn (no switch, plan nor profile):
+    /// for the tests of the per-case knobs.
+    #[cfg(test)]
+    pub(crate) fn drawn(case: u32, strategy: &str) -> CaseSpec {
+        CaseSpec {
+            root_seed: 1,
+            case,
+            passes: 25,
+            strategy: Strategy::parse(strategy).unwrap(),
+            bugs: Default::default(),
+            plan: None,
+            profile: None,
+        }
+    }
+}
+
+/// Parameters drawn for one case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CaseSetup {
+    pub shape: ShapeParams,
+    pub thresholds: Thresholds,
+    pub summarizer: SummarizerConfig,
+    pub micro: MicroConfig,
+    /// Chance per turn of a process restart (in-memory compactor state lost), per mille.
+    pub restart_per_mille: u32,
+}
+
+/// The streams a case keeps drawing from after its setup was drawn.
+pub struct LiveStreams {
+    pub summarizer: SimRng,
+    pub faults: SimRng,
+}
+
+impl CaseSetup {
+    pub fn draw(spec: &CaseSpec) -> CaseSetup {
+        Self::draw_with_streams(spec).0
+    }
+
+    /// The setup, and the summarizer and fault streams positioned after the setup draws.
+    pub fn draw_with_streams(spec: &CaseSpec) -> (CaseSetup, LiveStreams) {
+        let seed = spec.case_seed();
+        let empty = CasePlan::default();
+        let plan = spec.plan.as_deref().unwrap_or(&empty);
+        let mut params = rng::stream(seed, Stream::Params);
+        let drawn_family = shapes::draw_family(&mut params);
+        let family = plan.family.unwrap_or(drawn_family);
+        let mut shape = ShapeParams::draw(family, &mut params);
+        shapes::swarm(&mut shape, &mut rng::stream(seed, Stream::Swarm));
+        plan.apply_shape(&mut shape);
+        shape.features.opening_paste = super::opening_paste::draw(spec, shape.context_length);
+        let thresholds = threshold::derive(shape.context_length, ThresholdConfig::V0_19_0);
+        let mut micro = MicroConfig::with_tail_budget(thresholds.tail_budget_tokens);
+        micro.every_n_turns = if chance(&mut params, 800) {
+            1
+        } else {
+            between(&mut params, 2, 3)
+        };
+        if let Some(p) = spec.profile {
+            p.tune_micro(&mut micro, shape.context_length);
+        }
+        plan.micro.apply(&mut micro);
+        let mut summarizer_rng = rng::stream(seed, Stream::Summarizer);
+        let summarizer = plan.summarizer.apply(super::summary_storm::applied(
+            spec,
+            SummarizerConfig::draw(&mut summarizer_rng),
+        ));
+        let mut faults = rng::stream(seed, Stream::Faults);
+        let drawn_restart_per_mille = if chance(&mut faults, 300) {
+            between(&mut faults, 10, 80)
+        } else {
+            0
+        };
+        let restart_per_mille = plan.restart_per_mille.unwrap_or(drawn_restart_per_mille);
+        let setup = CaseSetup {
+            shape,
+            thresholds,
+            summarizer,
+            micro,
+            restart_per_mille,
+        };
+        (
+            setup,
+            LiveStreams {
+                summarizer: summarizer_rng,
+                faults,
+            },
+        )
+    }
+
+    pub fn family(&self) -> Family {
+        self.shape.family
+    }
+}

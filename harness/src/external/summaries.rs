@@ -1,0 +1,238 @@
+//! The harness side of `summarize`: the adapter's prompt is read as text (facts are the
+//! fact names spelled in it, size is its rough token count), a summary the harness served
+//! earlier that appears in the prompt is the *previous* summary, and so is every fact of
+//! a summary row of the transcript that the prompt names (kept, as the cumulative
+//! contract says, however the adapter rewrapped the summary), and the answer comes from the case's summary backend —
+//! the fake summarizer with its faults — so determinism and fault injection hold for
+//! foreign code. A served summary's text is registered in the book, so a row that carries
+//! it maps back to the summary's facts.
+
+use super::chat::{spelled_facts, TextBook};
+use super::session::{SummarizeCall, SummaryService};
+use super::wire::SummaryAnswer;
+use compactsim_fakes::seam::SummaryBackend;
+use compactsim_fakes::summarizer::{RollingSummary, SummaryFailure};
+use compactsim_model::content::chars_to_spell;
+use compactsim_model::tokens::chars_for_rough_tokens;
+use compactsim_model::{ContentKind, FactId, MsgId, Segment, MERGE_SEPARATOR};
+use std::sync::Arc;
+
+/// Served summary segments carry this origin until a row adopts them.
+pub const SERVED_ORIGIN: MsgId = MsgId(u32::MAX);
+/// Seeds of served summaries: this tag plus the call number in the case.
+const SERVED_SEED_TAG: u64 = 0x5EED_0000_0000_0000;
+
+/// Answers `summarize` calls of one request from `backend`, recording served texts.
+pub struct Served<'a> {
+    pub book: &'a mut TextBook,
+    pub backend: &'a mut dyn SummaryBackend,
+    /// How many summaries this case has served (seeds the generated text).
+    pub served_calls: &'a mut u64,
+    /// Virtual latency of the calls answered, for the transition's event.
+    pub latency_ms: u64,
+    /// Facts of the summary rows of the request's transcript, ascending: a prompt that
+    /// names one of them is updating that summary, and a cumulative summarizer keeps it
+    /// (however the adapter rewrapped the summary text).
+    pub summary_facts: Vec<FactId>,
+    /// Texts of the request transcript's segments that are conversation (not summary or
+    /// scaffold): the input a prompt can carry. The input size of a call is the part of
+    /// these the prompt quotes, so an adapter's own instructions do not count as input.
+    pub input_texts: Vec<Arc<str>>,
+}
+
+impl SummaryService for Served<'_> {
+    fn answer(&mut self, call: &SummarizeCall) -> SummaryAnswer {
+        let prompt = prompt_text(call);
+        let mut previous = self.book.previous_summary(&prompt).unwrap_or_default();
+        let spelled = spelled_facts(&prompt);
+        let quoted = spelled
+            .iter()
+            .filter(|f| self.summary_facts.binary_search(f).is_ok());
+        previous.facts.extend(quoted);
+        previous.facts.sort_unstable();
+        previous.facts.dedup();
+        let input_facts: Vec<FactId> = spelled
+            .into_iter()
+            .filter(|f| previous.facts.binary_search(f).is_err())
+            .collect();
+        let quoted_chars: usize = self
+            .input_texts
+            .iter()
+            .map(|t| quoted_chars(&prompt, t))
+            .sum();
+        let input_tokens =
+            compactsim_model::tokens::rough_tokens(u32::try_from(quoted_chars).unwrap_or(u32::MAX));
+        let result = self
+            .backend
+            .summarize(&previous, &input_facts, input_tokens);
+        self.latency_ms += result.latency_ms;
+        match result.result {
+            Ok(summary) => {
+                let seg = self.serve(&summary);
+                let text = self.book.register_served(&seg, &summary);
+                match call.max_tokens {
+                    Some(max) if summary.tokens > max => {
+                        // Cut at the adapter's max_tokens: a failed call, as observed.
+                        self.backend.truncated();
+                        SummaryAnswer::Ok {
+                            text: text[..chars_for_rough_tokens(max) as usize].to_string(),
+                            finish_reason: "length".into(),
+                        }
+                    }
+                    _ => SummaryAnswer::Ok {
+                        text: text.to_string(),
+                        finish_reason: "stop".into(),
+                    },
+                }
+            }
+            Err(SummaryFailure::Empty) => SummaryAnswer::Ok {
+                text: String::new(),
+                finish_reason: "stop".into(),
+            },
+            Err(SummaryFailure::Length) => SummaryAnswer::Ok {
+                text: String::new(),
+                finish_reason: "length".into(),
+            },
+            Err(SummaryFailure::Error(class)) => {
+                let error = serde_json::to_value(class)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "error".into());
+                SummaryAnswer::Err {
+                    message: format!("summarizer call failed: {error}"),
+                    error,
+                }
+            }
+        }
+    }
+}
+
+impl Served<'_> {
+    fn serve(&mut self, summary: &RollingSummary) -> Segment {
+        *self.served_calls += 1;
+        // The text is what the oracle judges: it always has room to name every fact (the
+        // fake summarizer sizes its summaries so; this holds for any backend).
+        let spelled = chars_to_spell(ContentKind::Summary, &summary.facts);
+        let seg = Segment {
+            kind: ContentKind::Summary,
+            chars: chars_for_rough_tokens(summary.tokens).max(spelled),
+            seed: SERVED_SEED_TAG | *self.served_calls,
+            origin: SERVED_ORIGIN,
+            facts: summary.facts.clone(),
+        };
+        if let Some(text) = without_trailing_whitespace(&seg.materialize()) {
+            self.book.know_text(seg.seed, &text);
+        }
+        seg
+    }
+}
+
+/// A served answer as a summarizer returns it: real code strips model output
+/// (`.strip()`), so generated text that ends in whitespace would lose bytes the model
+/// counts (the ±1 token of adapters/hermes/DIFF.md). The trailing whitespace becomes as
+/// many `.` (same length, same facts); `None` when there is none.
+fn without_trailing_whitespace(text: &str) -> Option<String> {
+    let kept = text.trim_end();
+    (kept.len() < text.len()).then(|| {
+        let mut out = kept.to_string();
+        out.extend(std::iter::repeat_n('.', text.len() - kept.len()));
+        out
+    })
+}
+
+/// A cut piece shorter than this is a coincidence (a shared word), not a quote.
+pub const QUOTED_PIECE_CHARS_MIN: usize = 24;
+
+/// Characters of `text` that `prompt` quotes: all of them when it quotes the text whole;
+/// else its longest quoted prefix plus its longest quoted suffix (an adapter that cuts a
+/// long tool output keeps its head and tail), each counted from
+/// [`QUOTED_PIECE_CHARS_MIN`] characters, at most the text's length.
+pub fn quoted_chars(prompt: &str, text: &str) -> usize {
+    if text.is_empty() || prompt.contains(text) {
+        return text.len();
+    }
+    // Most rows of a transcript are not in a given prompt: two searches reject them.
+    let min = QUOTED_PIECE_CHARS_MIN.min(text.len());
+    let head_quoted = text.is_char_boundary(min) && prompt.contains(&text[..min]);
+    let tail_quoted =
+        text.is_char_boundary(text.len() - min) && prompt.contains(&text[text.len() - min..]);
+    let piece = |k: usize| if k >= QUOTED_PIECE_CHARS_MIN { k } else { 0 };
+    let prefix = if head_quoted {
+        piece(longest_quoted(prompt, text, |k| &text[..k]))
+    } else {
+        0
+    };
+    let suffix = if tail_quoted {
+        piece(longest_quoted(prompt, text, |k| &text[text.len() - k..]))
+    } else {
+        0
+    };
+    (prefix + suffix).min(text.len())
+}
+
+/// The largest `k` (on a char boundary) with `part(k)` in `prompt`, by bisection: a
+/// quoted piece's sub-pieces are quoted too.
+fn longest_quoted<'t>(prompt: &str, text: &'t str, part: impl Fn(usize) -> &'t str) -> usize {
+    // Both ends stay on char boundaries; 0 always is one.
+    let boundary = |mut k: usize| {
+        while !(text.is_char_boundary(k) && text.is_char_boundary(text.len() - k)) {
+            k -= 1;
+        }
+        k
+    };
+    let (mut lo, mut hi) = (0usize, text.len());
+    while lo < hi {
+        let mid = boundary(lo + (hi - lo).div_ceil(2));
+        if mid <= lo {
+            break;
+        }
+        if prompt.contains(part(mid)) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+/// The prompt as one text: `prompt`, or the contents of `messages` joined.
+fn prompt_text(call: &SummarizeCall) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if let Some(p) = &call.prompt {
+        parts.push(p);
+    }
+    for m in call.messages.iter().flatten() {
+        parts.push(m.content.as_deref().unwrap_or(""));
+    }
+    parts.join(MERGE_SEPARATOR)
+}
+
+#[cfg(test)]
+mod trailing_tests {
+    use super::*;
+
+    #[test]
+    fn served_text_keeps_its_length_and_loses_its_trailing_whitespace() {
+        assert_eq!(without_trailing_whitespace("a FACT-000001"), None);
+        let text = without_trailing_whitespace("a FACT-000001 \n ").unwrap();
+        assert_eq!(text, "a FACT-000001...");
+        assert_eq!(text.trim().len(), text.len());
+        let mut found = 0;
+        for seed in 0..64u64 {
+            let seg = Segment {
+                kind: ContentKind::Summary,
+                chars: 200 + seed as u32,
+                seed: SERVED_SEED_TAG | seed,
+                origin: SERVED_ORIGIN,
+                facts: vec![FactId(1)],
+            };
+            let raw = seg.materialize();
+            if let Some(t) = without_trailing_whitespace(&raw) {
+                found += 1;
+                assert_eq!((t.len(), t.trim_end().len()), (raw.len(), raw.len()));
+                assert_eq!(spelled_facts(&t), spelled_facts(&raw));
+            }
+        }
+        assert!(found > 0, "the generator ends some summaries in whitespace");
+    }
+}

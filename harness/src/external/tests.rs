@@ -1,0 +1,344 @@
+//! Chat conversion and the harness's summarize answers.
+
+use super::chat::{spelled_facts, TextBook};
+use super::session::{SummarizeCall, SummaryService};
+use super::summaries::Served;
+use super::wire::{ChatMessage, SummaryAnswer};
+use compactsim_fakes::ids::IdAlloc;
+use compactsim_fakes::seam::SummaryBackend;
+use compactsim_fakes::summarizer::{
+    RollingSummary, SummaryCall, SummaryErrorClass, SummaryFailure,
+};
+use compactsim_model::{
+    CallId, Content, ContentKind, FactId, Flags, Message, MsgId, Role, Segment, ToolCall,
+    MERGE_SEPARATOR,
+};
+use std::sync::Arc;
+
+fn seg(origin: u32, chars: u32, facts: &[u32]) -> Segment {
+    Segment {
+        kind: ContentKind::Prose,
+        chars,
+        seed: origin as u64 * 7 + 1,
+        origin: MsgId(origin),
+        facts: facts.iter().map(|&f| FactId(f)).collect(),
+    }
+}
+
+fn row(id: u32, role: Role, facts: &[u32]) -> Message {
+    Message::new(MsgId(id), role, Content::single(seg(id, 80, facts)))
+}
+
+fn transcript() -> Vec<Message> {
+    let call = ToolCall {
+        id: CallId(4),
+        name: "terminal".into(),
+        arguments: "{\"cmd\":\"ls\"}".into(),
+    };
+    vec![
+        row(0, Role::System, &[]),
+        row(1, Role::User, &[1]),
+        row(2, Role::Assistant, &[2]).with_tool_calls(vec![call]),
+        row(3, Role::Tool, &[3]).with_tool_call_id(CallId(4)),
+        row(4, Role::Assistant, &[4]).with_flags(Flags {
+            persisted: true,
+            ..Flags::default()
+        }),
+    ]
+}
+
+fn ids_after(msgs: &[Message]) -> IdAlloc {
+    let mut ids = IdAlloc::default();
+    for _ in 0..msgs.len() {
+        ids.msg();
+    }
+    ids
+}
+
+#[test]
+fn unchanged_rows_come_back_equal() {
+    let before = transcript();
+    let mut book = TextBook::default();
+    let chat = book.to_chat(&before);
+    assert_eq!(chat[2].tool_calls[0].id, "call_4");
+    assert_eq!(chat[3].tool_call_id.as_deref(), Some("call_4"));
+    assert!(chat[4].db_persisted && chat[4].compactsim_id == Some(4));
+    let back = book
+        .from_chat(&chat, &before, &mut ids_after(&before))
+        .unwrap();
+    assert_eq!(back, before);
+}
+
+#[test]
+fn merged_text_maps_back_to_the_original_segments() {
+    let before = transcript();
+    let mut book = TextBook::default();
+    let mut chat = book.to_chat(&before);
+    // The adapter merges row 4 into row 1 (keeps row 1's id) and drops rows 2-4.
+    let merged = format!(
+        "{}{MERGE_SEPARATOR}{}",
+        chat[1].content.clone().unwrap(),
+        chat[4].content.clone().unwrap()
+    );
+    chat[1].content = Some(merged);
+    chat.truncate(2);
+    let back = book
+        .from_chat(&chat, &before, &mut ids_after(&before))
+        .unwrap();
+    assert_eq!(back[1].id, MsgId(1));
+    let origins: Vec<_> = back[1].content.segments.iter().map(|s| s.origin).collect();
+    assert_eq!(origins, [MsgId(1), MsgId(4)]);
+    assert_eq!(back[1].content.facts(), [FactId(1), FactId(4)]);
+}
+
+#[test]
+fn new_text_is_a_literal_judged_by_its_spelled_facts_and_sent_back_verbatim() {
+    let before = transcript();
+    let mut book = TextBook::default();
+    let mut chat = book.to_chat(&before);
+    let original = chat[1].content.clone().unwrap();
+    let text =
+        format!("Summary: FACT-000002 and FACT-000003, not FACT-12.{MERGE_SEPARATOR}{original}");
+    chat.insert(
+        2,
+        ChatMessage {
+            role: "assistant".into(),
+            content: Some(text.clone()),
+            compressed_summary: true,
+            ..chat[4].clone()
+        },
+    );
+    chat[2].compactsim_id = None;
+    chat[2].db_persisted = false;
+    let mut ids = ids_after(&before);
+    let back = book.from_chat(&chat, &before, &mut ids).unwrap();
+    let new = &back[2];
+    assert_eq!(new.id, MsgId(5), "a new row gets a fresh id");
+    assert!(new.flags.summary_marker && !new.flags.persisted);
+    assert_eq!(new.content.segments.len(), 2);
+    assert_eq!(new.content.segments[0].kind, ContentKind::Summary);
+    assert_eq!(new.content.segments[0].facts, [FactId(2), FactId(3)]);
+    assert_eq!(new.content.segments[1], before[1].content.segments[0]);
+    assert_eq!(new.content.chars() as usize, text.len());
+    // The next request sends the adapter exactly the text it wrote.
+    let again = book.to_chat(&back);
+    assert_eq!(again[2].content.as_deref(), Some(text.as_str()));
+}
+
+#[test]
+fn duplicates_and_foreign_ids_get_fresh_ids_and_bad_rows_are_errors() {
+    let before = transcript();
+    let mut book = TextBook::default();
+    let mut chat = book.to_chat(&before);
+    chat.push(chat[1].clone());
+    chat[0].compactsim_id = Some(999);
+    let back = book
+        .from_chat(&chat, &before, &mut ids_after(&before))
+        .unwrap();
+    assert_eq!(back[0].id, MsgId(5));
+    assert_eq!(back[1].id, MsgId(1));
+    assert_eq!(back[5].id, MsgId(6));
+    let mut bad = book.to_chat(&before);
+    bad[0].role = "robot".into();
+    let err = book
+        .from_chat(&bad, &before, &mut ids_after(&before))
+        .unwrap_err();
+    assert!(err.contains("row 0") && err.contains("robot"), "{err}");
+    let mut bad = book.to_chat(&before);
+    bad[3].tool_call_id = Some("toolu_01".into());
+    let err = book
+        .from_chat(&bad, &before, &mut ids_after(&before))
+        .unwrap_err();
+    assert!(err.contains("toolu_01"), "{err}");
+}
+
+#[test]
+fn spelled_facts_need_six_digits() {
+    assert_eq!(
+        spelled_facts("FACT-000007 FACT-12 xFACT-0000123yFACT-000007 FACT-"),
+        [FactId(7), FactId(123)]
+    );
+}
+
+/// A backend that records what it was asked and answers from a script.
+struct Scripted {
+    asked: Vec<(RollingSummary, Vec<FactId>, u32)>,
+    answer: Result<RollingSummary, SummaryFailure>,
+    /// Calls reported cut at `max_tokens`.
+    truncated: u32,
+}
+
+impl SummaryBackend for Scripted {
+    fn summarize(
+        &mut self,
+        previous: &RollingSummary,
+        facts: &[FactId],
+        tokens: u32,
+    ) -> SummaryCall {
+        self.asked.push((previous.clone(), facts.to_vec(), tokens));
+        let result = self.answer.clone().map(|mut s| {
+            s.facts.extend(previous.facts.iter().chain(facts));
+            s.facts.sort_unstable();
+            s.facts.dedup();
+            s
+        });
+        SummaryCall {
+            result,
+            expanded: false,
+            latency_ms: 10,
+        }
+    }
+
+    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
+        self.summarize(summary, &[], 0)
+    }
+
+    fn truncated(&mut self) {
+        self.truncated += 1;
+    }
+}
+
+fn ask(
+    book: &mut TextBook,
+    backend: &mut Scripted,
+    prompt: &str,
+    max: Option<u32>,
+) -> SummaryAnswer {
+    let mut served = 0;
+    let mut s = Served {
+        book,
+        backend,
+        served_calls: &mut served,
+        latency_ms: 0,
+        summary_facts: vec![FactId(9)],
+        input_texts: vec![Arc::from("more FACT-000003"), Arc::from("never quoted")],
+    };
+    let a = s.answer(&SummarizeCall {
+        prompt: Some(prompt.into()),
+        messages: None,
+        max_tokens: max,
+    });
+    assert_eq!(s.latency_ms, 10);
+    a
+}
+
+#[test]
+fn a_served_summary_is_the_previous_summary_of_the_next_prompt() {
+    let mut book = TextBook::default();
+    let mut backend = Scripted {
+        asked: Vec::new(),
+        answer: Ok(RollingSummary {
+            facts: Vec::new(),
+            tokens: 50,
+        }),
+        truncated: 0,
+    };
+    let SummaryAnswer::Ok {
+        text,
+        finish_reason,
+    } = ask(
+        &mut book,
+        &mut backend,
+        "input FACT-000001 FACT-000002",
+        None,
+    )
+    else {
+        panic!("expected text")
+    };
+    assert_eq!((text.len(), finish_reason.as_str()), (200, "stop"));
+    assert!(text.contains("FACT-000001") && text.contains("FACT-000002"));
+    // The adapter strips the model's output before quoting it back.
+    let prompt = format!(
+        "Running summary: {} and FACT-000009{MERGE_SEPARATOR}more FACT-000003",
+        text.trim()
+    );
+    ask(&mut book, &mut backend, &prompt, Some(10));
+    let (previous, facts, tokens) = &backend.asked[1];
+    // FACT-000009 is in a summary row of the transcript: the prompt quotes it, so it is
+    // part of the previous summary, not input the summarizer may drop.
+    assert_eq!(previous.facts, [FactId(1), FactId(2), FactId(9)]);
+    assert_eq!(previous.tokens, 50);
+    assert_eq!(facts, &[FactId(3)]);
+    // Input is the transcript text the prompt quotes, not the prompt's own words.
+    assert_eq!(*tokens, ("more FACT-000003".len() as u32).div_ceil(4));
+    // A row carrying the served text maps back to the summary's facts, owned by the row.
+    let chat = vec![ChatMessage {
+        role: "assistant".into(),
+        content: Some(text.clone()),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        compressed_summary: true,
+        micro_compact_marker: true,
+        has_user_turn: false,
+        db_persisted: false,
+        compactsim_id: None,
+    }];
+    let back = book.from_chat(&chat, &[], &mut IdAlloc::default()).unwrap();
+    assert_eq!(back[0].content.segments[0].origin, back[0].id);
+    assert_eq!(back[0].content.facts(), [FactId(1), FactId(2)]);
+}
+
+#[test]
+fn faults_reach_the_adapter() {
+    let mut book = TextBook::default();
+    let mut backend = Scripted {
+        asked: Vec::new(),
+        answer: Err(SummaryFailure::Error(SummaryErrorClass::RateLimited)),
+        truncated: 0,
+    };
+    assert_eq!(
+        ask(&mut book, &mut backend, "x", None),
+        SummaryAnswer::Err {
+            error: "rate_limited".into(),
+            message: "summarizer call failed: rate_limited".into()
+        }
+    );
+    backend.answer = Err(SummaryFailure::Empty);
+    assert!(matches!(ask(&mut book, &mut backend, "x", None),
+        SummaryAnswer::Ok { text, finish_reason } if text.is_empty() && finish_reason == "stop"));
+    backend.answer = Ok(RollingSummary {
+        facts: Vec::new(),
+        tokens: 100,
+    });
+    assert!(matches!(ask(&mut book, &mut backend, "x", Some(100)),
+        SummaryAnswer::Ok { finish_reason, .. } if finish_reason == "stop"));
+    assert_eq!(
+        backend.truncated, 0,
+        "an answer within max_tokens is a summary"
+    );
+    assert!(matches!(ask(&mut book, &mut backend, "x", Some(10)),
+        SummaryAnswer::Ok { text, finish_reason } if text.len() == 40 && finish_reason == "length"));
+    // The cut answer is recorded as the failed call the adapter saw.
+    assert_eq!(backend.truncated, 1);
+}
+
+#[test]
+fn input_size_counts_the_quoted_transcript_text_only() {
+    use crate::external::summaries::quoted_chars;
+    let text =
+        "head-of-a-long-tool-output middle part that the adapter cut, and then the tail-end of it";
+    assert_eq!(
+        quoted_chars(&format!("Summarize: {text} thanks"), text),
+        text.len()
+    );
+    assert_eq!(
+        quoted_chars("instructions only, 1,000 characters of them", text),
+        0
+    );
+    // A cut keeps head and tail: both count, the cut middle does not.
+    let cut =
+        "Summarize: head-of-a-long-tool-output [...truncated...] and then the tail-end of it.";
+    let counted = quoted_chars(cut, text);
+    assert_eq!(
+        counted,
+        "head-of-a-long-tool-output ".len() + " and then the tail-end of it".len()
+    );
+    // A shared word is not a quote.
+    assert_eq!(quoted_chars("the head-of-a tail-end", text), 0);
+    assert_eq!(quoted_chars("anything", ""), 0);
+    // Multi-byte text stays on char boundaries.
+    let multi = "héllo wörld, a quoted héad of it ünd the rest";
+    assert_eq!(quoted_chars(&format!("xx {multi}"), multi), multi.len());
+    let head = "héllo wörld, a quoted héad";
+    assert_eq!(quoted_chars(head, multi), head.len());
+}
