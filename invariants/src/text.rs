@@ -1,5 +1,5 @@
 //! Rows judged as text (DESIGN "Judged as text"). An external compactor gives back only
-//! text; the harness reads it back into segments (sim's `external/chat.rs`), so the
+//! text; the harness reads it back into segments (`harness/src/external/chat.rs`), so the
 //! oracle's questions about text are asked through two contracts of the model:
 //!
 //! - **Text identity.** A segment's bytes are a function of (kind, seed, chars, facts):
@@ -11,7 +11,7 @@
 //!   a literal's facts are exactly the names found in its bytes, and a generated segment
 //!   spells every fact it lists while it has room (checked by
 //!   `facts_of_text_equal_listed_facts_when_there_is_room` below and, over every
-//!   segment the default suites write, by sim's `tests/judged_as_text.rs`).
+//!   segment the default suites write, by `front/tests/integration/judged_as_text.rs`).
 //!
 //! [`spelled_facts`] is the oracle's own reading of a text (it never imports the
 //! harness's reader), used by the tests that prove the two paths agree.

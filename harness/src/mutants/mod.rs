@@ -3,7 +3,7 @@
 //! the pass's labels stay as the compactor reported them, so only what the harness
 //! observes can catch it. `compactsim selftest --compactor external` measures, per
 //! mutant, how often the oracle catches it around the adapter under test; the tests
-//! prove each is caught around the reference (sim/tests/labels_untrusted.rs).
+//! prove each is caught around the reference (front/tests/integration/labels_untrusted.rs).
 
 mod batch;
 mod micro;

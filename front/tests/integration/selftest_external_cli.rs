@@ -2,7 +2,7 @@
 //! and every mutant around it is caught, with the same table whatever the job count; an
 //! adapter that crashes is exit 4, named, and no mutant row runs.
 
-mod common;
+use crate::common;
 
 use common::{compactsim, Run};
 

@@ -1,7 +1,7 @@
 //! `compactsim scenario` and `compactsim replay FILE`: exit codes, the table, the
 //! report files, malformed files.
 
-mod common;
+use crate::common;
 use common::{arg, compactsim, repo, scratch};
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 

@@ -3,7 +3,7 @@
 //! reproduces it (and no longer fails that way with the bug removed); liveness outcomes
 //! shrink too.
 
-mod common;
+use crate::common;
 use common::{arg, compactsim, scratch};
 
 use compactsim::cli::args::SEED_DEFAULT;

@@ -1,5 +1,5 @@
 //! repro.txt, summary.md and the terminal table.
-mod common;
+use crate::common;
 
 use common::*;
 use compactsim_reports::*;

@@ -3,7 +3,7 @@
 //! field it changes and nowhere it does not; through the CLI the reference Python
 //! adapter agrees with the reference on every pass, and a crashing adapter is exit 4.
 
-mod common;
+use crate::common;
 
 use common::{arg, compactsim, scratch};
 use compactsim_fakes::seam::{BatchReport, Compactor};

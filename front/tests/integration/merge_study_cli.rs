@@ -2,7 +2,7 @@
 //! the unsharded report (apart from the `shards` header parameter), mismatched shards
 //! refused with exit 2, a study writing every file, a bad study file named by line.
 
-mod common;
+use crate::common;
 
 use common::{compactsim, repo, scratch};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! ends the run with exit 4, every case reported, each message naming the adapter; bad
 //! combinations are exit 2.
 
-mod common;
+use crate::common;
 
 use common::{arg, compactsim, scratch, Run};
 use std::path::PathBuf;

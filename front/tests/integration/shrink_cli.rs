@@ -1,6 +1,6 @@
 //! `compactsim shrink`, the shrinking hook of `compactsim run`, and `compactsim selftest`.
 
-mod common;
+use crate::common;
 use common::{arg, compactsim, scratch};
 use compactsim::scenario;
 

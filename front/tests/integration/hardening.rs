@@ -2,7 +2,7 @@
 //! hostile environment (closed pipes, full disks, signals, bad output directories, FIFOs
 //! and devices as input), and flags that used to be ignored or to start unbounded work.
 
-mod common;
+use crate::common;
 
 use common::{arg, scratch, Ended};
 use std::io::{BufRead, BufReader};

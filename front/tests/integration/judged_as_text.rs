@@ -12,8 +12,6 @@
 //!   external compactor, so the invariants that judge summaries (marker-contained,
 //!   no-silent-drop) read from the text exactly what the segments list.
 
-mod common;
-
 use compactsim::cli::args::{CaseParams, SEED_DEFAULT};
 use compactsim_fakes::seam::{BatchReport, Compactor};
 use compactsim_harness::engine::scramble::Labels;

@@ -3,7 +3,7 @@
 //! lines that moved. Update the snapshots (`INSTA_UPDATE=always`) only for an intended
 //! change of what the default suite does. Plans must not change the cases that have none.
 
-mod common;
+use crate::common;
 use common::{arg, compactsim, scratch};
 
 /// `summary.md` of `compactsim run --cases 64 --strategy <strategy>`.

@@ -5,7 +5,7 @@
 //! `scripts/mutation_fuzz.py` runs the same idea on the release binary for as long as one
 //! likes.
 
-mod common;
+use crate::common;
 
 use common::Ended;
 use proptest::prelude::*;

@@ -1,7 +1,7 @@
 //! `[compactor]` in scenario files: a file runs the adapter it declares; an explicit
 //! `--compactor external` on the command line wins over the file.
 
-mod common;
+use crate::common;
 use common::{arg, compactsim, scratch};
 
 fn file(dir: &std::path::Path, name: &str, adapter: &str) -> std::path::PathBuf {

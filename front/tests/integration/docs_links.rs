@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .expect("sim/ has a parent")
+        .expect("front/ has a parent")
         .to_path_buf()
 }
 
@@ -130,7 +130,7 @@ fn no_page_names_a_path_outside_the_repository() {
 #[test]
 fn the_readme_says_how_to_install_the_binary_the_repro_lines_name() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    assert!(readme.contains("cargo install --path sim --locked"));
+    assert!(readme.contains("cargo install --path front --locked"));
     assert!(readme.contains("compactsim replay --seed"));
 }
 
