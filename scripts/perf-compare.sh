@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Compares the speed of two compactsim binaries on the micro default suite (issue 7):
+# Compares the speed of two compactsim binaries on a default suite (micro unless
+# STRATEGY says another: STRATEGY=batch scripts/perf-compare.sh ...):
 #   scripts/perf-compare.sh BASE_BIN NEW_BIN [REPEATS]
 # For each binary: instructions per pass under callgrind (`--jobs 1`; the primary figure
 # on a shared machine, as it does not depend on load), then REPEATS (default 5) runs of
-# `run --strategy micro --jobs 2` under /usr/bin/time: the median wall time, CPU time
+# `run --strategy "$STRATEGY" --jobs 2` under /usr/bin/time: the median wall time, CPU time
 # (user + sys), passes/s (passes / wall), passes per CPU-second and peak RSS.
 # Needs valgrind (set NO_CALLGRIND=1 to skip it). Scratch files go to $TMPDIR/perf-cmp-*.
 set -euo pipefail
@@ -13,6 +14,7 @@ if [ $# -lt 2 ]; then
     exit 2
 fi
 REPEATS="${3:-5}"
+STRATEGY="${STRATEGY:-micro}"
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/perf-cmp-XXXXXX")"
 trap 'rm -rf "$SCRATCH"' EXIT
 
@@ -33,7 +35,7 @@ instructions_per_pass() {
         return
     fi
     valgrind --tool=callgrind --callgrind-out-file="$SCRATCH/$tag.cg" \
-        "$bin" run --strategy micro --jobs 1 --shrink-time 0 --out "$SCRATCH/$tag-cg" \
+        "$bin" run --strategy "$STRATEGY" --jobs 1 --shrink-time 0 --out "$SCRATCH/$tag-cg" \
         >"$SCRATCH/$tag-cg.out" 2>"$SCRATCH/$tag-cg.err"
     local ir passes
     ir=$(grep -o 'Collected : [0-9]*' "$SCRATCH/$tag-cg.err" | grep -o '[0-9]*$')
@@ -46,7 +48,7 @@ timed_runs() {
     local bin="$1" tag="$2" i
     for i in $(seq 1 "$REPEATS"); do
         /usr/bin/time -f '%e %U %S %M' -o "$SCRATCH/$tag-$i.time" \
-            "$bin" run --strategy micro --jobs 2 --shrink-time 0 --out "$SCRATCH/$tag-run" \
+            "$bin" run --strategy "$STRATEGY" --jobs 2 --shrink-time 0 --out "$SCRATCH/$tag-run" \
             >"$SCRATCH/$tag-$i.out" 2>&1
     done
     local passes wall cpu rss
@@ -66,7 +68,7 @@ row() {
             n, ipp, p, w, p / w, c, p / c, c / p * 1e6, r / 1024 }'
 }
 
-echo "micro default suite (480 cases x 25 passes), --jobs 2, median of $REPEATS runs; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$STRATEGY default suite (480 cases x 25 passes), --jobs 2, median of $REPEATS runs; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| binary | instructions/pass (callgrind, --jobs 1) | passes | wall s | passes/s | CPU s | passes/CPU-s | CPU us/pass | peak RSS MB |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
