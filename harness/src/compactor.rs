@@ -1,9 +1,7 @@
-//! The compactor under test, as a value a case carries ([`CaseSpec::compactor`]): the
+//! The compactor under test, as a value a case carries (`CaseSpec::compactor`): the
 //! Rust reference, a named in-process compactor (a mutant, a test's wrapper), or an
 //! external adapter over the stdio protocol with the pool of children the run owns.
 //! [`CompactorSpec::make`] is the one place a case's compactor is built from it.
-//!
-//! [`CaseSpec::compactor`]: crate::engine::CaseSpec::compactor
 
 use crate::external::argv::quote;
 use crate::external::compactor::Pool;
