@@ -6,6 +6,7 @@ use compactsim::cli::exit::{Exit, Failure};
 use compactsim::cli::{
     console, diff, list, merge, replay, run, scenario, selftest, shrink, study, sweep,
 };
+use compactsim_harness::compactor::CompactorSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -102,11 +103,12 @@ struct CompactorFlags {
     adapter_timeout_ms: Option<u64>,
 }
 
-/// Applies `--compactor` for the rest of the process. Bug switches belong to the
-/// reference models: combined with an external compactor they are bad input.
-fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<(), Failure> {
+/// The compactor `--compactor` chooses (an external one with the pool of its children,
+/// owned by the command). Bug switches belong to the reference models: combined with an
+/// external compactor they are bad input.
+fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<CompactorSpec, Failure> {
     match (f.compactor.as_str(), &f.adapter) {
-        ("reference", None) if f.adapter_timeout_ms.is_none() => Ok(()),
+        ("reference", None) if f.adapter_timeout_ms.is_none() => Ok(CompactorSpec::Reference),
         ("reference", _) => Err(Failure::bad_input(
             "--adapter and --adapter-timeout-ms need --compactor external",
         )),
@@ -125,9 +127,10 @@ fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<(), Failure> {
                     "--adapter-timeout-ms must be at least 1",
                 ));
             }
-            compactsim_harness::external::select::select_external(
-                compactsim_harness::external::AdapterSpec::new(cmd.clone(), timeout_ms),
-            )
+            CompactorSpec::external(compactsim_harness::external::AdapterSpec::new(
+                cmd.clone(),
+                timeout_ms,
+            ))
             .map_err(Failure::bad_input)
         }
         (other, _) => Err(Failure::bad_input(format!(
@@ -324,7 +327,7 @@ fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
 }
 
 fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
-    choose_compactor(&k.compactor, !k.bugs.is_empty())?;
+    let compactor = choose_compactor(&k.compactor, !k.bugs.is_empty())?;
     let (strategy, era) = k.strategy_and_era()?;
     let mut params = CaseParams::parse_with(
         seed,
@@ -334,9 +337,7 @@ fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
         k.anti_thrash.as_deref(),
         &k.bugs,
     )?;
-    params.compactor =
-        compactsim_harness::compactor::CompactorChoice::parse(&k.compactor.compactor)
-            .map_err(Failure::bad_input)?;
+    params.compactor = compactor;
     let params = params.with_profile(k.profile()?);
     params.with_session_mode(k.session_mode.as_deref())
 }
@@ -353,14 +354,14 @@ fn file_alone(command: &str, flags: &CaseFlags, case: Option<u32>) -> Result<(),
 }
 
 fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
-    choose_compactor(
+    let chosen = choose_compactor(
         &a.case_flags.knobs.compactor,
         !a.case_flags.knobs.bugs.is_empty(),
     )?;
     let target = match (a.file, a.case) {
-        (Some(file), case) => {
+        (Some(path), case) => {
             file_alone("shrink", &a.case_flags, case)?;
-            shrink::Target::File(file)
+            shrink::Target::File { path, chosen }
         }
         (None, Some(case)) => shrink::Target::Drawn {
             params: case_params(&a.case_flags)?,
@@ -380,8 +381,8 @@ fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
 fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
     // Bug switches belong to the reference; an external compactor gets its clean runs
     // and the mutants around it instead.
-    choose_compactor(&a.compactor, false)?;
-    let external = a.compactor.compactor == "external";
+    let compactor = choose_compactor(&a.compactor, false)?;
+    let external = compactor != CompactorSpec::Reference;
     if a.passes == 0 || a.passes > args::PASSES_MAX {
         return Err(Failure::bad_input(format!(
             "--passes must be between 1 and {}, got {}",
@@ -426,6 +427,7 @@ fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
                     seeds,
                     cases,
                     passes: a.passes,
+                    compactor,
                 },
                 jobs,
             },
@@ -562,14 +564,14 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             case_flags,
             case,
         } => {
-            choose_compactor(
+            let chosen = choose_compactor(
                 &case_flags.knobs.compactor,
                 !case_flags.knobs.bugs.is_empty(),
             )?;
             let (text, exit) = match (file, case) {
                 (Some(file), case) => {
                     file_alone("replay", &case_flags, case)?;
-                    scenario::replay_file(&file)?
+                    scenario::replay_file(&file, &chosen)?
                 }
                 (None, Some(case)) => replay::replay(&case_params(&case_flags)?, case),
                 (None, None) => return Err(Failure::bad_input("replay needs FILE.toml or --case")),
@@ -586,7 +588,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             session_mode,
             compactor,
         } => {
-            choose_compactor(&compactor, false)?;
+            let compactor = choose_compactor(&compactor, false)?;
             scenario::scenario(&scenario::ScenarioRequest {
                 paths,
                 out,
@@ -594,6 +596,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
                 jobs: args::jobs(jobs)?,
                 quiet,
                 session_mode: args::session_mode(session_mode.as_deref())?,
+                compactor,
             })
         }
         Command::Sweep(a) => sweep::sweep(&sweep::SweepRequest {
@@ -624,8 +627,9 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     console::handle_interrupts();
+    // The command owns its compactor (an adapter's pool of children): every child ends
+    // and its scratch directory is removed when `dispatch` returns and drops it.
     let result = dispatch(cli);
-    compactsim_harness::external::select::close_adapters();
     match result {
         Ok(exit) => ExitCode::from(exit.code() as u8),
         Err(failure) => console::end(

@@ -296,6 +296,7 @@ fn spec(case: u32, bugs: &[Bug]) -> CaseSpec {
         bugs: BugSet::of(bugs),
         plan: None,
         profile: None,
+        compactor: Default::default(),
     }
 }
 

@@ -2,8 +2,8 @@
 //! chunks and handed to the sink in case-id order, so the output is byte-identical for
 //! the same seed whatever the job count, and memory does not grow with the case count.
 
-use crate::compactor::CompactorChoice;
-use crate::engine::{run_case_with, CaseResult, CaseSpec, Record};
+use crate::compactor::CompactorSpec;
+use crate::engine::{run_case, CaseResult, CaseSpec, Record};
 use compactsim_hermes::bug_set::BugSet;
 use compactsim_hermes::profile::Profile;
 use compactsim_hermes::strategy::Strategy;
@@ -33,7 +33,8 @@ pub struct Suite {
     pub passes: u32,
     pub strategy: Strategy,
     pub bugs: BugSet,
-    pub compactor: CompactorChoice,
+    /// The compactor under test every case of the suite runs.
+    pub compactor: CompactorSpec,
     /// `--profile`: the real release the model follows (`None`: the default model).
     pub profile: Option<Profile>,
 }
@@ -48,6 +49,7 @@ impl Suite {
             bugs: self.bugs.clone(),
             plan: None,
             profile: self.profile,
+            compactor: self.compactor.clone(),
         }
     }
 }
@@ -61,36 +63,23 @@ pub fn run_suite(
     sink: impl FnMut(CaseResult) -> bool,
 ) -> Result<(), String> {
     let end = suite.case_first + suite.cases;
-    run_cases_with(
+    run_cases(
         suite.case_first..end,
         jobs,
         record,
         |case| suite.spec(case),
-        &suite.compactor,
         sink,
     )
 }
 
 /// Runs the cases `spec_of(case)` for every case id in `cases` on `jobs` threads, in
-/// chunks, and hands each result to `sink` in case-id order until it returns false.
+/// chunks, each with its spec's compactor, and hands each result to `sink` in case-id
+/// order until it returns false.
 pub fn run_cases(
     cases: std::ops::Range<u32>,
     jobs: usize,
     record: Record,
     spec_of: impl Fn(u32) -> CaseSpec + Sync,
-    sink: impl FnMut(CaseResult) -> bool,
-) -> Result<(), String> {
-    let reference = CompactorChoice::Reference;
-    run_cases_with(cases, jobs, record, spec_of, &reference, sink)
-}
-
-/// [`run_cases`] with the compactor under test chosen by `compactor`.
-pub fn run_cases_with(
-    cases: std::ops::Range<u32>,
-    jobs: usize,
-    record: Record,
-    spec_of: impl Fn(u32) -> CaseSpec + Sync,
-    compactor: &CompactorChoice,
     mut sink: impl FnMut(CaseResult) -> bool,
 ) -> Result<(), String> {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -104,7 +93,7 @@ pub fn run_cases_with(
         let results: Vec<CaseResult> = pool.install(|| {
             (first..last)
                 .into_par_iter()
-                .map(|case| run_case_with(&spec_of(case), record, &|r| compactor.make(r)))
+                .map(|case| run_case(&spec_of(case), record))
                 .collect()
         });
         for r in results {

@@ -197,6 +197,7 @@ mod tests {
             bugs: BugSet::of(bugs),
             plan: None,
             profile: None,
+            compactor: Default::default(),
         }
         .with_plan(seed_004_plan());
         run_case(&spec, Record::default())

@@ -168,9 +168,6 @@ pub fn tally_seeds(
     credit: impl Fn(&[Violation]) -> bool + Sync,
 ) -> Result<Vec<Tally>, String> {
     tally_seeds_by(seeds, cases, jobs, |seed, case| {
-        // The compactor under test: the reference unless the command line chose an
-        // external adapter (`selftest --compactor external` runs its own rows, never the
-        // switch rows, so those always judge the reference).
         let r = run_case(&spec_of(seed, case), Record::default());
         let credited = credit(r.outcome.violations());
         CaseTallied {
@@ -282,6 +279,7 @@ mod tests {
             bugs: bugs.clone(),
             plan: None,
             profile: None,
+            compactor: Default::default(),
         }
     }
 

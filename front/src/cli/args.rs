@@ -2,7 +2,7 @@
 
 use super::exit::Failure;
 use crate::scenario::switch_acts_under;
-use compactsim_harness::compactor::CompactorChoice;
+use compactsim_harness::compactor::CompactorSpec;
 use compactsim_harness::runner::Suite;
 use compactsim_hermes::agent::{AntiThrashPolicy, Era, LoopOptions, SessionMode};
 use compactsim_hermes::bug_set::BugSet;
@@ -22,7 +22,7 @@ pub struct CaseParams {
     pub strategy: Strategy,
     pub bugs: BugSet,
     /// `--compactor`: the compactor under test (an axis separate from the strategy).
-    pub compactor: CompactorChoice,
+    pub compactor: CompactorSpec,
     /// `--profile`: the real release the model follows (`None`: the default model).
     pub profile: Option<Profile>,
 }
@@ -105,7 +105,7 @@ impl CaseParams {
             passes,
             strategy,
             bugs: BugSet::of(&bugs),
-            compactor: CompactorChoice::Reference,
+            compactor: CompactorSpec::Reference,
             profile: None,
         })
     }
@@ -163,7 +163,7 @@ impl CaseParams {
         for b in self.bugs.iter() {
             s.push_str(&format!(" --bug {b}"));
         }
-        s.push_str(&compactsim_harness::external::select::repro_flags());
+        s.push_str(&self.compactor.repro_flags());
         s
     }
 

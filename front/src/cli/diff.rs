@@ -8,10 +8,11 @@
 use super::args::CaseParams;
 use super::exit::{Exit, Failure};
 use super::run::exit_of;
+use compactsim_harness::compactor::CompactorSpec;
 use compactsim_harness::diff::{diff_cases, Aggregator, DIFF_JSON, DIFF_MD};
-use compactsim_harness::external::compactor::Pool;
-use compactsim_harness::external::select::quote;
+use compactsim_harness::external::argv::quote;
 use compactsim_harness::external::AdapterSpec;
+use compactsim_harness::runner::Suite;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -61,7 +62,10 @@ fn params(req: &DiffRequest) -> BTreeMap<String, String> {
 pub fn diff(req: &DiffRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
     super::outdir::clear_stale(&req.out, &[DIFF_JSON, DIFF_MD], &[])?;
-    let pool = Pool::new(req.adapter.clone()).map_err(|e| Failure::bad_input(e.to_string()))?;
+    let suite = Suite {
+        compactor: CompactorSpec::external(req.adapter.clone()).map_err(Failure::bad_input)?,
+        ..req.params.suite(0, req.cases)
+    };
     let params = params(req);
     let line: Vec<String> = params
         .iter()
@@ -84,18 +88,11 @@ pub fn diff(req: &DiffRequest) -> Result<Exit, Failure> {
         None => (0..req.cases).collect(),
     };
     let bar = super::progress::bar(ids.len() as u64, "cases", req.quiet);
-    let other = |r| pool.compactor(r);
-    diff_cases(
-        &req.params.suite(0, req.cases),
-        &ids,
-        req.jobs,
-        &other,
-        |d| {
-            bar.inc(1);
-            exit = exit.worst(exit_of(&d.outcome));
-            agg.add(&d);
-        },
-    )
+    diff_cases(&suite, &ids, req.jobs, |d| {
+        bar.inc(1);
+        exit = exit.worst(exit_of(&d.outcome));
+        agg.add(&d);
+    })
     .map_err(Failure::internal)?;
     bar.finish_and_clear();
     let report = agg.finish();

@@ -3,7 +3,7 @@
 use super::args::CaseParams;
 use super::exit::Exit;
 use compactsim_harness::engine::{
-    describe, run_case_with, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record,
+    describe, run_case, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record,
 };
 use std::fmt::Write;
 
@@ -11,8 +11,7 @@ use std::fmt::Write;
 pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
     let suite = params.suite(case, 1);
     let spec = suite.spec(case);
-    let make = |r| params.compactor.make(r);
-    let r = run_case_with(&spec, Record { trace: true }, &make);
+    let r = run_case(&spec, Record { trace: true });
     let mut out = String::new();
     let _ = writeln!(
         out,

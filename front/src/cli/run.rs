@@ -3,7 +3,9 @@
 use super::args::{CaseParams, Shard};
 use super::exit::{Exit, Failure};
 use super::failures;
+use compactsim_harness::compactor::CompactorSpec;
 use compactsim_harness::engine::{counters, CaseOutcome, CaseResult, CaseSpec, Record};
+use compactsim_harness::external::argv::quote;
 use compactsim_harness::runner::run_suite;
 use compactsim_harness::shapes::Family;
 use compactsim_reports::{self as reports, Aggregator, CaseRow, Header, Outcome, ReportWriter};
@@ -59,9 +61,14 @@ pub fn header(req: &RunRequest) -> Header {
         params.insert("era".to_string(), o.era.to_string());
         params.insert("anti_thrash".to_string(), o.anti_thrash.to_string());
     }
-    if let Some(pool) = compactsim_harness::external::select::selected() {
-        params.insert("compactor".to_string(), "external".to_string());
-        params.insert("adapter".to_string(), pool.spec().command.clone());
+    match &req.params.compactor {
+        CompactorSpec::Reference => {}
+        c => {
+            params.insert("compactor".to_string(), c.name().to_string());
+        }
+    }
+    if let Some(adapter) = req.params.compactor.adapter() {
+        params.insert("adapter".to_string(), adapter.command.clone());
     }
     Header {
         tool: "compactsim".into(),
@@ -135,11 +142,11 @@ fn seed_line(req: &RunRequest) -> String {
             line.push_str(&format!(" session_mode={m}"));
         }
     }
-    if let Some(pool) = compactsim_harness::external::select::selected() {
-        line.push_str(&format!(
-            " compactor=external adapter={}",
-            compactsim_harness::external::select::quote(&pool.spec().command)
-        ));
+    if req.params.compactor != CompactorSpec::Reference {
+        line.push_str(&format!(" compactor={}", req.params.compactor));
+    }
+    if let Some(adapter) = req.params.compactor.adapter() {
+        line.push_str(&format!(" adapter={}", quote(&adapter.command)));
     }
     let bugs = if req.params.bugs.is_empty() {
         "none".to_string()
@@ -271,8 +278,7 @@ pub fn agent_line(coverage: &std::collections::BTreeMap<String, u64>) -> String 
 /// The trace of the last turns of a case (rerun deterministically with the trace on).
 fn last_turns(params: &CaseParams, case: u32) -> Vec<String> {
     let spec = params.suite(case, 1).spec(case);
-    let make = |r| params.compactor.make(r);
-    let r = compactsim_harness::engine::run_case_with(&spec, Record { trace: true }, &make);
+    let r = compactsim_harness::engine::run_case(&spec, Record { trace: true });
     let last = r.trace.last().map_or(0, |l| l.event.turn());
     let from = last.saturating_sub(LIVENESS_TRACE_TURNS - 1);
     r.trace

@@ -6,6 +6,7 @@
 use super::exit::{Exit, Failure};
 use super::replay::render_case;
 use crate::scenario::{self, describe, Scenario};
+use compactsim_harness::compactor::{CompactorSpec, Pools};
 use compactsim_harness::engine::{run_case, CaseOutcome, CaseResult, Record};
 use compactsim_reports::{self as reports, JunitCase, JunitOutcome};
 use rayon::prelude::*;
@@ -31,6 +32,9 @@ pub struct ScenarioRequest {
     pub quiet: bool,
     /// `--session-mode`: every scenario in this mode (agent-loop files only).
     pub session_mode: Option<compactsim_hermes::agent::SessionMode>,
+    /// `--compactor`: the compactor every scenario runs (the reference: each file's own
+    /// `[compactor]`, else the reference).
+    pub compactor: CompactorSpec,
 }
 
 /// One scenario and how it went.
@@ -41,8 +45,10 @@ pub struct Ran {
     pub holds: bool,
 }
 
-/// Loads every scenario under `paths`; all errors at once (exit 2) if any file is bad.
-pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, Failure> {
+/// Loads every scenario under `paths`, each under the compactor `chosen` (see
+/// [`Scenario::under`]; the files that declare the same adapter share its pool); all
+/// errors at once (exit 2) if any file is bad.
+pub fn load_all(paths: &[PathBuf], chosen: &CompactorSpec) -> Result<Vec<Scenario>, Failure> {
     let files = scenario::discover(paths).map_err(Failure::bad_input)?;
     if files.is_empty() {
         let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -67,7 +73,12 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, Failure> {
             lines.join("\n")
         )));
     }
-    Ok(ok.into_iter().filter_map(Result::ok).collect())
+    let pools = Pools::default();
+    Ok(ok
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|s| s.under(chosen, &pools))
+        .collect())
 }
 
 /// Runs `scenarios` on `jobs` threads; results in the given order.
@@ -301,7 +312,7 @@ pub fn render_trace(s: &Scenario, r: &CaseResult) -> String {
 
 /// Runs the request; prints the table and the failures; writes the reports.
 pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
-    let mut scenarios = load_all(&req.paths)?;
+    let mut scenarios = load_all(&req.paths, &req.compactor)?;
     if let Some(mode) = req.session_mode {
         for s in &mut scenarios {
             let Some(options) = s.spec.strategy.loop_options() else {
@@ -348,10 +359,13 @@ pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
     Ok(exit_of(&ran))
 }
 
-/// `compactsim replay FILE.toml`: the trace and witness of one scenario file; the exit
-/// code is that of `compactsim scenario FILE.toml`: 0 when the expectation holds.
-pub fn replay_file(path: &Path) -> Result<(String, Exit), Failure> {
-    let s = scenario::load(path).map_err(|e| Failure::bad_input(e.to_string()))?;
+/// `compactsim replay FILE.toml`: the trace and witness of one scenario file run under
+/// the compactor `chosen` (see [`Scenario::under`]); the exit code is that of
+/// `compactsim scenario FILE.toml`: 0 when the expectation holds.
+pub fn replay_file(path: &Path, chosen: &CompactorSpec) -> Result<(String, Exit), Failure> {
+    let s = scenario::load(path)
+        .map_err(|e| Failure::bad_input(e.to_string()))?
+        .under(chosen, &Pools::default());
     let r = run_case(&s.spec, Record { trace: true });
     let mut out = render_trace(&s, &r);
     let exit = exit_of(&[Ran {

@@ -10,6 +10,7 @@ use crate::selftest::external::{
     EXTERNAL_CASES_DEFAULT, EXTERNAL_SEEDS_DEFAULT,
 };
 use crate::selftest::CATCH_RATE_MIN_PER_MILLE;
+use compactsim_harness::compactor::CompactorSpec;
 use compactsim_harness::sweep::Tally;
 use std::time::Instant;
 
@@ -86,9 +87,12 @@ pub fn mutant_line(r: &MutantRow) -> String {
 }
 
 /// The capabilities of the chosen adapter, after its `hello`.
-fn passes_of_adapter() -> Result<(String, Passes), Failure> {
-    let pool = compactsim_harness::external::select::selected()
-        .ok_or_else(|| Failure::internal("selftest: no external compactor was chosen"))?;
+fn passes_of_adapter(compactor: &CompactorSpec) -> Result<(String, Passes), Failure> {
+    let CompactorSpec::External(pool) = compactor else {
+        return Err(Failure::internal(
+            "selftest: no external compactor was chosen",
+        ));
+    };
     let info = pool.hello().map_err(|e| Failure::internal(e.to_string()))?;
     let passes = Passes {
         micro: info.capabilities.micro_pass,
@@ -99,7 +103,7 @@ fn passes_of_adapter() -> Result<(String, Passes), Failure> {
 
 /// Runs the external self-test.
 pub fn selftest_external(req: &ExternalRequest) -> Result<Exit, Failure> {
-    let (adapter, passes) = passes_of_adapter()?;
+    let (adapter, passes) = passes_of_adapter(&req.suite.compactor)?;
     let strategies = passes.strategies();
     crate::outln!(
         "SEEDS={} cases={} passes={} jobs={}{}",
@@ -107,7 +111,7 @@ pub fn selftest_external(req: &ExternalRequest) -> Result<Exit, Failure> {
         req.suite.cases,
         req.suite.passes,
         req.jobs,
-        compactsim_harness::external::select::repro_flags()
+        req.suite.compactor.repro_flags()
     );
     crate::outln!(
         "adapter {adapter}: strategies {}; bug switches do not apply, the rows are its clean \

@@ -6,6 +6,7 @@ use super::exit::{Exit, Failure};
 use super::failures::case_name;
 use crate::scenario;
 use crate::shrink::{self, Budget, ShrinkError, SHRINK_ATTEMPTS_MAX};
+use compactsim_harness::compactor::{CompactorSpec, Pools};
 use compactsim_harness::engine::CaseSpec;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -18,8 +19,12 @@ pub const SHRINK_TIME_DEFAULT_S: f64 = 60.0;
 pub enum Target {
     /// Case `case` of the suite these parameters describe.
     Drawn { params: CaseParams, case: u32 },
-    /// The case a scenario file describes.
-    File(PathBuf),
+    /// The case a scenario file describes, under the compactor `chosen` (see
+    /// [`scenario::Scenario::under`]).
+    File {
+        path: PathBuf,
+        chosen: CompactorSpec,
+    },
 }
 
 /// A validated `shrink` request.
@@ -54,8 +59,10 @@ pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
     let (spec, name): (CaseSpec, String) = match &req.target {
         Target::Drawn { params, case } => (params.suite(*case, 1).spec(*case), case_name(*case)),
-        Target::File(path) => {
-            let s = scenario::load(path).map_err(|e| Failure::bad_input(e.to_string()))?;
+        Target::File { path, chosen } => {
+            let s = scenario::load(path)
+                .map_err(|e| Failure::bad_input(e.to_string()))?
+                .under(chosen, &Pools::default());
             let stem = path
                 .file_stem()
                 .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());

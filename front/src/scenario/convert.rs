@@ -12,6 +12,7 @@ use super::toplevel;
 use super::{Scenario, FORMAT_VERSION};
 use compactsim_fakes::provider::{OverflowShape, ProviderOutcome};
 use compactsim_fakes::summarizer::SummaryOutcome;
+use compactsim_harness::compactor::{CompactorSpec, Pools};
 use compactsim_harness::engine::plan::{facts_room, CallPlan, CasePlan, RowPlan, Script, TurnPlan};
 use compactsim_harness::engine::CaseSpec;
 use compactsim_harness::runner::{PASSES_DEFAULT, SEED_DEFAULT};
@@ -63,6 +64,7 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
         bugs,
         plan: None,
         profile: None,
+        compactor: CompactorSpec::Reference.or_declared(plan.compactor.as_ref(), &Pools::default()),
     }
     .with_plan(plan);
     let stem = path

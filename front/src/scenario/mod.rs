@@ -27,6 +27,7 @@ pub use expect::{class_of, describe, Expect, OutcomeClass};
 pub use toplevel::{checked_ids, switch_acts_under};
 pub use write::{render, Header};
 
+use compactsim_harness::compactor::{CompactorSpec, Pools};
 use compactsim_harness::engine::{CaseResult, CaseSpec};
 pub use convert::has_unmergeable_assistants;
 use std::path::{Path, PathBuf};
@@ -69,6 +70,17 @@ impl Scenario {
             .filter(|c| !c.holds(&result.coverage))
             .map(|c| c.describe_miss(&result.coverage))
             .collect()
+    }
+}
+
+impl Scenario {
+    /// This scenario under the command line's compactor `chosen` (see
+    /// [`CompactorSpec::or_declared`]: an explicit choice wins over the file's
+    /// `[compactor]`); a declared adapter's pool is shared through `pools`.
+    pub fn under(mut self, chosen: &CompactorSpec, pools: &Pools) -> Scenario {
+        let declared = self.spec.plan.as_ref().and_then(|p| p.compactor.as_ref());
+        self.spec.compactor = chosen.or_declared(declared, pools);
+        self
     }
 }
 

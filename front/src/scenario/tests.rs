@@ -160,6 +160,7 @@ fn a_written_case_reads_back_as_the_same_case() {
             bugs: BugSet::of(&[bug]),
             plan: None,
             profile: None,
+            compactor: Default::default(),
         };
         let rec = record(&spec);
         let spec = spec.with_plan(rec.plan);

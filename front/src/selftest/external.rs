@@ -10,11 +10,12 @@
 //!   A row passes when its rate is at least the switch rows' minimum on every seed: proof
 //!   that the oracle can see that fault in *this* compactor's output.
 //!
-//! The functions run whatever compactor the process chose (`engine::run_case`), so the
-//! reference proves them in-process in the tests.
+//! The functions run the suite's compactor (`ExternalSuite::compactor`), so the
+//! reference and in-process compactors prove them in the tests.
 
+use compactsim_harness::compactor::CompactorSpec;
 use compactsim_harness::engine::{
-    run_case, run_case_with, selected, CaseOutcome, CaseResult, CaseSpec, Record,
+    run_case, run_case_with, CaseOutcome, CaseResult, CaseSpec, Record,
 };
 use compactsim_harness::mutants::{MutantInfo, MUTANTS};
 use compactsim_harness::sweep::{par_cases, tally_seeds_by, CaseTallied, SeedRange, Tally};
@@ -57,11 +58,13 @@ impl Passes {
 }
 
 /// The suite of an external self-test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExternalSuite {
     pub seeds: SeedRange,
     pub cases: u32,
     pub passes: u32,
+    /// The compactor under test every row runs (the mutants wrap it).
+    pub compactor: CompactorSpec,
 }
 
 impl ExternalSuite {
@@ -76,6 +79,7 @@ impl ExternalSuite {
             bugs: BugSet::none(),
             plan: None,
             profile: None,
+            compactor: self.compactor.clone(),
         }
     }
 }
@@ -176,7 +180,7 @@ pub fn mutant_row(
     jobs: usize,
 ) -> Result<MutantRow, String> {
     let strategy = clean.strategy;
-    let make = |r| info.mutant.wrap(selected(r));
+    let make = |r| info.mutant.wrap(suite.compactor.make(r));
     let per_seed = tally_seeds_by(suite.seeds, suite.cases, jobs, |seed, case| {
         let r = run_case_with(&suite.spec(strategy, seed, case), Record::default(), &make);
         let already = clean.broken(suite, seed, case);
@@ -217,6 +221,7 @@ mod tests {
             seeds: SeedRange::of_count(1, 1),
             cases,
             passes: 25,
+            compactor: CompactorSpec::Reference,
         }
     }
 

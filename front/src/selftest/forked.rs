@@ -6,9 +6,8 @@
 
 use super::shared::{CleanCase, CleanRuns};
 use super::{credits, spec, SelftestSuite};
-use compactsim_harness::compactor::CompactorChoice;
 use compactsim_harness::engine::fork::{run_forks, Fork};
-use compactsim_harness::engine::{run_case_with, CaseOutcome, CaseResult, CaseSpec, Record};
+use compactsim_harness::engine::{run_case, CaseOutcome, CaseResult, CaseSpec, Record};
 use compactsim_harness::sweep::{par_cases, CaseTallied, Tally};
 use compactsim_hermes::bug_set::BugSet;
 use compactsim_hermes::bugs::BugInfo;
@@ -53,12 +52,6 @@ fn way(clean: Option<CleanCase>, info: &BugInfo) -> Way {
         .map_or(Way::Start, Way::Fork)
 }
 
-/// Runs one case with the reference compactor.
-fn run(spec: &CaseSpec) -> CaseResult {
-    let reference = CompactorChoice::Reference;
-    run_case_with(spec, Record::default(), &|r| reference.make(r))
-}
-
 fn tallied(info: &BugInfo, r: &CaseResult) -> CaseTallied {
     CaseTallied {
         passes: r.passes,
@@ -96,8 +89,7 @@ fn case_rows(
             bugs: BugSet::none().recording(),
             ..spec(rows[0], strategy, seed, passes, case)
         };
-        let reference = CompactorChoice::Reference;
-        run_forks(&clean_spec, &|r| reference.make(r), &forks, to_end)
+        run_forks(&clean_spec, &forks, to_end)
     };
     let mut next_fork = 0;
     let mut out = Vec::with_capacity(rows.len());
@@ -127,7 +119,7 @@ fn case_rows(
             Some((r, s)) => (tallied(info, r), s),
             None => {
                 let started = Instant::now();
-                let r = run(&spec(info, strategy, seed, passes, case));
+                let r = run_case(&spec(info, strategy, seed, passes, case), Record::default());
                 (tallied(info, &r), started.elapsed().as_secs_f64())
             }
         });
@@ -199,12 +191,12 @@ mod tests {
         for case in 0..12 {
             for bug in bugs {
                 let info = bug.info();
-                let full = run(&spec(info, strategy, 1, 25, case));
+                let full = run_case(&spec(info, strategy, 1, 25, case), Record::default());
                 let clean_spec = CaseSpec {
                     bugs: BugSet::none().recording(),
                     ..spec(info, strategy, 1, 25, case)
                 };
-                let clean = run(&clean_spec);
+                let clean = run_case(&clean_spec, Record::default());
                 let switches = info.switches().mask();
                 let Some(turn) = clean_spec.bugs.first_asked().fork_turn(switches) else {
                     continue;
@@ -213,13 +205,12 @@ mod tests {
                     bugs: BugSet::none().recording(),
                     ..clean_spec.clone()
                 };
-                let reference = CompactorChoice::Reference;
                 let fork = Fork { turn, switches };
                 let Forked {
                     forks,
                     clean: rerun,
                     ..
-                } = run_forks(&fresh, &|r| reference.make(r), &[fork], true);
+                } = run_forks(&fresh, &[fork], true);
                 let got = forks[0].as_ref().expect("forked");
                 assert_eq!(got, &full, "{bug} {name} case {case} forked at {turn}");
                 assert_eq!(rerun.as_ref(), Some(&clean), "{bug} {name} case {case}");

@@ -125,6 +125,7 @@ pub fn spec(info: &BugInfo, strategy: Strategy, seed: u64, passes: u32, case: u3
         bugs: info.switches(),
         plan: None,
         profile: None,
+        compactor: Default::default(),
     }
 }
 

@@ -9,8 +9,7 @@
 //! did not end clean). The tallies are exactly those of running every case.
 
 use super::{credits, spec};
-use compactsim_harness::compactor::CompactorChoice;
-use compactsim_harness::engine::{run_case_with, CaseOutcome, CaseSpec, Record};
+use compactsim_harness::engine::{run_case, CaseOutcome, CaseSpec, Record};
 use compactsim_harness::sweep::{par_cases, tally_seeds_by, CaseTallied, SeedRange, Tally};
 use compactsim_hermes::bug_set::{BugMask, BugSet, FirstAsked};
 use compactsim_hermes::bugs::BugInfo;
@@ -36,12 +35,6 @@ pub struct CleanRuns {
     per_strategy: Vec<(Strategy, Vec<CleanCase>)>,
 }
 
-/// Runs one case with the reference compactor.
-fn run(spec: &CaseSpec) -> compactsim_harness::engine::CaseResult {
-    let reference = CompactorChoice::Reference;
-    run_case_with(spec, Record::default(), &|r| reference.make(r))
-}
-
 impl CleanRuns {
     /// Runs every case of `seeds` clean under each of `strategies` (one parallel pass
     /// over all of them), recording what each asked about.
@@ -65,8 +58,9 @@ impl CleanRuns {
                 bugs: BugSet::none().recording(),
                 plan: None,
                 profile: None,
+                compactor: Default::default(),
             };
-            let r = run(&spec);
+            let r = run_case(&spec, Record::default());
             CleanCase {
                 passes: r.passes,
                 clean: r.outcome == CaseOutcome::Clean,
@@ -128,7 +122,7 @@ pub fn tally_row(
                 credited: false,
             };
         }
-        let r = run(&spec(info, strategy, seed, passes, case));
+        let r = run_case(&spec(info, strategy, seed, passes, case), Record::default());
         let credited = credits(info, r.outcome.violations());
         CaseTallied {
             passes: r.passes,
@@ -223,7 +217,7 @@ mod tests {
                 .collect();
             assert!(asked.len() < cases as usize, "{bug}: every case asked");
             let decided = asked.iter().any(|&(case, c)| {
-                let r = run(&spec(info, strategy, 1, 25, case));
+                let r = run_case(&spec(info, strategy, 1, 25, case), Record::default());
                 r.passes != c.passes || (r.outcome == CaseOutcome::Clean) != c.clean
             });
             assert!(

@@ -16,6 +16,7 @@ fn spec(case: u32, bug: Bug) -> CaseSpec {
         bugs: BugSet::of(&[bug]),
         plan: None,
         profile: None,
+        compactor: Default::default(),
     }
 }
 

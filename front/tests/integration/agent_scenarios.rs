@@ -84,6 +84,7 @@ fn a_recorded_agent_case_written_as_a_file_replays_the_same_run() {
             bugs: BugSet::of(&bugs),
             plan: None,
             profile: None,
+            compactor: Default::default(),
         };
         let rec = record(&original);
         let planned = original.with_plan(rec.plan);

@@ -32,6 +32,7 @@ fn batch_spec(case: u32, bug: Bug) -> CaseSpec {
         bugs: BugSet::of(&[bug]),
         plan: None,
         profile: None,
+        compactor: Default::default(),
     }
 }
 

@@ -7,8 +7,8 @@ use crate::common;
 
 use common::{arg, compactsim, scratch};
 use compactsim_fakes::seam::{BatchReport, Compactor};
-use compactsim_harness::compactor::CompactorChoice;
-use compactsim_harness::diff::{diff_cases, diff_suite, Aggregator, DiffReport, MakeOther};
+use compactsim_harness::compactor::CompactorSpec;
+use compactsim_harness::diff::{diff_cases, diff_suite, Aggregator, DiffReport};
 use compactsim_harness::mutants::{Hooks, Wrapped};
 use compactsim_harness::runner::Suite;
 use compactsim_hermes::bug_set::BugSet;
@@ -25,14 +25,22 @@ fn suite(strategy: &str, cases: u32) -> Suite {
         passes: 25,
         strategy: Strategy::parse(strategy).unwrap(),
         bugs: BugSet::default(),
-        compactor: CompactorChoice::Reference,
+        compactor: CompactorSpec::Reference,
         profile: None,
     }
 }
 
-fn diff(suite: &Suite, jobs: usize, other: MakeOther<'_>) -> DiffReport {
+/// `suite` with the compactor `other` on the other side of the diff.
+fn against(suite: &Suite, other: &CompactorSpec) -> Suite {
+    Suite {
+        compactor: other.clone(),
+        ..suite.clone()
+    }
+}
+
+fn diff(suite: &Suite, jobs: usize, other: &CompactorSpec) -> DiffReport {
     let mut agg = Aggregator::new(BTreeMap::new());
-    diff_suite(suite, jobs, other, |d| agg.add(&d)).unwrap();
+    diff_suite(&against(suite, other), jobs, |d| agg.add(&d)).unwrap();
     agg.finish()
 }
 
@@ -40,7 +48,8 @@ fn diff(suite: &Suite, jobs: usize, other: MakeOther<'_>) -> DiffReport {
 fn the_reference_against_its_twin_agrees_on_every_pass_whatever_the_jobs() {
     for strategy in ["micro", "batch", "both"] {
         let s = suite(strategy, 48);
-        let twin = |r: Reference| -> Box<dyn Compactor> { Box::new(r) };
+        let twin =
+            CompactorSpec::in_process("twin", |r: Reference| -> Box<dyn Compactor> { Box::new(r) });
         let one = diff(&s, 1, &twin);
         let t = &one.totals;
         assert!(t.passes > 100, "{strategy}: {t:?}");
@@ -83,17 +92,22 @@ impl Hooks for RoleFlip {
     }
 }
 
+/// The reference wrapped in [`RoleFlip`].
+fn role_flip() -> CompactorSpec {
+    CompactorSpec::in_process("role-flip", |r: Reference| -> Box<dyn Compactor> {
+        Box::new(Wrapped {
+            inner: Box::new(r),
+            hooks: RoleFlip,
+            name: "role-flip".into(),
+        })
+    })
+}
+
 #[test]
 fn a_mutant_disagrees_in_summary_role_only() {
     for strategy in ["micro", "batch"] {
         let s = suite(strategy, 32);
-        let mutant = |r: Reference| -> Box<dyn Compactor> {
-            Box::new(Wrapped {
-                inner: Box::new(r),
-                hooks: RoleFlip,
-                name: "role-flip".into(),
-            })
-        };
+        let mutant = role_flip();
         let report = diff(&s, 2, &mutant);
         let t = &report.totals;
         assert!(t.passes_agreeing < t.passes, "{strategy}: {t:?}");
@@ -195,16 +209,10 @@ fn a_crashing_adapter_is_exit_4_and_bad_flags_exit_2() {
 #[test]
 fn only_diffs_the_named_cases_as_the_full_run_does() {
     let s = suite("batch", 12);
-    let mutant = |r: Reference| -> Box<dyn Compactor> {
-        Box::new(Wrapped {
-            inner: Box::new(r),
-            hooks: RoleFlip,
-            name: "role-flip".into(),
-        })
-    };
+    let mutant = role_flip();
     let all = diff(&s, 2, &mutant);
     let mut agg = Aggregator::new(BTreeMap::new());
-    diff_cases(&s, &[3, 9], 2, &mutant, |d| agg.add(&d)).unwrap();
+    diff_cases(&against(&s, &mutant), &[3, 9], 2, |d| agg.add(&d)).unwrap();
     let some = agg.finish();
     assert_eq!(some.totals.cases, 2);
     let named: Vec<_> = all

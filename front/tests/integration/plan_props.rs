@@ -41,6 +41,7 @@ fn spec(root_seed: u64, case: u32, bug: Option<usize>, strategy: usize) -> CaseS
         bugs: bug.map_or_else(BugSet::none, |i| BugSet::of(&[CATALOGUE[i].bug])),
         plan: None,
         profile: None,
+        compactor: Default::default(),
     }
 }
 

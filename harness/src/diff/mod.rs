@@ -14,5 +14,5 @@ pub mod tee;
 
 pub use observe::{Field, Observed};
 pub use report::{Aggregator, DiffReport, DIFF_JSON, DIFF_MD};
-pub use run::{diff_case, diff_cases, diff_suite, CaseDiff, MakeOther};
+pub use run::{diff_case, diff_cases, diff_suite, CaseDiff};
 pub use tee::{CaseLog, Tee};

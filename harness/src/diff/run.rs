@@ -12,9 +12,6 @@ use compactsim_hermes::compactor::reference::Reference;
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
-/// Builds the other compactor of a case from the reference the case describes.
-pub type MakeOther<'a> = &'a (dyn Fn(Reference) -> Box<dyn Compactor> + Sync);
-
 /// One case of a diff.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CaseDiff {
@@ -25,16 +22,11 @@ pub struct CaseDiff {
     pub log: CaseLog,
 }
 
-/// Runs every case of `suite` on `jobs` threads, the reference against `other`, and
-/// hands each case's diff to `sink` in case-id order.
-pub fn diff_suite(
-    suite: &Suite,
-    jobs: usize,
-    other: MakeOther<'_>,
-    sink: impl FnMut(CaseDiff),
-) -> Result<(), String> {
+/// Runs every case of `suite` on `jobs` threads, the reference against the suite's
+/// compactor (`suite.compactor`), and hands each case's diff to `sink` in case-id order.
+pub fn diff_suite(suite: &Suite, jobs: usize, sink: impl FnMut(CaseDiff)) -> Result<(), String> {
     let ids: Vec<u32> = (suite.case_first..suite.case_first + suite.cases).collect();
-    diff_cases(suite, &ids, jobs, other, sink)
+    diff_cases(suite, &ids, jobs, sink)
 }
 
 /// Runs the cases `ids` of `suite` (each a case id of the suite's seed) on `jobs`
@@ -43,7 +35,6 @@ pub fn diff_cases(
     suite: &Suite,
     ids: &[u32],
     jobs: usize,
-    other: MakeOther<'_>,
     mut sink: impl FnMut(CaseDiff),
 ) -> Result<(), String> {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -52,12 +43,8 @@ pub fn diff_cases(
         .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
     let chunk = CHUNK_CASES_PER_JOB as usize * jobs.max(1);
     for slice in ids.chunks(chunk) {
-        let diffs: Vec<CaseDiff> = pool.install(|| {
-            slice
-                .par_iter()
-                .map(|&c| diff_case(suite, c, other))
-                .collect()
-        });
+        let diffs: Vec<CaseDiff> =
+            pool.install(|| slice.par_iter().map(|&c| diff_case(suite, c)).collect());
         diffs.into_iter().for_each(&mut sink);
     }
     Ok(())
@@ -77,14 +64,15 @@ fn verdictless(spec: CaseSpec) -> CaseSpec {
     })
 }
 
-/// One case: the world runs with a [`Tee`] of the reference and `other`.
-pub fn diff_case(suite: &Suite, case: u32, other: MakeOther<'_>) -> CaseDiff {
+/// One case: the world runs with a [`Tee`] of the reference and the case's compactor.
+pub fn diff_case(suite: &Suite, case: u32) -> CaseDiff {
     let log = Arc::new(Mutex::new(CaseLog::default()));
+    let spec = verdictless(suite.spec(case));
     let make = |r: Reference| -> Box<dyn Compactor> {
-        let theirs = other(r.clone());
+        let theirs = spec.compactor.make(r.clone());
         Box::new(Tee::new(r, theirs, log.clone()))
     };
-    let result = run_case_with(&verdictless(suite.spec(case)), Record::default(), &make);
+    let result = run_case_with(&spec, Record::default(), &make);
     let log = std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
     CaseDiff {
         case,

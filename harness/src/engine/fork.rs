@@ -7,7 +7,7 @@
 
 use super::agent_world::CaseLoop;
 use super::scramble::Labels;
-use super::{CaseResult, CaseSpec, MakeCompactor, Record};
+use super::{CaseResult, CaseSpec, Record};
 use compactsim_hermes::bug_set::BugMask;
 use compactsim_hermes::strategy::Strategy;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -33,10 +33,10 @@ pub struct Forked {
 }
 
 /// Runs the agent-loop case `spec` (its bug set recording, none of `forks`' switches on
-/// in it) with `make`'s compactor, and each of `forks` as a copy of it from the start of
+/// in it) with its compactor (`spec.compactor`), and each of `forks` as a copy of it from the start of
 /// its turn with its switches on. The run itself goes on to its end when `to_end`
 /// (its result is [`Forked::clean`]), else only to the last fork's turn.
-pub fn run_forks(spec: &CaseSpec, make: MakeCompactor<'_>, forks: &[Fork], to_end: bool) -> Forked {
+pub fn run_forks(spec: &CaseSpec, forks: &[Fork], to_end: bool) -> Forked {
     let mut out = Forked {
         forks: vec![None; forks.len()],
         clean: None,
@@ -49,7 +49,12 @@ pub fn run_forks(spec: &CaseSpec, make: MakeCompactor<'_>, forks: &[Fork], to_en
     let mut order: Vec<usize> = (0..forks.len()).collect();
     order.sort_by_key(|&i| forks[i].turn);
     let run = AssertUnwindSafe(|| {
-        let mut case = CaseLoop::open(spec, Record::default(), make, Labels::AsReported);
+        let mut case = CaseLoop::open(
+            spec,
+            Record::default(),
+            &|r| spec.compactor.make(r),
+            Labels::AsReported,
+        );
         let mut next = 0;
         while let Some(turn) = case.next_turn() {
             while next < order.len() && forks[order[next]].turn <= turn {

@@ -126,44 +126,14 @@ struct World {
     observer: Observer,
 }
 
-/// Runs one case with the process's compactor under test (`external::select`). Never
-/// panics: a panic inside the case becomes `CaseOutcome::Internal`.
+/// Runs one case with its compactor under test (`spec.compactor`). Never panics: a
+/// panic inside the case becomes `CaseOutcome::Internal`.
 pub fn run_case(spec: &CaseSpec, record: Record) -> CaseResult {
-    run_case_with(spec, record, &|r| compactor_of(spec, r))
+    run_case_with(spec, record, &|r| spec.compactor.make(r))
 }
 
-/// The external adapter `spec` runs (see [`compactor_of`]); `None`: the reference.
-pub fn adapter_of(spec: &CaseSpec) -> Option<crate::external::AdapterSpec> {
-    match crate::external::select::selected() {
-        Some(pool) => Some(pool.spec().clone()),
-        None => spec.plan.as_ref().and_then(|p| p.compactor.clone()),
-    }
-}
-
-/// The compactor under test of `spec`: the adapter the command line chose
-/// (`--compactor external`), else the one the case's scenario declares (`[compactor]`),
-/// else the reference. An explicit command-line choice wins, so the same scenario files
-/// can judge another build of the adapter.
-pub fn compactor_of(spec: &CaseSpec, r: Reference) -> Box<dyn Compactor> {
-    if let Some(pool) = crate::external::select::selected() {
-        return pool.compactor(r);
-    }
-    match spec.plan.as_ref().and_then(|p| p.compactor.as_ref()) {
-        Some(adapter) => crate::external::select::declared(adapter).compactor(r),
-        None => reference(r),
-    }
-}
-
-/// The process's compactor under test (`external::select`): the reference unless the
-/// CLI chose an external adapter.
-pub fn selected(r: Reference) -> Box<dyn Compactor> {
-    match crate::external::select::selected() {
-        Some(pool) => pool.compactor(r),
-        None => reference(r),
-    }
-}
-
-/// [`run_case`] with the compactor under test built by `make`.
+/// [`run_case`] with the compactor built by `make` instead of `spec.compactor` (the
+/// diff's tee wraps the spec's compactor in its own).
 pub fn run_case_with(spec: &CaseSpec, record: Record, make: MakeCompactor<'_>) -> CaseResult {
     run_case_labels(spec, record, make, scramble::Labels::AsReported)
 }

@@ -239,6 +239,7 @@ mod tests {
             bugs: BugSet::none(),
             plan: None,
             profile: None,
+            compactor: Default::default(),
         };
         Observer::new(
             Oracle::new(OracleConfig::default()),

@@ -20,6 +20,7 @@ fn a_profile_changes_only_what_its_release_sets_and_a_plan_still_wins() {
         bugs: BugSet::none(),
         plan: None,
         profile,
+        compactor: Default::default(),
     };
     for case in 0..8 {
         let plain = CaseSetup::draw(&spec(case, None));

@@ -4,6 +4,7 @@
 //! draws, so they do not reshuffle anything either.
 
 use super::plan::CasePlan;
+use crate::compactor::CompactorSpec;
 use crate::shapes::{self, Family, ShapeParams};
 use compactsim_fakes::rng::{self, between, chance, SimRng, Stream};
 use compactsim_fakes::summarizer::SummarizerConfig;
@@ -34,6 +35,9 @@ pub struct CaseSpec {
     /// The real release the model follows (`--profile`); `None` is the default model.
     /// It changes only what differs per release, after the draws (no stream moves).
     pub profile: Option<Profile>,
+    /// The compactor under test (a value: never part of a report).
+    #[serde(skip)]
+    pub compactor: CompactorSpec,
 }
 
 impl CaseSpec {
@@ -65,6 +69,7 @@ impl CaseSpec {
             bugs: Default::default(),
             plan: None,
             profile: None,
+            compactor: CompactorSpec::Reference,
         }
     }
 }

@@ -85,6 +85,11 @@ pub fn split(line: &str) -> Result<Vec<String>, ArgvError> {
     Ok(words)
 }
 
+/// Single-quotes a word for a POSIX shell (and for [`split`]), as repro lines print it.
+pub fn quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

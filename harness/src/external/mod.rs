@@ -7,7 +7,6 @@ pub mod chat;
 pub mod child;
 pub mod compactor;
 pub mod error;
-pub mod select;
 pub mod session;
 pub mod summaries;
 pub mod wire;

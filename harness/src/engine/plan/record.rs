@@ -50,14 +50,14 @@ pub fn run_logged(spec: &CaseSpec, record: Record) -> Logged {
         spec.strategy,
         compactsim_hermes::strategy::Strategy::Gateway(_)
     );
-    match std::panic::catch_unwind(|| {
-        let make = &|r| crate::engine::compactor_of(spec, r);
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let make = &|r| spec.compactor.make(r);
         if gateway {
             crate::engine::gateway::run_logged(spec, record, make, Default::default())
         } else {
             agent_world::run_logged(spec, record, make, Default::default())
         }
-    }) {
+    })) {
         Ok((result, log)) => Logged {
             result,
             provider_calls: log.provider_calls,
@@ -121,7 +121,7 @@ pub fn record(spec: &CaseSpec) -> Recording {
         restart_per_mille: spec.plan.as_ref().and_then(|p| p.restart_per_mille),
         invariants: spec.plan.as_ref().and_then(|p| p.invariants.clone()),
         // The compactor the case ran, so the written case replays against it.
-        compactor: crate::engine::adapter_of(spec),
+        compactor: spec.compactor.adapter().cloned(),
         gateway: Default::default(),
     };
     if agent_loop {

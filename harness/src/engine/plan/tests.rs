@@ -16,6 +16,7 @@ fn spec(case: u32, bugs: &[Bug]) -> CaseSpec {
         bugs: BugSet::of(bugs),
         plan: None,
         profile: None,
+        compactor: Default::default(),
     }
 }
 
