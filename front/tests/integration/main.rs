@@ -5,6 +5,7 @@ mod agent_scenarios;
 mod agent_shrink;
 mod architecture;
 mod common;
+mod compactor_value;
 mod default_unchanged;
 mod diff_mode;
 mod docs_catalogue;

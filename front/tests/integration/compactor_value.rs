@@ -6,7 +6,7 @@
 //! (A study drives Hermes' micro and batch models directly, not through the seam, so it
 //! runs no compactor under test and has none to replace.)
 
-mod common;
+use crate::common;
 
 use common::repo;
 use compactsim::cli::args::CaseParams;
