@@ -14,6 +14,12 @@
 //! (a strategy, a family, a switch that is on); the rows below each other in one stream
 //! keep that order.
 //!
+//! The worlds reach the draws through [`draw`] (the agent loop's `build_agent`) or the
+//! typed views of one part, each a function here: `CaseSetup::draw_with_streams`
+//! ([`setup`]), `AgentSetup::draw_for` ([`agent_for`]), `FaultMix::of_case`
+//! ([`fault_mix`]), `FaultPlan::draw` ([`gateway`]), `LoopRestarts::of`
+//! ([`marker_restart`]), `opening_paste::draw` and `summary_storm::draw`.
+//!
 //! Composite rows (`shape`, `provider`, `summarizer`) draw a whole configuration by the
 //! function their range names; its ranges are documented there (the family recipes in
 //! `harness/src/shapes/`, `fakes/src/provider/mod.rs`, `fakes/src/summarizer/config.rs`).
@@ -412,7 +418,7 @@ fn record(_knob: &Knob, _value: u64) {
 
 /// Every knob `f` drew on this thread, with its value, in draw order.
 #[cfg(test)]
-pub(crate) fn drawn_by(f: impl FnOnce()) -> Vec<(Knob, u64)> {
+pub fn drawn_by(f: impl FnOnce()) -> Vec<(Knob, u64)> {
     DRAWN.with(|d| d.borrow_mut().clear());
     f();
     DRAWN.with(|d| std::mem::take(&mut *d.borrow_mut()))
@@ -457,7 +463,7 @@ pub fn draw(spec: &CaseSpec) -> Case {
 }
 
 /// The case-level parameters of `spec` and its live summarizer and fault streams.
-pub(crate) fn setup(spec: &CaseSpec) -> (CaseSetup, LiveStreams) {
+pub fn setup(spec: &CaseSpec) -> (CaseSetup, LiveStreams) {
     let mut d = Draw::new(spec.case_seed());
     let empty = CasePlan::default();
     let plan = spec.plan.as_deref().unwrap_or(&empty);
@@ -499,7 +505,7 @@ pub(crate) fn setup(spec: &CaseSpec) -> (CaseSetup, LiveStreams) {
 }
 
 /// The swarm knobs of `shape` (giant pastes, then marathon turns).
-pub(crate) fn swarm(shape: &mut ShapeParams, d: &mut Draw) {
+pub fn swarm(shape: &mut ShapeParams, d: &mut Draw) {
     if shape.family == Family::HugePrompts {
         if let Some(hi_per_mille) = d.switch("swarm.giant_paste") {
             shapes::giant_pastes(shape, hi_per_mille);
@@ -513,7 +519,7 @@ pub(crate) fn swarm(shape: &mut ShapeParams, d: &mut Draw) {
 
 /// The opening paste of `spec`'s case with a window of `context_length` tokens; `None`
 /// when the knob is off, the session is resumed or the case runs no agent loop.
-pub(crate) fn opening_paste(spec: &CaseSpec, context_length: u32) -> Option<OpeningPaste> {
+pub fn opening_paste(spec: &CaseSpec, context_length: u32) -> Option<OpeningPaste> {
     let options = match spec.strategy {
         Strategy::Batch(o) | Strategy::Both(o) => o,
         Strategy::Micro | Strategy::Gateway(_) => return None,
@@ -534,7 +540,7 @@ pub(crate) fn opening_paste(spec: &CaseSpec, context_length: u32) -> Option<Open
 }
 
 /// The summary storm's error rate of `spec`'s case (`both`); `None` when it is off.
-pub(crate) fn summary_storm(spec: &CaseSpec) -> Option<u32> {
+pub fn summary_storm(spec: &CaseSpec) -> Option<u32> {
     if !matches!(spec.strategy, Strategy::Both(_)) {
         return None;
     }
@@ -543,7 +549,7 @@ pub(crate) fn summary_storm(spec: &CaseSpec) -> Option<u32> {
 
 /// The agent-loop setup of `spec` as drawn (no plan, no session mode) and the provider
 /// stream positioned after it.
-pub(crate) fn agent(case_seed: u64) -> (AgentSetup, SimRng) {
+pub fn agent(case_seed: u64) -> (AgentSetup, SimRng) {
     let mut d = Draw::new(case_seed);
     let mut provider = d.composite("provider", ProviderConfig::draw);
     fault_mix(&mut d).apply_provider(&mut provider);
@@ -578,7 +584,7 @@ pub(crate) fn agent(case_seed: u64) -> (AgentSetup, SimRng) {
 
 /// [`agent`], then the plan's agent and provider overrides (the stream is positioned as
 /// without them), then the run's `--session-mode`.
-pub(crate) fn agent_for(spec: &CaseSpec) -> (AgentSetup, SimRng) {
+pub fn agent_for(spec: &CaseSpec) -> (AgentSetup, SimRng) {
     let (mut setup, rng) = agent(spec.case_seed());
     if let Some(plan) = spec.plan.as_deref() {
         setup.provider = plan.provider.apply(setup.provider);
@@ -591,14 +597,14 @@ pub(crate) fn agent_for(spec: &CaseSpec) -> (AgentSetup, SimRng) {
 }
 
 /// The fault mix of a case.
-pub(crate) fn fault_mix(d: &mut Draw) -> FaultMix {
+pub fn fault_mix(d: &mut Draw) -> FaultMix {
     FaultMix {
         disconnect_per_mille: d.switch("fault_mix.flaky_link"),
     }
 }
 
 /// The marker-restart knob of `spec`'s case (`both` only).
-pub(crate) fn marker_restart(spec: &CaseSpec) -> bool {
+pub fn marker_restart(spec: &CaseSpec) -> bool {
     matches!(spec.strategy, Strategy::Both(_))
         && Draw::new(spec.case_seed()).chance("marker_restart")
 }
@@ -620,7 +626,7 @@ pub struct GatewayKnobs {
 
 /// The gateway's knobs; `d`'s `Gateway` and `GatewayStop` streams are then positioned
 /// for the per-message draws.
-pub(crate) fn gateway(d: &mut Draw) -> GatewayKnobs {
+pub fn gateway(d: &mut Draw) -> GatewayKnobs {
     let chat = d.between("gateway.chat");
     let topic = d.chance("gateway.topic");
     let thread = if topic {
