@@ -1,12 +1,11 @@
-//! Per-case parameters of the agent loop (strategies `batch` and `both`), drawn from the
-//! Provider stream only, so micro cases and the shapes of existing seeds are untouched:
+//! Per-case parameters of the agent loop (strategies `batch` and `both`), drawn (in
+//! `draw.rs`) from the Provider stream only, so micro cases and the shapes of existing seeds are untouched:
 //! the fake provider's behaviour, the request overhead and how the provider counts it,
 //! rotation vs in-place compaction, the user's think time and a resumed session's fill.
 
-use super::fault_mix::FaultMix;
 use super::CaseSpec;
 use compactsim_fakes::provider::ProviderConfig;
-use compactsim_fakes::rng::{self, between, chance, next_seed, weighted, SimRng, Stream};
+use compactsim_fakes::rng::SimRng;
 use compactsim_hermes::agent::AgentParams;
 use serde::Serialize;
 
@@ -46,52 +45,17 @@ pub struct AgentSetup {
 
 impl AgentSetup {
     /// The setup of the case whose seed is `case_seed`, and the Provider stream
-    /// positioned after it (the provider's per-call draws continue from there).
+    /// positioned after it (the provider's per-call draws continue from there); drawn
+    /// in [`super::draw`].
     pub fn draw(case_seed: u64) -> (AgentSetup, SimRng) {
-        let mut rng = rng::stream(case_seed, Stream::Provider);
-        let mut provider = ProviderConfig::draw(&mut rng);
-        FaultMix::of_case(case_seed).apply_provider(&mut provider);
-        let heavy = chance(&mut rng, HEAVY_SCHEMAS_PER_MILLE);
-        let (overhead, real) = if heavy {
-            (HEAVY_OVERHEAD_PER_MILLE, HEAVY_OVERHEAD_REAL_PER_MILLE)
-        } else {
-            (OVERHEAD_PER_MILLE, OVERHEAD_REAL_PER_MILLE)
-        };
-        let overhead_per_mille_of_trigger = between(&mut rng, overhead.0, overhead.1);
-        let overhead_real_per_mille = between(&mut rng, real.0, real.1);
-        let in_place = chance(&mut rng, IN_PLACE_PER_MILLE);
-        let weights: Vec<u32> = THINK_SCALES_MS.iter().map(|&(_, w)| w).collect();
-        let scale = THINK_SCALES_MS[weighted(&mut rng, &weights)].0;
-        let think_seed = next_seed(&mut rng);
-        let resume_fill_per_mille = if chance(&mut rng, RESUME_PER_MILLE) {
-            between(&mut rng, RESUME_FILL_PER_MILLE.0, RESUME_FILL_PER_MILLE.1)
-        } else {
-            0
-        };
-        let params = AgentParams {
-            overhead_per_mille_of_trigger,
-            overhead_real_per_mille,
-            in_place,
-            think_ms: (scale / 2, scale * 2),
-            think_seed,
-            resume_fill_per_mille,
-        };
-        (AgentSetup { provider, params }, rng)
+        super::draw::agent(case_seed)
     }
 
     /// The setup of `spec`: drawn as [`AgentSetup::draw`] does, then the plan's agent
     /// and provider overrides applied (the stream is positioned as without them), then
     /// the run's `--session-mode`.
     pub fn draw_for(spec: &CaseSpec) -> (AgentSetup, SimRng) {
-        let (mut setup, rng) = Self::draw(spec.case_seed());
-        if let Some(plan) = spec.plan.as_deref() {
-            setup.provider = plan.provider.apply(setup.provider);
-            setup.params = plan.agent.apply(setup.params);
-        }
-        if let Some(mode) = spec.strategy.loop_options().and_then(|o| o.session_mode) {
-            setup.params.in_place = mode.in_place();
-        }
-        (setup, rng)
+        super::draw::agent_for(spec)
     }
 }
 

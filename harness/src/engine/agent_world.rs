@@ -133,9 +133,13 @@ pub(crate) fn build_agent(
     options: LoopOptions,
     make: MakeCompactor<'_>,
 ) -> (AgentLoop, CaseSetup) {
-    let (setup, streams) = CaseSetup::draw_with_streams(spec);
+    let case = super::draw::draw(spec);
+    let (setup, streams) = (case.setup, case.streams);
     let plan = spec.plan.as_deref();
-    let (agent_setup, provider_rng) = AgentSetup::draw_for(spec);
+    let agent_setup = case
+        .agent
+        .expect("an agent-loop case draws its agent setup");
+    let provider_rng = case.provider.expect("and its provider stream");
     let mut config = AgentConfig::new(
         options,
         &spec.bugs,

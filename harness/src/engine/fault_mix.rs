@@ -8,7 +8,6 @@
 //!   the H-2153 death spiral.
 
 use compactsim_fakes::provider::{OverflowShape, ProviderConfig};
-use compactsim_fakes::rng::{self, between, chance, SimRng, Stream};
 /// Share of cases with a flaky link, per mille.
 pub const FLAKY_LINK_ON_PER_MILLE: u32 = 150;
 /// Dropped connections on a flaky link, per mille of calls that fit: the drawn range.
@@ -21,19 +20,10 @@ pub struct FaultMix {
 }
 
 impl FaultMix {
-    /// The fault mix of the case whose seed is `case_seed` (its own stream).
+    /// The fault mix of the case whose seed is `case_seed` (its own stream; drawn in
+    /// [`super::draw`]).
     pub fn of_case(case_seed: u64) -> FaultMix {
-        Self::draw(&mut rng::stream(case_seed, Stream::FaultMix))
-    }
-
-    /// The knob drawn.
-    pub fn draw(rng: &mut SimRng) -> FaultMix {
-        let (lo, hi) = FLAKY_LINK_DISCONNECT_PER_MILLE;
-        let disconnect_per_mille =
-            chance(rng, FLAKY_LINK_ON_PER_MILLE).then(|| between(rng, lo, hi));
-        FaultMix {
-            disconnect_per_mille,
-        }
+        super::draw::fault_mix(&mut super::draw::Draw::new(case_seed))
     }
 
     /// A flaky link raises the disconnect rate and reports overflows as disconnects.

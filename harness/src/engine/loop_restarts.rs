@@ -30,11 +30,10 @@ pub(crate) struct LoopRestarts {
 impl LoopRestarts {
     pub(crate) fn of(spec: &CaseSpec, restart_per_mille: u32) -> Self {
         let both = matches!(spec.strategy, Strategy::Both(_));
-        let knob = rng::stream(spec.case_seed(), Stream::MarkerRestart);
         LoopRestarts {
             rng: rng::stream(spec.case_seed(), Stream::LoopRestarts),
             per_mille: if both { restart_per_mille } else { 0 },
-            after_first_marker: both && chance(&mut { knob }, MARKER_RESTART_ON_PER_MILLE),
+            after_first_marker: super::draw::marker_restart(spec),
         }
     }
 

@@ -5,6 +5,7 @@
 mod agent_setup;
 pub(crate) mod agent_world;
 mod coverage;
+pub mod draw;
 pub mod fault_mix;
 pub mod fork;
 pub mod gateway;

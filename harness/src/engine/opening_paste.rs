@@ -9,12 +9,8 @@
 //! Not drawn for resumed sessions (their first prompt is loaded history), micro cases
 //! (no preflight) nor gateway cases (measured on the gateway's own generators).
 
-use super::{AgentSetup, CaseSpec};
+use super::CaseSpec;
 use crate::shapes::OpeningPaste;
-use compactsim_fakes::rng::{self, between, chance, next_seed, Stream};
-use compactsim_hermes::compactor::threshold;
-use compactsim_hermes::strategy::Strategy;
-use compactsim_model::tokens::chars_for_rough_tokens;
 
 /// Share of agent-loop cases whose session opens with a giant paste, per mille.
 pub const OPENING_PASTE_ON_PER_MILLE: u32 = 100;
@@ -22,31 +18,18 @@ pub const OPENING_PASTE_ON_PER_MILLE: u32 = 100;
 pub const OPENING_PASTE_PER_MILLE_OF_TRIGGER: (u32, u32) = (1_020, 1_150);
 
 /// The opening paste of `spec`'s case with a window of `context_length` tokens; `None`
-/// when the knob is off or the session is resumed (its first prompt is history).
+/// when the knob is off or the session is resumed (its first prompt is history). Drawn
+/// in [`super::draw`].
 pub fn draw(spec: &CaseSpec, context_length: u32) -> Option<OpeningPaste> {
-    let options = match spec.strategy {
-        Strategy::Batch(o) | Strategy::Both(o) => o,
-        Strategy::Micro | Strategy::Gateway(_) => return None,
-    };
-    let mut rng = rng::stream(spec.case_seed(), Stream::OpeningPaste);
-    let on = chance(&mut rng, OPENING_PASTE_ON_PER_MILLE);
-    let fresh = AgentSetup::draw_for(spec).0.params.resume_fill_per_mille == 0;
-    if !on || !fresh {
-        return None;
-    }
-    let (lo, hi) = OPENING_PASTE_PER_MILLE_OF_TRIGGER;
-    let per_mille = between(&mut rng, lo, hi);
-    let trigger = threshold::derive(context_length, options.era.threshold_config()).trigger_tokens;
-    let tokens = (trigger as u64 * per_mille as u64 / 1000) as u32;
-    Some(OpeningPaste {
-        chars: chars_for_rough_tokens(tokens),
-        seed: next_seed(&mut rng),
-    })
+    super::draw::opening_paste(spec, context_length)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::AgentSetup;
+    use compactsim_hermes::compactor::threshold;
+    use compactsim_hermes::strategy::Strategy;
 
     const CASES: u64 = 2_000;
 

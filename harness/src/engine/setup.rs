@@ -1,16 +1,17 @@
 //! What a case is: its identity (root seed, case id, run parameters, optional plan) and
-//! the parameters drawn for it. Each part is drawn from its own stream, so a new knob in
-//! one subsystem does not reshuffle the others; a plan's overrides are applied after the
-//! draws, so they do not reshuffle anything either.
+//! the parameters drawn for it. They are drawn in `draw.rs`, knob by knob from its table;
+//! each part from its own stream, so a new knob in one subsystem does not reshuffle the
+//! others; a plan's overrides are applied after the draws, so they do not reshuffle
+//! anything either.
 
 use super::plan::CasePlan;
 use crate::compactor::CompactorSpec;
-use crate::shapes::{self, Family, ShapeParams};
-use compactsim_fakes::rng::{self, between, chance, SimRng, Stream};
+use crate::shapes::{Family, ShapeParams};
+use compactsim_fakes::rng::{self, SimRng};
 use compactsim_fakes::summarizer::SummarizerConfig;
 use compactsim_hermes::bug_set::BugSet;
 use compactsim_hermes::compactor::micro::MicroConfig;
-use compactsim_hermes::compactor::threshold::{self, ThresholdConfig, Thresholds};
+use compactsim_hermes::compactor::threshold::Thresholds;
 use compactsim_hermes::profile::Profile;
 use compactsim_hermes::strategy::Strategy;
 use serde::Serialize;
@@ -96,55 +97,10 @@ impl CaseSetup {
         Self::draw_with_streams(spec).0
     }
 
-    /// The setup, and the summarizer and fault streams positioned after the setup draws.
+    /// The setup, and the summarizer and fault streams positioned after the setup draws
+    /// (see [`super::draw`]).
     pub fn draw_with_streams(spec: &CaseSpec) -> (CaseSetup, LiveStreams) {
-        let seed = spec.case_seed();
-        let empty = CasePlan::default();
-        let plan = spec.plan.as_deref().unwrap_or(&empty);
-        let mut params = rng::stream(seed, Stream::Params);
-        let drawn_family = shapes::draw_family(&mut params);
-        let family = plan.family.unwrap_or(drawn_family);
-        let mut shape = ShapeParams::draw(family, &mut params);
-        shapes::swarm(&mut shape, &mut rng::stream(seed, Stream::Swarm));
-        plan.apply_shape(&mut shape);
-        shape.features.opening_paste = super::opening_paste::draw(spec, shape.context_length);
-        let thresholds = threshold::derive(shape.context_length, ThresholdConfig::V0_19_0);
-        let mut micro = MicroConfig::with_tail_budget(thresholds.tail_budget_tokens);
-        micro.every_n_turns = if chance(&mut params, 800) {
-            1
-        } else {
-            between(&mut params, 2, 3)
-        };
-        if let Some(p) = spec.profile {
-            p.tune_micro(&mut micro, shape.context_length);
-        }
-        plan.micro.apply(&mut micro);
-        let mut summarizer_rng = rng::stream(seed, Stream::Summarizer);
-        let summarizer = plan.summarizer.apply(super::summary_storm::applied(
-            spec,
-            SummarizerConfig::draw(&mut summarizer_rng),
-        ));
-        let mut faults = rng::stream(seed, Stream::Faults);
-        let drawn_restart_per_mille = if chance(&mut faults, 300) {
-            between(&mut faults, 10, 80)
-        } else {
-            0
-        };
-        let restart_per_mille = plan.restart_per_mille.unwrap_or(drawn_restart_per_mille);
-        let setup = CaseSetup {
-            shape,
-            thresholds,
-            summarizer,
-            micro,
-            restart_per_mille,
-        };
-        (
-            setup,
-            LiveStreams {
-                summarizer: summarizer_rng,
-                faults,
-            },
-        )
+        super::draw::setup(spec)
     }
 
     pub fn family(&self) -> Family {

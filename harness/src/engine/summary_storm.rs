@@ -8,23 +8,17 @@
 //! Not drawn for `micro` and `batch` (their rows are deep without it) nor the gateway.
 
 use super::CaseSpec;
-use compactsim_fakes::rng::{self, between, chance, Stream};
 use compactsim_fakes::summarizer::SummarizerConfig;
-use compactsim_hermes::strategy::Strategy;
 
 /// Share of `both` cases with a summary storm, per mille.
 pub const SUMMARY_STORM_ON_PER_MILLE: u32 = 150;
 /// A storm's summarizer error rate, per mille of calls: the drawn range.
 pub const SUMMARY_STORM_ERROR_PER_MILLE: (u32, u32) = (200, 700);
 
-/// The storm's error rate of `spec`'s case; `None` when the knob is off.
+/// The storm's error rate of `spec`'s case; `None` when the knob is off. Drawn in
+/// [`super::draw`].
 pub fn draw(spec: &CaseSpec) -> Option<u32> {
-    if !matches!(spec.strategy, Strategy::Both(_)) {
-        return None;
-    }
-    let mut rng = rng::stream(spec.case_seed(), Stream::SummaryStorm);
-    let (lo, hi) = SUMMARY_STORM_ERROR_PER_MILLE;
-    chance(&mut rng, SUMMARY_STORM_ON_PER_MILLE).then(|| between(&mut rng, lo, hi))
+    super::draw::summary_storm(spec)
 }
 
 /// The drawn summarizer configuration with `spec`'s storm (if any) applied.

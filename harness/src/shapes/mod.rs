@@ -37,7 +37,10 @@ pub use args::{argument_key, arguments};
 pub use conversation::Conversation;
 pub use params::{Burst, Features, HugePrompt, KindMix, Marathon, OpeningPaste, SizeRange};
 pub use recipe::{message_cap_chars, tail_chars, MESSAGE_CAP_PER_MILLE};
-pub use swarm::{swarm, GIANT_PASTE_HI_PER_MILLE, GIANT_PASTE_ON_PER_MILLE, MARATHON_ON_PER_MILLE};
+pub use swarm::{
+    giant_pastes, marathon, GIANT_PASTE_HI_PER_MILLE, GIANT_PASTE_ON_PER_MILLE,
+    MARATHON_ON_PER_MILLE, MARATHON_TAIL_PER_MILLE, MARATHON_TURN_PER_MILLE,
+};
 
 use compactsim_fakes::rng::{weighted, SimRng};
 use serde::Serialize;

@@ -1,4 +1,5 @@
-//! Swarm knobs drawn from their own stream (`Stream::Swarm`) after a family's parameters:
+//! Swarm knobs drawn (in `engine/draw.rs`) from their own stream (`Stream::Swarm`) after a
+//! family's parameters:
 //! extremes of a shape that reach rare paths of the agent loop, switched on in some cases
 //! only, so the existing streams (and every other case) keep their draws.
 //!
@@ -16,8 +17,7 @@
 
 use super::params::{Marathon, SizeRange};
 use super::recipe::tail_chars;
-use super::{Family, ShapeParams};
-use compactsim_fakes::rng::{chance, SimRng};
+use super::ShapeParams;
 
 /// Share of huge-prompts cases whose pastes may be giant.
 pub const GIANT_PASTE_ON_PER_MILLE: u32 = 900;
@@ -33,22 +33,12 @@ pub const MARATHON_TAIL_PER_MILLE: SizeRange = SizeRange::new(1_200, 7_000);
 /// Rounds of a marathon turn at most (below the agent loop's `ROUNDS_PER_TURN_MAX`).
 pub const MARATHON_ROUNDS_MAX: u32 = 48;
 
-/// Applies the swarm knobs to `shape`, drawing from the Swarm stream only.
-pub fn swarm(shape: &mut ShapeParams, rng: &mut SimRng) {
-    giant_pastes(shape, rng);
-    marathon(shape, rng);
-}
-
-/// Marathon turns: on in [`MARATHON_ON_PER_MILLE`] of the cases; each tool output of a
-/// marathon turn is half to all of the row cap, and the rounds add up to the drawn
-/// share of the tail budget.
-fn marathon(shape: &mut ShapeParams, rng: &mut SimRng) {
-    if !chance(rng, MARATHON_ON_PER_MILLE) {
-        return;
-    }
-    let per_mille = MARATHON_TURN_PER_MILLE.draw(rng);
+/// Marathon turns (a case drawn with the knob, see `engine/draw.rs`): a turn is a
+/// marathon with chance `per_mille`; each tool output of a marathon turn is half to all
+/// of the row cap, and the rounds add up to `tail_per_mille` of the tail budget.
+pub fn marathon(shape: &mut ShapeParams, per_mille: u32, tail_per_mille: u32) {
     let tail = tail_chars(shape.context_length) as u64;
-    let total = tail * MARATHON_TAIL_PER_MILLE.draw(rng) as u64 / 1000;
+    let total = tail * tail_per_mille as u64 / 1000;
     let cap = shape.message_chars_max.max(1);
     let tool_chars = SizeRange::new(cap / 2, cap);
     let rounds = total
@@ -61,12 +51,11 @@ fn marathon(shape: &mut ShapeParams, rng: &mut SimRng) {
     });
 }
 
-fn giant_pastes(shape: &mut ShapeParams, rng: &mut SimRng) {
-    if shape.family != Family::HugePrompts || !chance(rng, GIANT_PASTE_ON_PER_MILLE) {
-        return;
-    }
+/// Giant pastes (a huge-prompts case drawn with the knob, see `engine/draw.rs`): the
+/// largest paste grows to `hi_per_mille` of the tail budget.
+pub fn giant_pastes(shape: &mut ShapeParams, hi_per_mille: u32) {
     let tail = tail_chars(shape.context_length) as u64;
-    let hi = (tail * GIANT_PASTE_HI_PER_MILLE.draw(rng) as u64 / 1000) as u32;
+    let hi = (tail * hi_per_mille as u64 / 1000) as u32;
     if let Some(h) = shape.features.huge_prompt.as_mut() {
         h.chars = SizeRange::new(h.chars.lo, hi.max(h.chars.hi));
     }
@@ -92,7 +81,8 @@ mod tests {
             for family in Family::ALL {
                 let drawn = ShapeParams::draw(family, &mut stream(seed, Stream::Params));
                 let mut shape = drawn.clone();
-                swarm(&mut shape, &mut stream(seed, Stream::Swarm));
+                let mut d = crate::engine::draw::Draw::new(seed);
+                crate::engine::draw::swarm(&mut shape, &mut d);
                 let tail = tail_chars(shape.context_length) as u64;
                 match (
                     family,

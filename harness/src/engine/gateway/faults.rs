@@ -2,11 +2,13 @@
 //! so the conversation, summarizer and provider streams of a seed are the same as under
 //! `batch`: the chat's key form, topic mode, and per inbound message whether it is
 //! delivered twice, a `/compress` or `/reset` comes first, and whether and where the
-//! process crashes. A plan's [`GatewayPlan`] replaces the drawn topic mode and the drawn
+//! process crashes. The case-level knobs are drawn in `engine/draw.rs` (its table); the
+//! per-message draws here are runtime draws. A plan's [`GatewayPlan`] replaces the drawn topic mode and the drawn
 //! events after the draw (the stream stays where an unplanned case has it).
 
+use crate::engine::draw::{self, Draw};
 use crate::engine::plan::{GatewayPlan, GatewaySchedule};
-use compactsim_fakes::rng::{self, between, chance, SimRng, Stream};
+use compactsim_fakes::rng::{between, chance, SimRng, Stream};
 
 /// Crash points between the durable writes of a handled turn (and before the ack), in
 /// the order a turn reaches them (see `turn.rs`).
@@ -83,52 +85,31 @@ pub struct FaultPlan {
 }
 
 impl FaultPlan {
-    /// The drawn plan of the case with seed `case_seed`, with `plan`'s overrides.
+    /// The drawn plan of the case with seed `case_seed` (its knobs drawn in
+    /// [`draw::gateway`]), with `plan`'s overrides.
     pub fn draw(case_seed: u64, plan: Option<&GatewayPlan>) -> FaultPlan {
-        let mut rng = rng::stream(case_seed, Stream::Gateway);
-        let chat = between(&mut rng, 1, 9_999);
-        let drawn_topic = chance(&mut rng, 500);
-        let thread = if drawn_topic {
-            between(&mut rng, 1, 99)
-        } else {
-            1
-        };
-        let topic = plan.and_then(|p| p.topic).unwrap_or(drawn_topic);
+        let mut d = Draw::new(case_seed);
+        let drawn = draw::gateway(&mut d);
+        let topic = plan.and_then(|p| p.topic).unwrap_or(drawn.topic);
+        let (chat, thread) = (drawn.chat, drawn.thread);
         let key = if topic {
             format!("agent:main:telegram:dm:{chat}:{thread}")
         } else {
             format!("agent:main:telegram:dm:{chat}")
         };
-        let duplicate_per_mille = between(&mut rng, 0, 120);
-        let crash_per_mille = between(&mut rng, 0, 80);
-        let restart_per_mille = between(&mut rng, 0, 60);
-        let command_per_mille = between(&mut rng, 0, 30);
-        let mut stop_rng = rng::stream(case_seed, Stream::GatewayStop);
-        let stop_per_mille = between(&mut stop_rng, 0, STOP_PER_MILLE_MAX);
-        let mut hygiene_rng = rng::stream(case_seed, Stream::GatewayHygiene);
-        let low = between(
-            &mut hygiene_rng,
-            HYGIENE_MESSAGE_LIMIT_MIN,
-            HYGIENE_MESSAGE_LIMIT_LOW_MAX,
-        );
-        let drawn_limit = if chance(&mut hygiene_rng, HYGIENE_DEFAULT_PER_MILLE) {
-            HYGIENE_MESSAGE_LIMIT_DEFAULT
-        } else {
-            low
-        };
         let hygiene_message_limit = plan
             .and_then(|p| p.hygiene_message_limit)
-            .unwrap_or(drawn_limit);
+            .unwrap_or(drawn.hygiene_message_limit);
         FaultPlan {
             key,
             topic,
-            rng,
-            stop_rng,
-            stop_per_mille,
-            duplicate_per_mille,
-            crash_per_mille,
-            restart_per_mille,
-            command_per_mille,
+            rng: d.take(Stream::Gateway),
+            stop_rng: d.take(Stream::GatewayStop),
+            stop_per_mille: drawn.stop_per_mille,
+            duplicate_per_mille: drawn.duplicate_per_mille,
+            crash_per_mille: drawn.crash_per_mille,
+            restart_per_mille: drawn.restart_per_mille,
+            command_per_mille: drawn.command_per_mille,
             hygiene_message_limit,
             schedule: plan.and_then(|p| p.schedule.clone()),
             log: GatewaySchedule::default(),
