@@ -56,7 +56,7 @@ impl CrashPoint {
 
 impl std::fmt::Display for CrashPoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 

@@ -264,12 +264,11 @@ mod tests {
             logged.push(t, s.at(t));
         }
         assert_eq!(logged, s);
-        for c in [
-            Crash::At(CrashPoint::BeforeAck),
-            Crash::MidTurn(MID_TURN_STEP_MAX),
-        ] {
+        let points = CRASH_POINTS.iter().map(|&p| Crash::At(p));
+        for c in points.chain([Crash::MidTurn(MID_TURN_STEP_MAX)]) {
             assert_eq!(parse_crash(&crash_name(c)), Ok(c));
         }
+        assert_eq!(crash_name(Crash::At(CrashPoint::AfterWrite)), "after-write");
         assert!(parse_crash("mid-turn:13").is_err() && parse_crash("after").is_err());
     }
 }
