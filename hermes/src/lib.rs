@@ -9,3 +9,4 @@ pub mod bugs;
 pub mod compactor;
 pub mod profile;
 pub mod strategy;
+pub mod strategy_kind;

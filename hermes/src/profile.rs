@@ -126,7 +126,7 @@ impl Profile {
         match self {
             Profile::HermesIot0_22_2 if micro => IOT_0_22_2_BUGS,
             Profile::Hermes0_19_0 => HERMES_0_19_0_BUGS,
-            _ => &[],
+            Profile::HermesIot0_22_2 => &[],
         }
     }
 

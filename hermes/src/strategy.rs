@@ -1,6 +1,7 @@
 //! Compaction strategies a run can exercise.
 
 use crate::agent::{AntiThrashPolicy, Era, LoopOptions};
+pub use crate::strategy_kind::StrategyKind;
 use serde::Serialize;
 use std::fmt;
 
@@ -40,11 +41,26 @@ impl Strategy {
     ];
 
     pub fn name(self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// The strategy of kind `kind`, agent-loop strategies with the default options.
+    pub fn of_kind(kind: StrategyKind) -> Strategy {
+        match kind {
+            StrategyKind::Micro => Strategy::ALL[0],
+            StrategyKind::Batch => Strategy::ALL[1],
+            StrategyKind::Both => Strategy::ALL[2],
+            StrategyKind::Gateway => Strategy::ALL[3],
+        }
+    }
+
+    /// This strategy without its options.
+    pub const fn kind(self) -> StrategyKind {
         match self {
-            Strategy::Micro => "micro",
-            Strategy::Batch(_) => "batch",
-            Strategy::Both(_) => "both",
-            Strategy::Gateway(_) => "gateway",
+            Strategy::Micro => StrategyKind::Micro,
+            Strategy::Batch(_) => StrategyKind::Batch,
+            Strategy::Both(_) => StrategyKind::Both,
+            Strategy::Gateway(_) => StrategyKind::Gateway,
         }
     }
 
@@ -101,6 +117,8 @@ mod tests {
     fn names_parse_and_options_attach_to_loop_strategies_only() {
         for s in Strategy::ALL {
             assert_eq!(Strategy::parse(s.name()), Ok(s));
+            assert_eq!(Strategy::of_kind(s.kind()), s);
+            assert_eq!(s.kind().to_string(), s.name());
         }
         let a = LoopOptions::of(Era::A, None);
         assert_eq!(Strategy::Micro.with_options(a), Strategy::Micro);

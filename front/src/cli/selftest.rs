@@ -149,7 +149,7 @@ pub fn shrink_only(req: &SelftestRequest) -> Result<Exit, Failure> {
     let started = Instant::now();
     let mut bad = 0usize;
     for info in CATALOGUE {
-        let strategy = Strategy::parse(info.strategy).map_err(Failure::internal)?;
+        let strategy = Strategy::of_kind(info.strategy);
         let Some(at) = selftest::first_credited_case(info, strategy, req.suite) else {
             crate::outln!("{:<12} {:<6} no credited case", info.id, strategy.name());
             bad += 1;
@@ -225,7 +225,7 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     let mut bad_shrinks = Vec::new();
     let targets: Vec<selftest::ShrinkTarget> = all
         .iter()
-        .filter(|r| r.strategy.name() == r.info.strategy)
+        .filter(|r| r.strategy.kind() == r.info.strategy)
         .filter_map(|r| Some((r.info, r.strategy, r.first_credited(req.suite.seeds)?)))
         .collect();
     let shrunk_all = selftest::shrink_cases(&targets, req.suite, req.shrink, req.jobs)

@@ -161,7 +161,7 @@ pub fn selftest_external(req: &ExternalRequest) -> Result<Exit, Failure> {
     crate::outln!("{}", header(&req.suite, "mutant"));
     let mut rows = Vec::new();
     for info in mutants_for(passes) {
-        let Some(unmutated) = clean.iter().find(|r| r.strategy.name() == info.strategy) else {
+        let Some(unmutated) = clean.iter().find(|r| r.strategy.kind() == info.strategy) else {
             continue;
         };
         let row_started = Instant::now();

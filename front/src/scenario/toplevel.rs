@@ -8,7 +8,7 @@ use super::expect::Expect;
 use compactsim_hermes::agent::{AntiThrashPolicy, Era, LoopOptions};
 use compactsim_hermes::bug_set::BugSet;
 use compactsim_hermes::bugs::Bug;
-use compactsim_hermes::strategy::Strategy;
+use compactsim_hermes::strategy::{Strategy, StrategyKind};
 use std::ops::Range;
 use std::path::Path;
 use toml::Spanned;
@@ -49,10 +49,15 @@ pub fn strategy(doc: &Doc) -> Result<Strategy, Located> {
 /// Whether a switch of `bug_strategy`'s reference model acts in a case of `strategy`:
 /// its own strategy; `both`, which runs the batch agent loop and micro passes (not the
 /// gateway); or `gateway` for a batch switch (the gateway runs the batch loop).
-pub fn switch_acts_under(bug_strategy: &str, strategy: Strategy) -> bool {
-    bug_strategy == strategy.name()
-        || (matches!(strategy, Strategy::Both(_)) && bug_strategy != "gateway")
-        || (matches!(strategy, Strategy::Gateway(_)) && bug_strategy == "batch")
+pub fn switch_acts_under(bug_strategy: StrategyKind, strategy: Strategy) -> bool {
+    match strategy.kind() {
+        StrategyKind::Micro => bug_strategy == StrategyKind::Micro,
+        StrategyKind::Batch => bug_strategy == StrategyKind::Batch,
+        StrategyKind::Both => bug_strategy != StrategyKind::Gateway,
+        StrategyKind::Gateway => {
+            matches!(bug_strategy, StrategyKind::Gateway | StrategyKind::Batch)
+        }
+    }
 }
 
 /// The bug switches of the file; each must act under `strategy`.

@@ -20,7 +20,7 @@ use compactsim_harness::engine::{
 use compactsim_harness::mutants::{MutantInfo, MUTANTS};
 use compactsim_harness::sweep::{par_cases, tally_seeds_by, CaseTallied, SeedRange, Tally};
 use compactsim_hermes::bug_set::BugSet;
-use compactsim_hermes::strategy::Strategy;
+use compactsim_hermes::strategy::{Strategy, StrategyKind};
 use compactsim_model::Violation;
 
 /// Root seeds by default for an external compactor (a child process runs 6–200 passes/s,
@@ -201,8 +201,9 @@ pub fn mutants_for(passes: Passes) -> Vec<&'static MutantInfo> {
     MUTANTS
         .iter()
         .filter(|m| match m.strategy {
-            "micro" => passes.micro,
-            _ => passes.batch,
+            StrategyKind::Micro => passes.micro,
+            StrategyKind::Batch | StrategyKind::Gateway => passes.batch,
+            StrategyKind::Both => passes.micro && passes.batch,
         })
         .collect()
 }
@@ -234,7 +235,9 @@ mod tests {
             batch: false,
         };
         assert_eq!(names(micro), ["micro"]);
-        assert!(mutants_for(micro).iter().all(|m| m.strategy == "micro"));
+        assert!(mutants_for(micro)
+            .iter()
+            .all(|m| m.strategy == StrategyKind::Micro));
         assert_eq!(mutants_for(BOTH).len(), MUTANTS.len());
     }
 

@@ -172,7 +172,7 @@ fn long_repros_shrink_to_at_most_10_turns_with_their_own_invariant() {
     ];
     for bug in long {
         let info = CATALOGUE.iter().find(|i| i.bug == bug).unwrap();
-        let strategy = Strategy::parse(info.strategy).unwrap();
+        let strategy = Strategy::of_kind(info.strategy);
         let at = first_credited_case(info, strategy, suite).expect("a credited case");
         let s = shrink_case(info, strategy, suite, at, untimed(SHRINK_ATTEMPTS_MAX)).unwrap();
         assert!(

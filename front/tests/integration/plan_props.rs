@@ -10,7 +10,7 @@ use compactsim_harness::engine::plan::record;
 use compactsim_harness::engine::{run_case, CaseOutcome, CaseSpec, Record};
 use compactsim_hermes::bug_set::BugSet;
 use compactsim_hermes::bugs::CATALOGUE;
-use compactsim_hermes::strategy::Strategy;
+use compactsim_hermes::strategy::{Strategy, StrategyKind};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -30,7 +30,7 @@ fn recordable_bugs() -> Vec<usize> {
 /// no switch on `Strategy::ALL[strategy]`.
 fn spec(root_seed: u64, case: u32, bug: Option<usize>, strategy: usize) -> CaseSpec {
     let strategy = match bug {
-        Some(i) => Strategy::parse(CATALOGUE[i].strategy).expect("a catalogued strategy"),
+        Some(i) => Strategy::of_kind(CATALOGUE[i].strategy),
         None => Strategy::ALL[strategy % Strategy::ALL.len()],
     };
     CaseSpec {
@@ -118,7 +118,7 @@ fn recorded_gateway_cases_replay_turn_for_turn() {
     let switches: Vec<Option<usize>> = std::iter::once(None)
         .chain(
             (0..CATALOGUE.len())
-                .filter(|i| CATALOGUE[*i].strategy == "gateway")
+                .filter(|i| CATALOGUE[*i].strategy == StrategyKind::Gateway)
                 .map(Some),
         )
         .collect();

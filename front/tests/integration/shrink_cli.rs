@@ -3,6 +3,7 @@
 use crate::common;
 use common::{arg, compactsim, scratch};
 use compactsim::scenario;
+use compactsim_hermes::strategy::StrategyKind;
 
 #[test]
 fn a_shrunk_h_75345_b_has_at_most_10_turns_fails_the_same_invariant_and_its_file_reproduces_it() {
@@ -165,10 +166,10 @@ fn selftest_prints_a_catch_rate_per_switch_strategy_and_seed_and_shrinks_reprodu
     });
     assert_eq!(a.code, if failed { 1 } else { 0 }, "{}", a.stdout);
     for info in compactsim_hermes::bugs::CATALOGUE {
-        let strategies: &[&str] = if info.strategy == "gateway" {
+        let strategies: &[&str] = if info.strategy == StrategyKind::Gateway {
             &["gateway"]
         } else {
-            &[info.strategy, "both"]
+            &[info.strategy.name(), "both"]
         };
         for &strategy in strategies {
             let line = a

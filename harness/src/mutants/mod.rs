@@ -10,6 +10,7 @@ mod micro;
 mod wrapper;
 
 use compactsim_fakes::seam::{BatchReport, Compactor};
+use compactsim_hermes::strategy::StrategyKind;
 use compactsim_model::{Message, MicroPass};
 pub use wrapper::{Hooks, Wrapped};
 
@@ -59,8 +60,8 @@ pub struct MutantInfo {
     pub mutant: Mutant,
     /// Short id for tables and names.
     pub id: &'static str,
-    /// `micro` or `batch`: the pass it rewrites.
-    pub strategy: &'static str,
+    /// `Micro` or `Batch`: the pass it rewrites.
+    pub strategy: StrategyKind,
     /// Every one is among the invariants broken on the transition that first catches
     /// it around the reference (the tests); a selftest row credits a case when any is.
     pub expected: &'static [&'static str],
@@ -69,7 +70,7 @@ pub struct MutantInfo {
 const fn info(
     mutant: Mutant,
     id: &'static str,
-    strategy: &'static str,
+    strategy: StrategyKind,
     expected: &'static [&'static str],
 ) -> MutantInfo {
     MutantInfo {
@@ -85,79 +86,79 @@ pub const MUTANTS: &[MutantInfo] = &[
     info(
         Mutant::UnchangedPassDropsWindow,
         "M-abort-drops",
-        "batch",
+        StrategyKind::Batch,
         &["summary-failure-safe"],
     ),
     info(
         Mutant::DeletesFreshMarker,
         "M-no-marker",
-        "micro",
+        StrategyKind::Micro,
         &["api-valid", "no-silent-drop"],
     ),
     info(
         Mutant::AbsorbsTwoReportsOne,
         "M-absorb-two",
-        "micro",
+        StrategyKind::Micro,
         &["exchange-absorbed-once"],
     ),
     info(
         Mutant::RewritesUserRow,
         "M-user-edit",
-        "micro",
+        StrategyKind::Micro,
         &["user-turns-intact"],
     ),
     info(
         Mutant::DropsWithoutSummaryCall,
         "M-silent-drop",
-        "micro",
+        StrategyKind::Micro,
         &["no-silent-drop"],
     ),
     info(
         Mutant::ExchangeEndOffByOne,
         "M-end-plus-1",
-        "micro",
+        StrategyKind::Micro,
         &["user-turns-intact"],
     ),
     info(
         Mutant::ExchangeStartOffByOne,
         "M-start-plus-1",
-        "micro",
+        StrategyKind::Micro,
         &["count-non-growing"],
     ),
     info(
         Mutant::BatchDropsUnsummarizedRow,
         "M-batch-drop",
-        "batch",
+        StrategyKind::Batch,
         &["no-silent-drop"],
     ),
     info(
         Mutant::StaleNewestMarker,
         "M-stale-marker",
-        "micro",
+        StrategyKind::Micro,
         &["marker-pristine"],
     ),
     info(
         Mutant::StripsMarkerFlag,
         "M-no-flag",
-        "micro",
+        StrategyKind::Micro,
         &["marker-pristine"],
     ),
     info(
         Mutant::MarkerListsWhatItsTextDropped,
         "M-lying-marker",
-        "micro",
+        StrategyKind::Micro,
         &["marker-contained", "no-silent-drop"],
     ),
     info(
         Mutant::SwallowsUnsummarizedExchange,
         "M-swallow",
-        "micro",
+        StrategyKind::Micro,
         &["no-silent-drop"],
     ),
     info(
         Mutant::UnchangedPassRewritesToolOutput,
         "M-abort-prunes",
-        "batch",
+        StrategyKind::Batch,
         &["summary-failure-safe"],
     ),
 ];
@@ -199,7 +200,11 @@ mod tests {
     #[test]
     fn every_mutant_is_catalogued_once_with_a_known_strategy_and_invariants() {
         for (i, m) in MUTANTS.iter().enumerate() {
-            assert!(matches!(m.strategy, "micro" | "batch"), "{}", m.id);
+            assert!(
+                matches!(m.strategy, StrategyKind::Micro | StrategyKind::Batch),
+                "{}",
+                m.id
+            );
             assert!(!m.expected.is_empty(), "{}", m.id);
             assert!(!MUTANTS[..i]
                 .iter()

@@ -79,6 +79,7 @@ impl Conversation {
             self.push_round(tools, plan.kind, turn, ids, &mut rows);
         }
         rows.push(self.reply_row(plan.kind == TurnKind::Burst, ids));
+        assert_turn_shape(&rows);
         rows
     }
 
@@ -288,4 +289,47 @@ fn paste_into(row: &mut Message, paste: OpeningPaste) {
         ..first.clone()
     };
     row.set_content(Content::single(segment));
+}
+
+/// Asserts the shape of one agent turn (the module contract of `shapes`; O(rows of the
+/// turn)): one real user row, then rounds of an assistant row with calls followed by
+/// exactly one tool row per call in call order, then one assistant reply with text and
+/// no calls; every row's id newer than the one before it.
+pub fn assert_turn_shape(rows: &[Message]) {
+    let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+        panic!("CONTRACT: a turn has a user row and a reply (an empty turn)");
+    };
+    assert!(
+        rows.len() >= 2 && first.is_real_user() && first.tool_calls.is_empty(),
+        "CONTRACT: a turn opens with one real user row"
+    );
+    assert!(
+        last.is_visible_reply() && last.tool_calls.is_empty(),
+        "CONTRACT: a turn ends with one assistant reply with text and no tool calls"
+    );
+    let mut i = 1;
+    while i < rows.len() - 1 {
+        let calls = &rows[i].tool_calls;
+        assert!(
+            rows[i].role == Role::Assistant && !calls.is_empty(),
+            "CONTRACT: a turn's rounds open with an assistant row with tool calls"
+        );
+        let results = rows.get(i + 1..i + 1 + calls.len());
+        assert!(
+            results.is_some_and(|r| r
+                .iter()
+                .zip(calls.iter())
+                .all(|(m, c)| m.role == Role::Tool && m.tool_call_id == Some(c.id))),
+            "CONTRACT: one tool row per call follows its assistant row, in call order"
+        );
+        i += 1 + calls.len();
+    }
+    assert!(
+        i == rows.len() - 1,
+        "CONTRACT: a turn's rounds end right before its reply"
+    );
+    assert!(
+        rows.windows(2).all(|w| w[0].id < w[1].id),
+        "CONTRACT: every row of a turn gets a fresh id from the allocator"
+    );
 }

@@ -34,7 +34,7 @@ mod tiny_window;
 mod tool_heavy;
 
 pub use args::{argument_key, arguments};
-pub use conversation::Conversation;
+pub use conversation::{assert_turn_shape, Conversation};
 pub use params::{Burst, Features, HugePrompt, KindMix, Marathon, OpeningPaste, SizeRange};
 pub use recipe::{message_cap_chars, tail_chars, MESSAGE_CAP_PER_MILLE};
 pub use swarm::{

@@ -121,7 +121,10 @@ impl AgentLoop {
                 self.session.usage.on_no_usage();
             }
             match class {
-                c if c.is_overflow() => {
+                CallErrorClass::PayloadTooLarge
+                | CallErrorClass::OverflowPhrase
+                | CallErrorClass::OverflowGenericBadRequest
+                | CallErrorClass::OverflowDisconnect => {
                     if self.turn.attempts >= self.config.max_attempts {
                         return Ok(CallEnd::Exhausted);
                     }
@@ -140,7 +143,7 @@ impl AgentLoop {
                     self.check_after_call(sink, turn)?;
                     self.now_ms += TRANSIENT_BACKOFF_MS * retries as u64;
                 }
-                _ => return Ok(CallEnd::Failed),
+                CallErrorClass::ClientError => return Ok(CallEnd::Failed),
             }
         }
     }

@@ -15,10 +15,16 @@ pub struct RepairStats {
     pub pruned_calls: u32,
 }
 
-/// Repairs `msgs` in place. Leaves no two consecutive user rows, no two consecutive
-/// assistant rows without tool calls (a row with calls is never merged: its results
-/// must follow it), no tool row without its call, and no call without its result.
-/// Any list is accepted (an external compactor's output included).
+/// Repairs `msgs` in place. Any list is accepted (an external compactor's output
+/// included).
+///
+/// CONTRACT (asserted in release whenever the repair changed something, by
+/// [`assert_repaired`]): every call of an assistant row is answered in the tool rows
+/// right after it; a tool row never opens the list nor follows a user row, and one in
+/// the run right after an assistant row answers one of its calls; no two consecutive user
+/// rows without tool calls. Not promised: a tool row after a system row may have lost
+/// its call (step 2 prunes calls the run right after them does not answer), and two
+/// consecutive assistant rows without calls remain where step 2 emptied the first.
 pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
     let mut stats = RepairStats::default();
     if !needed(msgs) {
@@ -29,16 +35,53 @@ pub fn repair(msgs: &mut Vec<Message>) -> RepairStats {
     stats.dropped_rows += drop_stray_tool_rows(msgs);
     stats.pruned_calls += prune_unanswered_calls(msgs);
     stats.merged_rows += merge_consecutive(msgs, Role::User);
-    debug_assert!(msgs.windows(2).all(|w| !(w[0].role == w[1].role
-        && matches!(w[0].role, Role::User | Role::Assistant)
-        && w[0].tool_calls.is_empty()
-        && w[1].tool_calls.is_empty())));
+    // O(n), as each step above.
+    assert_repaired(msgs);
     debug_assert_eq!(
         msgs.len() as u64 + stats.merged_rows as u64 + stats.dropped_rows as u64,
         rows_before as u64,
         "every row a repair removes is counted as merged or dropped"
     );
     stats
+}
+
+/// Asserts the shape [`repair`] leaves (its contract) on `msgs`. O(n) but for the calls
+/// of each assistant row, each looked for in the run after it.
+pub fn assert_repaired(msgs: &[Message]) {
+    // The nearest row before that is not a tool row.
+    let mut owner: Option<&Message> = None;
+    for (i, m) in msgs.iter().enumerate() {
+        match m.role {
+            Role::Tool => {
+                let called = owner.is_some_and(|o| match o.role {
+                    Role::Assistant => o.tool_calls.iter().any(|c| Some(c.id) == m.tool_call_id),
+                    Role::System | Role::Tool => true,
+                    Role::User => false,
+                });
+                assert!(
+                    called,
+                    "CONTRACT: a repaired list has no tool row without its call (row {i})"
+                );
+            }
+            Role::Assistant => {
+                assert!(
+                    m.tool_calls.is_empty() || all_answered(msgs, i),
+                    "CONTRACT: a repaired list has no call without its result (row {i})"
+                );
+                owner = Some(m);
+            }
+            Role::User => {
+                let plain_user = |r: &Message| r.role == Role::User && r.tool_calls.is_empty();
+                let after_plain_user = i.checked_sub(1).is_some_and(|p| plain_user(&msgs[p]));
+                assert!(
+                    !(plain_user(m) && after_plain_user),
+                    "CONTRACT: a repaired list has no two consecutive user rows (row {i})"
+                );
+                owner = Some(m);
+            }
+            Role::System => owner = Some(m),
+        }
+    }
 }
 
 /// Whether any step below would change `msgs`: one read-only scan that asks, row by
@@ -229,6 +272,25 @@ mod tests {
         }
     }
 
+    const SHAPES: u32 = 9;
+    const ROWS_MAX: u32 = 5;
+
+    /// Row shape `k` of the exhaustive tests: users with and without calls, assistants
+    /// with none, one or two calls, tool rows answering call 1, call 2 or nothing, system.
+    fn shape(id: u32, k: u32) -> Message {
+        match k {
+            0 => row(id, Role::User),
+            1 => row(id, Role::User).with_tool_calls(vec![call(1)]),
+            2 => row(id, Role::Assistant),
+            3 => row(id, Role::Assistant).with_tool_calls(vec![call(1)]),
+            4 => row(id, Role::Assistant).with_tool_calls(vec![call(1), call(2)]),
+            5 => row(id, Role::Tool).with_tool_call_id(CallId(1)),
+            6 => row(id, Role::Tool).with_tool_call_id(CallId(2)),
+            7 => row(id, Role::Tool),
+            _ => row(id, Role::System),
+        }
+    }
+
     #[test]
     fn merges_users_keeping_first_row_and_losing_second_metadata() {
         let marker = row(2, Role::User).with_flags(Flags {
@@ -282,6 +344,64 @@ mod tests {
         assert_eq!(m, before);
     }
 
+    #[test]
+    #[should_panic(expected = "CONTRACT: a repaired list has no call without its result")]
+    fn an_unanswered_call_fires() {
+        assert_repaired(&[
+            row(1, Role::User),
+            row(2, Role::Assistant).with_tool_calls(vec![call(1)]),
+            row(3, Role::Assistant),
+        ]);
+    }
+
+    #[test]
+    #[should_panic(expected = "CONTRACT: a repaired list has no tool row without its call")]
+    fn a_result_after_a_user_row_fires() {
+        assert_repaired(&[
+            row(1, Role::User),
+            row(2, Role::Tool).with_tool_call_id(CallId(1)),
+        ]);
+    }
+
+    #[test]
+    #[should_panic(expected = "CONTRACT: a repaired list has no tool row without its call")]
+    fn a_result_of_another_call_fires() {
+        assert_repaired(&[
+            row(1, Role::Assistant).with_tool_calls(vec![call(1)]),
+            row(2, Role::Tool).with_tool_call_id(CallId(1)),
+            row(3, Role::Tool).with_tool_call_id(CallId(2)),
+        ]);
+    }
+
+    #[test]
+    #[should_panic(expected = "CONTRACT: a repaired list has no two consecutive user rows")]
+    fn two_plain_user_rows_fire() {
+        assert_repaired(&[row(1, Role::User), row(2, Role::User)]);
+    }
+
+    /// Every list of up to 5 rows over the 9 row shapes of the test below, repaired,
+    /// meets the repair's contract (the release assert in [`repair`] never fires on
+    /// them), and the two things it does not promise do happen.
+    #[test]
+    fn every_small_list_repaired_meets_the_contract() {
+        let (mut orphan_after_system, mut assistant_pair) = (false, false);
+        for len in 0..=ROWS_MAX {
+            for code in 0..SHAPES.pow(len) {
+                let mut msgs: Vec<Message> = (0..len)
+                    .map(|i| shape(i, code / SHAPES.pow(i) % SHAPES))
+                    .collect();
+                repair(&mut msgs);
+                assert_repaired(&msgs);
+                orphan_after_system |= stray_tool_rows(&msgs).any(|stray| stray);
+                assistant_pair |= msgs.windows(2).any(|w| {
+                    w.iter()
+                        .all(|m| m.role == Role::Assistant && m.tool_calls.is_empty())
+                });
+            }
+        }
+        assert!(orphan_after_system && assistant_pair);
+    }
+
     /// `needed` as it was written before the one-pass scan: each step's condition row
     /// by row, the stray rows from `stray_tool_rows`.
     fn needed_plain(msgs: &[Message]) -> bool {
@@ -309,21 +429,6 @@ mod tests {
     /// calls clean is left untouched by the repair.
     #[test]
     fn the_one_pass_needed_scan_equals_the_plain_one_on_every_small_list() {
-        const SHAPES: u32 = 9;
-        const ROWS_MAX: u32 = 5;
-        let shape = |id: u32, k: u32| -> Message {
-            match k {
-                0 => row(id, Role::User),
-                1 => row(id, Role::User).with_tool_calls(vec![call(1)]),
-                2 => row(id, Role::Assistant),
-                3 => row(id, Role::Assistant).with_tool_calls(vec![call(1)]),
-                4 => row(id, Role::Assistant).with_tool_calls(vec![call(1), call(2)]),
-                5 => row(id, Role::Tool).with_tool_call_id(CallId(1)),
-                6 => row(id, Role::Tool).with_tool_call_id(CallId(2)),
-                7 => row(id, Role::Tool),
-                _ => row(id, Role::System),
-            }
-        };
         let (mut lists, mut clean) = (0u32, 0u32);
         for len in 0..=ROWS_MAX {
             for code in 0..SHAPES.pow(len) {

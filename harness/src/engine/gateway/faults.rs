@@ -12,14 +12,56 @@ use compactsim_fakes::rng::{between, chance, SimRng, Stream};
 
 /// Crash points between the durable writes of a handled turn (and before the ack), in
 /// the order a turn reaches them (see `turn.rs`).
-pub const CRASH_POINTS: &[&str] = &[
-    "before-turn",
-    "after-user-flush",
-    "after-rotate-flush",
-    "after-write",
-    "after-mapping",
-    "before-ack",
-];
+pub const CRASH_POINTS: &[CrashPoint] = &CrashPoint::ALL;
+
+/// A point between the durable writes of a handled turn (and before the ack) where the
+/// process may crash. Its name is the one traces and `[gateway]` tables use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CrashPoint {
+    /// Before the message is handled.
+    BeforeTurn,
+    /// After the user row is flushed (write 1 of `turn.rs`).
+    AfterUserFlush,
+    /// After a compacted turn's rows are flushed to the old session (write 2).
+    AfterRotateFlush,
+    /// After the turn's rows and idempotency record (write 3), before the topic binding.
+    AfterWrite,
+    /// After every write of the turn, before the ack.
+    AfterMapping,
+    /// Right before the ack.
+    BeforeAck,
+}
+
+impl CrashPoint {
+    /// Every crash point, in the order a turn reaches them.
+    pub const ALL: [CrashPoint; 6] = [
+        CrashPoint::BeforeTurn,
+        CrashPoint::AfterUserFlush,
+        CrashPoint::AfterRotateFlush,
+        CrashPoint::AfterWrite,
+        CrashPoint::AfterMapping,
+        CrashPoint::BeforeAck,
+    ];
+
+    /// The name traces and `[gateway]` tables use (`after-write`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            CrashPoint::BeforeTurn => "before-turn",
+            CrashPoint::AfterUserFlush => "after-user-flush",
+            CrashPoint::AfterRotateFlush => "after-rotate-flush",
+            CrashPoint::AfterWrite => "after-write",
+            CrashPoint::AfterMapping => "after-mapping",
+            CrashPoint::BeforeAck => "before-ack",
+        }
+    }
+}
+
+impl std::fmt::Display for CrashPoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
 /// Per-case chance, per mille at most, that the user sends `/stop` during a turn (it
 /// interrupts the turn only after a compaction committed in it).
 pub const STOP_PER_MILLE_MAX: u32 = 250;
@@ -41,8 +83,8 @@ pub const MID_TURN_STEP_MAX: u32 = 12;
 pub enum Crash {
     /// At transition `n` of the agent turn (before it is observed).
     MidTurn(u32),
-    /// At one of [`CRASH_POINTS`].
-    At(&'static str),
+    /// At one of the [`CrashPoint`]s.
+    At(CrashPoint),
 }
 
 /// What happens around one inbound message.

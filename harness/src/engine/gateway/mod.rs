@@ -44,14 +44,15 @@ pub const GATEWAY_COUNTERS: &[&str] = &[
 
 /// The counter of a crash at `point`.
 pub(crate) fn crash_counter(point: faults::Crash) -> &'static str {
+    use faults::{Crash, CrashPoint};
     match point {
-        faults::Crash::MidTurn(_) => "gateway.crash.mid_turn",
-        faults::Crash::At("before-turn") => "gateway.crash.before_turn",
-        faults::Crash::At("after-write") => "gateway.crash.after_write",
-        faults::Crash::At("after-mapping") => "gateway.crash.after_mapping",
-        faults::Crash::At("after-user-flush") => "gateway.crash.after_user_flush",
-        faults::Crash::At("after-rotate-flush") => "gateway.crash.after_rotate_flush",
-        faults::Crash::At(_) => "gateway.crash.before_ack",
+        Crash::MidTurn(_) => "gateway.crash.mid_turn",
+        Crash::At(CrashPoint::BeforeTurn) => "gateway.crash.before_turn",
+        Crash::At(CrashPoint::AfterUserFlush) => "gateway.crash.after_user_flush",
+        Crash::At(CrashPoint::AfterRotateFlush) => "gateway.crash.after_rotate_flush",
+        Crash::At(CrashPoint::AfterWrite) => "gateway.crash.after_write",
+        Crash::At(CrashPoint::AfterMapping) => "gateway.crash.after_mapping",
+        Crash::At(CrashPoint::BeforeAck) => "gateway.crash.before_ack",
     }
 }
 

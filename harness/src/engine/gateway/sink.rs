@@ -53,7 +53,11 @@ impl<'a> CrashSink<'a> {
                     }
                 }
             }
-            _ => {}
+            Event::Restart { .. }
+            | Event::Preflight(_)
+            | Event::TurnFailed { .. }
+            | Event::SessionReset { .. }
+            | Event::Rotation { .. } => {}
         }
     }
 }

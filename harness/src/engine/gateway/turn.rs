@@ -18,7 +18,7 @@
 //! Then the ack (`after-mapping` and `before-ack` fall before it). A redelivered message
 //! whose first delivery crashed before its record supersedes what that delivery flushed.
 
-use super::faults::{Crash, InboundFaults};
+use super::faults::{Crash, CrashPoint, InboundFaults};
 use super::sink::CrashSink;
 use super::world::{Gateway, Inbound};
 use super::{HYGIENE_HISTORY_MIN, HYGIENE_WINDOW_PER_MILLE};
@@ -97,8 +97,8 @@ impl Gateway {
         }
         self.ensure_loaded(turn)?;
         self.hygiene(turn)?;
-        if crash == Some(Crash::At("before-turn")) {
-            self.crash(turn, Crash::At("before-turn"))?;
+        if crash == Some(Crash::At(CrashPoint::BeforeTurn)) {
+            self.crash(turn, Crash::At(CrashPoint::BeforeTurn))?;
             return Ok(false);
         }
         let user = inbound.script[0].id;
@@ -117,7 +117,7 @@ impl Gateway {
             .has_unnoted(Bug::H29926)
             .then(|| self.agent.msgs.clone());
         self.flush_user(&inbound.script[0]);
-        if self.crash_at(turn, crash, "after-user-flush")? {
+        if self.crash_at(turn, crash, CrashPoint::AfterUserFlush)? {
             return Ok(false);
         }
         self.agent.stop = StopRequest {
@@ -126,7 +126,7 @@ impl Gateway {
         };
         let crash_at = match crash {
             Some(Crash::MidTurn(n)) => Some(n),
-            _ => None,
+            Some(Crash::At(_)) | None => None,
         };
         let mut sink = CrashSink::new(&mut self.observer, crash_at);
         let end = self.agent.run_turn(&mut sink, turn, inbound.script.clone());
@@ -178,8 +178,8 @@ impl Gateway {
             overflow,
             live: self.agent.msgs.iter().map(|m| m.id).collect(),
         })?;
-        if crash == Some(Crash::At("before-ack")) {
-            self.crash(turn, Crash::At("before-ack"))?;
+        if crash == Some(Crash::At(CrashPoint::BeforeAck)) {
+            self.crash(turn, Crash::At(CrashPoint::BeforeAck))?;
             return Ok(false);
         }
         self.ack(turn, inbound.id)?;
@@ -304,12 +304,12 @@ impl Gateway {
             }
             self.store.durable.record_delivered(inbound.id);
             self.remember(new);
-            if self.crash_at(turn, crash, "after-write")? {
+            if self.crash_at(turn, crash, CrashPoint::AfterWrite)? {
                 return Ok(());
             }
         } else if facts.compacted {
             self.flush_before_compact(sid, &facts.pre_compaction);
-            if self.crash_at(turn, crash, "after-rotate-flush")? {
+            if self.crash_at(turn, crash, CrashPoint::AfterRotateFlush)? {
                 return Ok(());
             }
             // H-25747: the id sync runs only on the success path. Asked only where it
@@ -317,7 +317,7 @@ impl Gateway {
             let sync_id = !(failed && facts.rotated && self.bugs.has(Bug::H25747));
             self.persist_compaction(sid, facts.rotated, sync_id);
             self.store.durable.record_delivered(inbound.id);
-            if self.crash_at(turn, crash, "after-write")? {
+            if self.crash_at(turn, crash, CrashPoint::AfterWrite)? {
                 return Ok(());
             }
             let now = self.cached();
@@ -333,7 +333,7 @@ impl Gateway {
                 .volatile
                 .flushed
                 .insert(key, self.agent.msgs.len());
-            if self.crash_at(turn, crash, "after-write")? {
+            if self.crash_at(turn, crash, CrashPoint::AfterWrite)? {
                 return Ok(());
             }
         } else {
@@ -342,7 +342,7 @@ impl Gateway {
                 return Ok(());
             }
         }
-        if self.crash_at(turn, crash, "after-mapping")? {
+        if self.crash_at(turn, crash, CrashPoint::AfterMapping)? {
             return Ok(());
         }
         Ok(())
@@ -367,7 +367,7 @@ impl Gateway {
             self.store.durable.retract_from(sid, user.id);
         }
         self.store.durable.record_delivered(inbound.id);
-        if self.crash_at(turn, crash, "after-write")? {
+        if self.crash_at(turn, crash, CrashPoint::AfterWrite)? {
             return Ok(());
         }
         if facts.outcome == TurnOutcome::Exhausted {
@@ -386,7 +386,7 @@ impl Gateway {
     }
 
     /// Crashes if `crash` falls at `point`; true when it did.
-    fn crash_at(&mut self, turn: u32, crash: Option<Crash>, point: &'static str) -> Flow<bool> {
+    fn crash_at(&mut self, turn: u32, crash: Option<Crash>, point: CrashPoint) -> Flow<bool> {
         if crash == Some(Crash::At(point)) {
             self.crash(turn, Crash::At(point))?;
             return Ok(true);

@@ -291,7 +291,7 @@ impl Gateway {
         self.agent.restart_process();
         let point = match point {
             Crash::MidTurn(n) => format!("mid-turn transition {n}"),
-            Crash::At(p) => p.to_string(),
+            Crash::At(p) => p.name().to_string(),
         };
         self.step(GatewayEvent::Crashed { turn, point })
     }

@@ -5,7 +5,9 @@
 //! the gateway's stream drew after the draw, so the stream stays where an unplanned case
 //! has it. A recorded gateway case carries the whole schedule it ran.
 
-use crate::engine::gateway::faults::{Crash, InboundFaults, CRASH_POINTS, MID_TURN_STEP_MAX};
+use crate::engine::gateway::faults::{
+    Crash, CrashPoint, InboundFaults, CRASH_POINTS, MID_TURN_STEP_MAX,
+};
 use serde::Serialize;
 
 /// The gateway's fault schedule: the turns (of the case's loop, counted from 0 like
@@ -60,19 +62,19 @@ impl GatewayPlan {
 pub fn crash_name(point: Crash) -> String {
     match point {
         Crash::MidTurn(n) => format!("mid-turn:{n}"),
-        Crash::At(p) => p.to_string(),
+        Crash::At(p) => p.name().to_string(),
     }
 }
 
 /// Parses [`crash_name`]'s form.
 pub fn parse_crash(name: &str) -> Result<Crash, String> {
-    if let Some(&p) = CRASH_POINTS.iter().find(|p| **p == name) {
+    if let Some(&p) = CRASH_POINTS.iter().find(|p| p.name() == name) {
         return Ok(Crash::At(p));
     }
     let bad = || {
         format!(
             "unknown crash point `{name}` (known: {}, mid-turn:N with N in 0..={MID_TURN_STEP_MAX})",
-            CRASH_POINTS.join(", ")
+            CrashPoint::ALL.map(CrashPoint::name).join(", ")
         )
     };
     let n: u32 = name
@@ -224,7 +226,10 @@ mod tests {
     fn schedule() -> GatewaySchedule {
         GatewaySchedule {
             restarts: vec![1, 4, 9],
-            crashes: vec![(3, Crash::At("after-write")), (8, Crash::MidTurn(2))],
+            crashes: vec![
+                (3, Crash::At(CrashPoint::AfterWrite)),
+                (8, Crash::MidTurn(2)),
+            ],
             duplicates: vec![5],
             compress: vec![],
             reset: vec![7],
@@ -259,9 +264,11 @@ mod tests {
             logged.push(t, s.at(t));
         }
         assert_eq!(logged, s);
-        for c in [Crash::At("before-ack"), Crash::MidTurn(MID_TURN_STEP_MAX)] {
+        let points = CRASH_POINTS.iter().map(|&p| Crash::At(p));
+        for c in points.chain([Crash::MidTurn(MID_TURN_STEP_MAX)]) {
             assert_eq!(parse_crash(&crash_name(c)), Ok(c));
         }
+        assert_eq!(crash_name(Crash::At(CrashPoint::AfterWrite)), "after-write");
         assert!(parse_crash("mid-turn:13").is_err() && parse_crash("after").is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! The turn contract of `shapes/mod.rs`, checked on every family.
 
 use super::*;
+use crate::shapes::assert_turn_shape;
 use compactsim_model::{CallId, FactId, MsgId, Role};
 use serde_json::Value;
 
@@ -170,4 +171,72 @@ fn draw_family_reaches_every_family_by_weight() {
             "{f:?} {got}"
         );
     }
+}
+
+/// A turn of `user`, one round of `calls` with their results, and a reply.
+fn turn_rows(calls: u32) -> Vec<Message> {
+    let mut ids = compactsim_fakes::ids::IdAlloc::default();
+    let mut rows = vec![compactsim_fakes::test_rows::row(
+        ids.msg().0,
+        Role::User,
+        40,
+    )];
+    let call_ids: Vec<CallId> = (0..calls).map(|_| ids.call()).collect();
+    let call = |id: CallId| compactsim_model::ToolCall {
+        id,
+        name: "t".into(),
+        arguments: "{}".into(),
+    };
+    rows.push(
+        compactsim_fakes::test_rows::row(ids.msg().0, Role::Assistant, 40)
+            .with_tool_calls(call_ids.iter().map(|&c| call(c)).collect()),
+    );
+    for c in call_ids {
+        rows.push(
+            compactsim_fakes::test_rows::row(ids.msg().0, Role::Tool, 40).with_tool_call_id(c),
+        );
+    }
+    rows.push(compactsim_fakes::test_rows::row(
+        ids.msg().0,
+        Role::Assistant,
+        40,
+    ));
+    rows
+}
+
+#[test]
+fn the_release_assert_passes_a_well_formed_turn() {
+    assert_turn_shape(&turn_rows(2));
+}
+
+#[test]
+#[should_panic(expected = "CONTRACT: one tool row per call follows its assistant row")]
+fn a_turn_missing_a_result_fires() {
+    let mut rows = turn_rows(2);
+    rows.remove(3);
+    assert_turn_shape(&rows);
+}
+
+#[test]
+#[should_panic(expected = "CONTRACT: one tool row per call follows its assistant row")]
+fn a_turn_with_results_out_of_call_order_fires() {
+    let mut rows = turn_rows(2);
+    rows.swap(2, 3);
+    assert_turn_shape(&rows);
+}
+
+#[test]
+#[should_panic(expected = "CONTRACT: every row of a turn gets a fresh id")]
+fn a_turn_reusing_an_id_fires() {
+    let mut rows = turn_rows(1);
+    rows[3].id = rows[0].id;
+    assert_turn_shape(&rows);
+}
+
+#[test]
+#[should_panic(expected = "CONTRACT: a turn ends with one assistant reply")]
+fn a_turn_without_its_reply_fires() {
+    let mut rows = turn_rows(1);
+    rows.pop();
+    assert_turn_shape(&rows);
 }

@@ -140,6 +140,7 @@ pub fn assemble_with(
     let summary_row = match placement {
         Placement::Standalone(role) => {
             let id = ids.msg();
+            ids.assert_new_row(id, &work[window.start..window.end]);
             let body = summary_segments(summary, id, &wrappers);
             let row = Message::new(id, role, Content::from_segments(body)).with_flags(Flags {
                 summary_marker: true,

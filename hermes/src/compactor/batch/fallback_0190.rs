@@ -325,7 +325,7 @@ impl Notes {
                         .push(take_chars(&text, BLOCKER_MAX_CHARS).to_string());
                 }
             }
-            _ => {}
+            Role::User | Role::Assistant | Role::System => {}
         }
     }
 

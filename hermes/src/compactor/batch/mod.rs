@@ -218,9 +218,16 @@ impl BatchOutcome {
         }
     }
 
-    /// This pass as a no-op: `messages` (the list it was given) must be untouched.
-    fn noop(mut self, state: &mut BatchState, reason: NoOpReason, messages: &[Message]) -> Self {
-        self.debug_assert_untouched(messages);
+    /// This pass as a no-op: `messages` (the list it was given, `found` its ends then)
+    /// must be untouched.
+    fn noop(
+        mut self,
+        state: &mut BatchState,
+        reason: NoOpReason,
+        messages: &[Message],
+        found: ListEnds,
+    ) -> Self {
+        self.assert_untouched(messages, found);
         state.record_noop();
         self.result = PassResult::NoOp(reason);
         self
@@ -233,6 +240,7 @@ impl BatchOutcome {
         mut self,
         reason: AbortReason,
         messages: &mut Vec<Message>,
+        found: ListEnds,
         pruned: Vec<Message>,
         bugs: &BugSet,
     ) -> Self {
@@ -241,14 +249,16 @@ impl BatchOutcome {
             *messages = pruned;
             self.tokens_after = tokens_rough_total(messages);
         } else {
-            self.debug_assert_untouched(messages);
+            self.assert_untouched(messages, found);
         }
         self.result = PassResult::Aborted(reason);
         self
     }
 
-    /// CONTRACT: an aborted or no-op pass leaves the list as it found it.
-    fn debug_assert_untouched(&self, messages: &[Message]) {
+    /// CONTRACT: an aborted or no-op pass leaves the list as it found it. Its length and
+    /// end rows are asserted in release (O(1)); its rough tokens in debug builds (O(n)).
+    fn assert_untouched(&self, messages: &[Message], found: ListEnds) {
+        found.assert_same(messages);
         debug_assert_eq!(
             (messages.len() as u32, tokens_rough_total(messages)),
             (self.messages_before, self.tokens_before),
@@ -300,6 +310,34 @@ impl BatchOutcome {
     }
 }
 
+/// What an aborted or no-op pass must find again: the list's length and the ids of its
+/// first and last rows (O(1) to take and to compare).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListEnds {
+    len: usize,
+    first: Option<MsgId>,
+    last: Option<MsgId>,
+}
+
+impl ListEnds {
+    pub fn of(messages: &[Message]) -> ListEnds {
+        ListEnds {
+            len: messages.len(),
+            first: messages.first().map(|m| m.id),
+            last: messages.last().map(|m| m.id),
+        }
+    }
+
+    /// Asserts `messages` has these ends: an aborted or no-op pass left it as it was.
+    pub fn assert_same(self, messages: &[Message]) {
+        assert!(
+            ListEnds::of(messages) == self,
+            "CONTRACT: an aborted or no-op pass leaves the list untouched ({self:?} became {:?})",
+            ListEnds::of(messages)
+        );
+    }
+}
+
 /// One `compress()` over `messages` (see the module contract). `force` is `/compress`:
 /// it clears the failure cooldown first. `now_ms` is virtual time.
 pub fn compress(
@@ -315,10 +353,11 @@ pub fn compress(
         state.clear_cooldown();
     }
     let mut out = BatchOutcome::start(messages);
+    let found = ListEnds::of(messages);
     let head_end = boundaries::head_end(messages, config, state);
     out.head_end = head_end as u32;
     if messages.len() <= head_end + MIN_MIDDLE_MESSAGES + 1 {
-        return out.noop(state, NoOpReason::TooFewMessages, messages);
+        return out.noop(state, NoOpReason::TooFewMessages, messages, found);
     }
     let mut work = messages.clone();
     let prune_tail = match config.prune_floor_max {
@@ -370,19 +409,19 @@ pub fn compress(
     };
     (out.compress_start, out.compress_end) = (window.start as u32, window.end as u32);
     if window.is_empty() {
-        return out.noop(state, NoOpReason::NothingToCompress, messages);
+        return out.noop(state, NoOpReason::NothingToCompress, messages, found);
     }
     let source = summary::rehydrate_with(&work, &window, state, &config.bugs);
     // 0.19.0 predates #59496: with no new turns (a window of summaries only) it still
     // calls the summarizer on the previous summary alone and writes a new row.
     let resummarizes = config.hermes_0_19_0 && source.previous.is_some();
     if source.rows.is_empty() && !resummarizes {
-        return out.noop(state, NoOpReason::NothingNew, messages);
+        return out.noop(state, NoOpReason::NothingNew, messages, found);
     }
     let called = (&work[..], &messages[..], &window, &source);
     let written = match summarize(&mut out, called, config, state, backend, now_ms) {
         Ok(written) => written,
-        Err(reason) => return out.aborted(reason, messages, work, &config.bugs),
+        Err(reason) => return out.aborted(reason, messages, found, work, &config.bugs),
     };
     let fallback = written.as_ref().is_some_and(|w| w.fallback);
     let pad_chars = written.as_ref().and_then(|w| w.pad_chars);

@@ -63,7 +63,11 @@ impl Fixed {
     pub const fn kind(self) -> ContentKind {
         match self {
             Fixed::DuplicateOutput | Fixed::ToolCallRemoved => ContentKind::Prose,
-            _ => ContentKind::Scaffold,
+            Fixed::SummaryPrefix
+            | Fixed::EndMarker
+            | Fixed::PriorOpen
+            | Fixed::PriorClose
+            | Fixed::SystemNote => ContentKind::Scaffold,
         }
     }
 

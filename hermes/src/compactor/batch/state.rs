@@ -30,7 +30,13 @@ impl AbortFlag {
         match failure {
             SummaryFailure::Error(SummaryErrorClass::Auth) => Some(AbortFlag::Auth),
             SummaryFailure::Error(SummaryErrorClass::Network) => Some(AbortFlag::Network),
-            _ => None,
+            SummaryFailure::Error(
+                SummaryErrorClass::Timeout
+                | SummaryErrorClass::RateLimited
+                | SummaryErrorClass::ServerError,
+            )
+            | SummaryFailure::Empty
+            | SummaryFailure::Length => None,
         }
     }
 
@@ -115,11 +121,13 @@ impl BatchState {
         now_ms: u64,
         persist_abort_flag: bool,
     ) {
-        use SummaryErrorClass::{Network, RateLimited, Timeout};
+        use SummaryErrorClass::{Auth, Network, RateLimited, ServerError, Timeout};
         let cooldown_ms = match failure {
             SummaryFailure::Error(Timeout | RateLimited) => self.climb_timeout_ladder(),
             SummaryFailure::Error(Network) => COOLDOWN_STREAM_CLOSED_MS,
-            _ => COOLDOWN_OTHER_MS,
+            SummaryFailure::Error(ServerError | Auth)
+            | SummaryFailure::Empty
+            | SummaryFailure::Length => COOLDOWN_OTHER_MS,
         };
         self.cooldown_until_ms = now_ms + cooldown_ms;
         self.set_abort_flag(AbortFlag::of_0_19_0(failure), persist_abort_flag);

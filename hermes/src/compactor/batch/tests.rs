@@ -444,3 +444,37 @@ fn event_carries_the_pass_figures() {
     );
     assert!(p.tokens_after < p.tokens_before && p.summary_tokens > 0 && !p.summary_failed);
 }
+
+#[test]
+fn an_untouched_list_keeps_its_ends() {
+    let mut b = Builder::new();
+    b.system();
+    b.user(100);
+    b.reply(100);
+    ListEnds::of(&b.rows).assert_same(&b.rows.clone());
+    ListEnds::of(&[]).assert_same(&[]);
+}
+
+#[test]
+#[should_panic(expected = "CONTRACT: an aborted or no-op pass leaves the list untouched")]
+fn a_shortened_list_fires() {
+    let mut b = Builder::new();
+    b.system();
+    b.user(100);
+    b.reply(100);
+    let found = ListEnds::of(&b.rows);
+    b.rows.pop();
+    found.assert_same(&b.rows);
+}
+
+#[test]
+#[should_panic(expected = "CONTRACT: an aborted or no-op pass leaves the list untouched")]
+fn a_list_with_a_new_last_row_fires() {
+    let mut b = Builder::new();
+    b.system();
+    b.user(100);
+    let found = ListEnds::of(&b.rows);
+    b.rows.pop();
+    b.reply(100);
+    found.assert_same(&b.rows);
+}

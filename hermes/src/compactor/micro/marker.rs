@@ -49,3 +49,34 @@ pub fn rehydrate(marker: &Message) -> RollingSummary {
 pub fn count(messages: &[Message]) -> usize {
     messages.iter().filter(|m| m.is_micro_marker()).count()
 }
+
+/// Asserts the contract of a superseding micro commit: one micro marker is left. O(n),
+/// as the supersede itself, which walks the whole list.
+pub fn assert_one(messages: &[Message]) {
+    let n = count(messages);
+    assert!(
+        n == 1,
+        "CONTRACT: one micro marker after a superseding micro commit, not {n}"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compactsim_fakes::test_rows::row;
+
+    fn marker(id: u32) -> Message {
+        build(MsgId(id), Role::Assistant, &RollingSummary::default(), 10)
+    }
+
+    #[test]
+    fn one_marker_passes() {
+        assert_one(&[row(0, Role::User, 10), marker(1), row(2, Role::User, 10)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "CONTRACT: one micro marker after a superseding micro commit, not 2")]
+    fn two_markers_fire() {
+        assert_one(&[marker(0), row(1, Role::User, 10), marker(2)]);
+    }
+}

@@ -275,18 +275,17 @@ impl MicroCompactor {
         };
         let new_marker = marker::build(ids.msg(), role, &summary, self.config.scaffold_tokens);
         let marker_id = new_marker.id;
+        for &(start, end) in ranges {
+            ids.assert_new_row(marker_id, &msgs[start..end]);
+        }
         // IOT-0.22.2-M4 keeps the last marker by position instead of superseding.
         let keep_last = supersede && self.bugs.has(Bug::IotM4);
         let supersede = supersede && !keep_last && !self.bugs.has(Bug::H75345B);
         let at = splice::replace_ranges(msgs, ranges, new_marker, supersede);
         if keep_last {
             released::supersede_keep_last(msgs);
-        } else if supersede {
-            debug_assert!(
-                !self.bugs.is_empty() || marker::count(msgs) == 1,
-                "supersede left {} micro markers",
-                marker::count(msgs)
-            );
+        } else if supersede && self.bugs.is_empty() {
+            marker::assert_one(msgs);
         }
         self.state.cursor = if self.bugs.has(Bug::HMCursor) {
             ranges.last().map_or(at + 1, |r| r.1)
@@ -351,6 +350,7 @@ impl MicroCompactor {
                 &summary,
                 self.config.scaffold_tokens,
             );
+            ids.assert_new_row(m.id, &msgs[w.head..w.tail]);
             msgs.splice(w.head..w.tail, [m]);
             self.state.cursor = splice::one_past_last_marker(msgs);
         }
