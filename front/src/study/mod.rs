@@ -14,13 +14,26 @@ pub mod pricing;
 pub mod session;
 pub mod spec;
 
+use compactsim_fakes::seam::CompactorFailure;
+use compactsim_harness::compactor::CompactorSpec;
 use compactsim_reports::study::{StudyReport, STUDY_SCHEMA_VERSION};
 use spec::StudySpec;
 
-/// Runs every strategy of `spec`, in the order the file lists them.
-pub fn run(spec: &StudySpec) -> StudyReport {
+/// Runs every strategy of `spec`, in the order the file lists them, each with the
+/// compactor `compactor` makes of the reference the strategy describes
+/// ([`session::reference`]). An `Err` is the compactor failing as a component.
+pub fn run(spec: &StudySpec, compactor: &CompactorSpec) -> Result<StudyReport, CompactorFailure> {
     let t = session::thresholds(spec);
-    StudyReport {
+    let strategies = spec
+        .strategies
+        .iter()
+        .map(|&s| {
+            session::run(spec, s, compactor).map_err(|e| CompactorFailure {
+                what: format!("strategy {}: {}", s.name(), e.what),
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(StudyReport {
         schema_version: STUDY_SCHEMA_VERSION,
         name: spec.name.clone(),
         seed: spec.seed,
@@ -32,12 +45,8 @@ pub fn run(spec: &StudySpec) -> StudyReport {
         session_s: spec.session_s,
         summarizer_tokens_per_s: spec.summarizer.tokens_per_s,
         pricing: spec.pricing.0.clone(),
-        strategies: spec
-            .strategies
-            .iter()
-            .map(|&s| session::run(spec, s))
-            .collect(),
-    }
+        strategies,
+    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,11 @@
 //! One strategy's run of a study session: the turn loop with the virtual clock, the
 //! prompt cache and the compactions.
+//!
+//! The compactions go through the seam ([`Compactor`]): a strategy describes a
+//! reference compactor ([`reference`]) and the study runs the compactor a
+//! [`CompactorSpec`] makes of it, so a study can measure a compactor under test. The
+//! time a pass takes is what the harness observed (the summarizer calls it served),
+//! never the compactor's own account.
 
 use super::cache::PromptCache;
 use super::handoff;
@@ -7,13 +13,17 @@ use super::measure::{Measure, TurnSample};
 use super::spec::{StudySpec, StudyStrategy};
 use compactsim_fakes::ids::IdAlloc;
 use compactsim_fakes::rng::{self, Stream};
+use compactsim_fakes::seam::{BatchRequest, Compactor, CompactorFailure, Harness};
+use compactsim_fakes::summarizer::served::{self, Serving};
 use compactsim_fakes::summarizer::{Summarizer, SummarizerConfig};
+use compactsim_harness::compactor::CompactorSpec;
 use compactsim_harness::shapes::{tail_chars, Conversation, ShapeParams, SizeRange};
 use compactsim_hermes::bug_set::BugSet;
-use compactsim_hermes::compactor::batch::{self, BatchConfig, BatchState};
+use compactsim_hermes::compactor::batch::BatchConfig;
 use compactsim_hermes::compactor::micro::{MicroCompactor, MicroConfig};
+use compactsim_hermes::compactor::reference::Reference;
 use compactsim_hermes::compactor::threshold::{self, ThresholdConfig, Thresholds};
-use compactsim_model::{tokens_rough_total, FactId, Message, MicroOutcome, Role};
+use compactsim_model::{tokens_rough_total, BatchTrigger, FactId, Message, MicroOutcome, Role};
 use compactsim_reports::study::StrategySeries;
 use std::collections::BTreeSet;
 
@@ -59,18 +69,18 @@ struct Session<'a> {
     system: Option<Message>,
     ids: IdAlloc,
     summarizer: Summarizer,
-    micro: Option<MicroCompactor>,
-    batch: (BatchConfig, BatchState),
+    compactor: Box<dyn Compactor>,
+    /// The strategy runs a micro pass after every turn.
+    micro: bool,
     cache: PromptCache,
     facts_seen: BTreeSet<FactId>,
     clock_ms: u64,
     m: Measure,
 }
 
-/// Runs `strategy` over the study's session.
-pub fn run(spec: &StudySpec, strategy: StudyStrategy) -> StrategySeries {
-    let seed = rng::case_seed(spec.seed, STUDY_CASE_ID);
-    let mut conv = Conversation::new(shape(spec, seed), rng::stream(seed, Stream::Shape));
+/// The reference compactor `strategy` describes: Hermes' batch compressor at the
+/// study's thresholds and, for the micro strategies, its micro compactor.
+pub fn reference(spec: &StudySpec, strategy: StudyStrategy) -> Reference {
     let t = thresholds(spec);
     let micro = match strategy {
         StudyStrategy::Micro | StudyStrategy::MicroGated => {
@@ -82,6 +92,22 @@ pub fn run(spec: &StudySpec, strategy: StudyStrategy) -> StrategySeries {
         }
         _ => None,
     };
+    Reference::new(BatchConfig::new(&t, BugSet::none()), micro)
+        .with_context_window(spec.context_length)
+}
+
+/// Runs `strategy` over the study's session with the compactor `compactor` makes of
+/// the strategy's reference. An `Err` is the compactor failing as a component.
+pub fn run(
+    spec: &StudySpec,
+    strategy: StudyStrategy,
+    compactor: &CompactorSpec,
+) -> Result<StrategySeries, CompactorFailure> {
+    let seed = rng::case_seed(spec.seed, STUDY_CASE_ID);
+    let mut conv = Conversation::new(shape(spec, seed), rng::stream(seed, Stream::Shape));
+    let t = thresholds(spec);
+    let reference = reference(spec, strategy);
+    let micro = reference.micro_config().is_some();
     let mut s = Session {
         spec,
         strategy,
@@ -93,8 +119,8 @@ pub fn run(spec: &StudySpec, strategy: StudyStrategy) -> StrategySeries {
             summarizer_config(spec),
             rng::stream(seed, Stream::Summarizer),
         ),
+        compactor: compactor.make(reference),
         micro,
-        batch: (BatchConfig::new(&t, BugSet::none()), BatchState::default()),
         cache: PromptCache::default(),
         facts_seen: BTreeSet::new(),
         clock_ms: 0,
@@ -104,16 +130,16 @@ pub fn run(spec: &StudySpec, strategy: StudyStrategy) -> StrategySeries {
     s.msgs.extend(s.system.clone());
     for turn in 0..spec.turns {
         let rows = conv.next_turn(turn, &mut s.ids);
-        s.turn(turn, rows);
+        s.turn(turn, rows)?;
     }
     let (totals, turns, micro_pass_deltas_tokens) = s.m.finish();
-    StrategySeries {
+    Ok(StrategySeries {
         name: strategy.name().to_string(),
         description: describe(spec, strategy),
         totals,
         micro_pass_deltas_tokens,
         turns,
-    }
+    })
 }
 
 /// The study's conversation parameters: drawn for its window from the Params stream,
@@ -171,19 +197,19 @@ fn describe(spec: &StudySpec, strategy: StudyStrategy) -> String {
 impl Session<'_> {
     /// One turn: the user row, the preflight batch check, one provider call per
     /// assistant row, then the finalizer (micro pass) and the handoff check.
-    fn turn(&mut self, turn: u32, rows: Vec<Message>) {
+    fn turn(&mut self, turn: u32, rows: Vec<Message>) -> Result<(), CompactorFailure> {
         self.facts_seen
             .extend(rows.iter().flat_map(|m| m.content.facts()));
         let mut rows = rows.into_iter();
         self.msgs.extend(rows.next());
-        let mut stall_ms = self.preflight();
+        let mut stall_ms = self.preflight(turn)?;
         for row in rows {
             if row.role == Role::Assistant {
                 self.provider_call(row.tokens().rough as u64);
             }
             self.msgs.push(row);
         }
-        let finalize_ms = self.finalize(turn);
+        let finalize_ms = self.finalize(turn)?;
         if self.strategy == StudyStrategy::Handoff
             && tokens_rough_total(&self.msgs) >= self.spec.handoff.trigger_tokens as u64
         {
@@ -203,30 +229,47 @@ impl Session<'_> {
             facts_introduced: self.facts_seen.len() as u32,
             facts_in_context: in_context.intersection(&self.facts_seen).count() as u32,
         });
+        Ok(())
     }
 
-    /// Batch compaction when the prompt is at or over the trigger; its wait in ms.
-    fn preflight(&mut self) -> u64 {
+    /// Batch compaction when the prompt is at or over the trigger; its wait in ms. No
+    /// `rewritten()` follows: the batch pass is the compactor's own, and a compactor
+    /// tells its own micro side (the reference does).
+    fn preflight(&mut self, turn: u32) -> Result<u64, CompactorFailure> {
         if tokens_rough_total(&self.msgs) < self.t.trigger_tokens as u64 {
-            return 0;
+            return Ok(0);
         }
-        let (config, state) = &mut self.batch;
-        let out = batch::compress(
-            &mut self.msgs,
-            config,
-            state,
-            &mut self.summarizer,
-            &mut self.ids,
-            self.clock_ms,
-            true,
-        );
-        if out.committed() {
+        let request = BatchRequest {
+            turn,
+            trigger: BatchTrigger::Preflight,
+            force: true,
+        };
+        let (report, ms) = self.pass(|c, msgs, h| c.batch_pass(msgs, request, h))?;
+        if report.outcome.committed() {
             self.m.totals.batch_compactions += 1;
-            if let Some(micro) = &mut self.micro {
-                micro.rewritten();
-            }
         }
-        out.summary_latency_ms
+        Ok(ms)
+    }
+
+    /// One pass of the compactor over the transcript, lent the summarizer and the ids:
+    /// what the pass returned and the ms its summarizer calls took, as the harness
+    /// served them (not the pass's own account).
+    fn pass<T>(
+        &mut self,
+        pass: impl FnOnce(
+            &mut dyn Compactor,
+            &mut Vec<Message>,
+            &mut Harness<'_>,
+        ) -> Result<T, CompactorFailure>,
+    ) -> Result<(T, u64), CompactorFailure> {
+        let mut serving = Serving::new(&mut self.summarizer);
+        let mut harness = Harness {
+            summarizer: &mut serving,
+            ids: &mut self.ids,
+            now_ms: self.clock_ms,
+        };
+        let out = pass(self.compactor.as_mut(), &mut self.msgs, &mut harness)?;
+        Ok((out, served::latency_ms(&serving.into_calls())))
     }
 
     /// One provider call on the current transcript producing `output` tokens.
@@ -239,19 +282,19 @@ impl Session<'_> {
     }
 
     /// The micro pass after the turn, if the strategy has one; its duration in ms.
-    fn finalize(&mut self, turn: u32) -> u64 {
-        let Some(micro) = &mut self.micro else {
-            return 0;
-        };
+    fn finalize(&mut self, turn: u32) -> Result<u64, CompactorFailure> {
+        if !self.micro {
+            return Ok(0);
+        }
         let before = tokens_rough_total(&self.msgs) as i64;
-        let ev = micro.pass(&mut self.msgs, turn, &mut self.summarizer, &mut self.ids);
+        let (ev, latency_ms) = self.pass(|c, msgs, h| c.micro_pass(msgs, turn, h))?;
         if ev.outcome == MicroOutcome::Defrag {
             self.m.totals.micro_defrags += 1;
         } else if ev.outcome == MicroOutcome::Absorbed {
             let after = tokens_rough_total(&self.msgs) as i64;
-            self.m.micro_commit(after - before, ev.latency_ms);
+            self.m.micro_commit(after - before, latency_ms);
         }
-        ev.latency_ms
+        Ok(latency_ms)
     }
 
     /// Continues in a fresh session; the wait in ms.
@@ -267,9 +310,13 @@ impl Session<'_> {
             self.msgs = self.system.iter().cloned().chain([packet]).collect();
             self.cache.clear();
             self.m.totals.handoffs += 1;
-            if let Some(micro) = &mut self.micro {
-                micro.restart();
-            }
+            // A fresh session: the compactor's in-memory state goes with the old one,
+            // as at the agent's session reset (`Compactor::restart`). For the reference
+            // the batch state is dropped too: the previous summary and the head's decay
+            // are read back from the transcript (the packet is a summary row) and the
+            // forced pass clears the cooldown anyway; only an auth/network abort flag
+            // from before the handoff no longer outlives it, as in a fresh session.
+            self.compactor.restart();
         }
         ms
     }

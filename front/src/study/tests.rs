@@ -2,6 +2,7 @@
 
 use super::cache::PromptCache;
 use super::spec::{self, StudyStrategy};
+use compactsim_harness::compactor::CompactorSpec;
 use compactsim_model::{Message, Role};
 use compactsim_reports::study::{render_study_md, StudyReport};
 use std::path::{Path, PathBuf};
@@ -11,7 +12,8 @@ fn study_file() -> PathBuf {
 }
 
 fn code_review() -> StudyReport {
-    super::run(&spec::load(&study_file()).expect("the committed study parses"))
+    let spec = spec::load(&study_file()).expect("the committed study parses");
+    super::run(&spec, &CompactorSpec::Reference).expect("the reference never fails")
 }
 
 fn series<'a>(r: &'a StudyReport, name: &str) -> &'a compactsim_reports::study::StrategySeries {

@@ -1,10 +1,9 @@
 //! The compactor is a value a case carries: one in-process test compactor goes through
 //! every entry point that runs cases — run, replay, scenario (and a scenario over a
-//! built-in story), sweep, shrink, the self-test's clean rows, diff — and each time it
-//! is the one that ran: its call counter moved, and a variant that never micro-compacts
-//! changes what the entry point reports where the reference would have compacted.
-//! (A study drives Hermes' micro and batch models directly, not through the seam, so it
-//! runs no compactor under test and has none to replace.)
+//! built-in story), sweep, shrink, the self-test's clean rows, diff, study — and each
+//! time it is the one that ran: its call counter moved, and a variant that never
+//! micro-compacts changes what the entry point reports where the reference would have
+//! compacted.
 
 use crate::common;
 
@@ -296,4 +295,33 @@ fn diff_compares_the_reference_with_the_suite_s_compactor() {
     let differs = report(never);
     assert!(never_calls.load(Ordering::Relaxed) > 0);
     assert!(differs.totals.passes_agreeing < differs.totals.passes);
+}
+
+#[test]
+fn study_runs_the_given_compactor() {
+    let file = repo().join("scenarios/studies/code-review-3h.toml");
+    let spec = compactsim::study::spec::load(&file).unwrap();
+    let study = |c: &CompactorSpec| compactsim::study::run(&spec, c).unwrap();
+    let micro = |r: &compactsim_reports::study::StudyReport| {
+        let s = r.strategies.iter().find(|s| s.name == "micro").unwrap();
+        s.totals.clone()
+    };
+    let reference = study(&CompactorSpec::Reference);
+    let (probe, calls) = probe_spec(true);
+    assert_eq!(
+        study(&probe),
+        reference,
+        "the probe passes the reference on"
+    );
+    assert!(calls.load(Ordering::Relaxed) > 0, "study: the probe ran");
+    let (never, never_calls) = probe_spec(false);
+    let never_report = study(&never);
+    assert!(never_calls.load(Ordering::Relaxed) > 0);
+    assert!(micro(&reference).micro_commits > 0);
+    assert_eq!(
+        micro(&never_report).micro_commits,
+        0,
+        "never micro-compacts"
+    );
+    assert_ne!(micro(&never_report), micro(&reference));
 }
