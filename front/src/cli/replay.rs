@@ -3,7 +3,7 @@
 use super::args::CaseParams;
 use super::exit::Exit;
 use compactsim_harness::engine::{
-    describe, run_case, CaseOutcome, CaseResult, CaseSetup, CaseSpec, Record,
+    describe, draw, run_case, CaseOutcome, CaseResult, CaseSpec, Record,
 };
 use std::fmt::Write;
 
@@ -27,7 +27,7 @@ pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
 /// Appends the setup line, the event log and the outcome (with its witness) of `r`, the
 /// result of running `spec`; returns the exit code of the outcome.
 pub fn render_case(out: &mut String, spec: &CaseSpec, r: &CaseResult) -> Exit {
-    let setup = CaseSetup::draw(spec);
+    let setup = draw::draw(spec).setup;
     let _ = writeln!(
         out,
         "family={} context_length={} trigger={} tail_budget={} restart_per_mille={} every_n_turns={}",

@@ -3,9 +3,7 @@
 //! the fake provider's behaviour, the request overhead and how the provider counts it,
 //! rotation vs in-place compaction, the user's think time and a resumed session's fill.
 
-use super::CaseSpec;
 use compactsim_fakes::provider::ProviderConfig;
-use compactsim_fakes::rng::SimRng;
 use compactsim_hermes::agent::AgentParams;
 use serde::Serialize;
 
@@ -36,37 +34,23 @@ pub const RESUME_PER_MILLE: u32 = 700;
 /// Fill of a resumed session, per mille of the trigger: the drawn range.
 pub const RESUME_FILL_PER_MILLE: (u32, u32) = (300, 950);
 
-/// What an agent-loop case draws on top of `CaseSetup`.
+/// What an agent-loop case draws on top of `CaseSetup` (in [`super::draw`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AgentSetup {
     pub provider: ProviderConfig,
     pub params: AgentParams,
 }
 
-impl AgentSetup {
-    /// The setup of the case whose seed is `case_seed`, and the Provider stream
-    /// positioned after it (the provider's per-call draws continue from there); drawn
-    /// in [`super::draw`].
-    pub fn draw(case_seed: u64) -> (AgentSetup, SimRng) {
-        super::draw::agent(case_seed)
-    }
-
-    /// The setup of `spec`: drawn as [`AgentSetup::draw`] does, then the plan's agent
-    /// and provider overrides applied (the stream is positioned as without them), then
-    /// the run's `--session-mode`.
-    pub fn draw_for(spec: &CaseSpec) -> (AgentSetup, SimRng) {
-        super::draw::agent_for(spec)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::draw::{agent, Draw};
 
     #[test]
     fn draws_are_reproducible_and_cover_the_switches() {
-        let setups: Vec<AgentSetup> = (0..300).map(|s| AgentSetup::draw(s).0).collect();
-        assert_eq!(AgentSetup::draw(5).0, setups[5]);
+        let draw = |seed| agent(&mut Draw::new(seed));
+        let setups: Vec<AgentSetup> = (0..300).map(draw).collect();
+        assert_eq!(draw(5), setups[5]);
         let any = |f: &dyn Fn(&AgentSetup) -> bool| setups.iter().any(f);
         assert!(any(
             &|s| s.params.overhead_per_mille_of_trigger >= HEAVY_OVERHEAD_PER_MILLE.0

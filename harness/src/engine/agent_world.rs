@@ -11,12 +11,14 @@
 //! own fault stream, [`LoopRestarts`]), or where the plan lists restarts.
 
 use super::agent_setup::AgentSetup;
+use super::draw::{self, Case};
 use super::loop_restarts::LoopRestarts;
 use super::observer::Observer;
 use super::plan::{CasePlan, Source};
 use super::scramble::Labels;
 use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, MakeCompactor, Record};
 use compactsim_fakes::provider::{Provider, ProviderOutcome};
+use compactsim_fakes::rng::SimRng;
 use compactsim_fakes::summarizer::Summarizer;
 use compactsim_hermes::agent::{AgentConfig, AgentLoop, Sink, RECOVERY_WINDOW_MS};
 use compactsim_hermes::agent::{AntiThrashPolicy, LoopOptions};
@@ -69,8 +71,8 @@ pub fn trigger_spec(config: &AgentConfig) -> TriggerSpec {
 /// other strategies.
 pub fn describe(spec: &CaseSpec) -> Option<String> {
     let options = spec.strategy.loop_options()?;
-    let setup = CaseSetup::draw(spec);
-    let (agent, _) = AgentSetup::draw_for(spec);
+    let case = draw::draw(spec);
+    let (setup, agent) = (case.setup, case.agent?);
     let provider = agent.provider.clone();
     let c = AgentConfig::new(
         options,
@@ -127,19 +129,19 @@ pub(crate) fn budget_turns(spec: &CaseSpec) -> u32 {
         .unwrap_or(suite)
 }
 
-/// The agent loop of `spec`, with the plan's overrides and schedules applied.
+/// The agent loop of a drawn case (`setup`, its `agent_setup`, its summarizer and
+/// provider streams; see [`super::draw::draw`]), with `spec`'s plan overrides and
+/// schedules applied.
 pub(crate) fn build_agent(
     spec: &CaseSpec,
     options: LoopOptions,
+    setup: &CaseSetup,
+    agent_setup: AgentSetup,
+    summarizer_rng: SimRng,
+    provider_rng: SimRng,
     make: MakeCompactor<'_>,
-) -> (AgentLoop, CaseSetup) {
-    let case = super::draw::draw(spec);
-    let (setup, streams) = (case.setup, case.streams);
+) -> AgentLoop {
     let plan = spec.plan.as_deref();
-    let agent_setup = case
-        .agent
-        .expect("an agent-loop case draws its agent setup");
-    let provider_rng = case.provider.expect("and its provider stream");
     let mut config = AgentConfig::new(
         options,
         &spec.bugs,
@@ -149,9 +151,9 @@ pub(crate) fn build_agent(
     if let Some(p) = spec.profile {
         p.tune_batch(&mut config.batch);
     }
-    let micro = both_micro(spec, &config, &setup)
+    let micro = both_micro(spec, &config, setup)
         .map(|micro| MicroCompactor::new(micro, config.bugs.clone()));
-    let summarizer = Summarizer::new(setup.summarizer.clone(), streams.summarizer)
+    let summarizer = Summarizer::new(setup.summarizer.clone(), summarizer_rng)
         .with_schedule(plan.and_then(|p| p.summary_outcomes.clone()));
     let provider = Provider::new(agent_setup.provider, provider_rng)
         .with_schedule(plan.and_then(|p| p.provider_outcomes.clone()));
@@ -159,8 +161,7 @@ pub(crate) fn build_agent(
     let compactor = make(
         Reference::new(config.batch.clone(), micro).with_context_window(setup.shape.context_length),
     );
-    let agent = AgentLoop::new(config, summarizer, provider, compactor, runs_micro);
-    (agent, setup)
+    AgentLoop::new(config, summarizer, provider, compactor, runs_micro)
 }
 
 /// Strategy `both`: the micro configuration of its micro passes (the agent's tail
@@ -179,19 +180,21 @@ fn both_micro(spec: &CaseSpec, config: &AgentConfig, setup: &CaseSetup) -> Optio
     })
 }
 
-/// The micro configuration of `spec`'s micro passes (strategy `both`), as a case run
-/// uses it.
-pub(crate) fn micro_config(spec: &CaseSpec) -> Option<MicroConfig> {
+/// The micro configuration of the micro passes (strategy `both`) of `spec`'s drawn
+/// case (`setup` and its `agent` setup), as a case run uses it.
+pub(crate) fn micro_config(
+    spec: &CaseSpec,
+    setup: &CaseSetup,
+    agent: &AgentSetup,
+) -> Option<MicroConfig> {
     let options = spec.strategy.loop_options()?;
-    let setup = CaseSetup::draw(spec);
-    let (agent, _) = AgentSetup::draw_for(spec);
     let config = AgentConfig::new(
         options,
         &spec.bugs,
         setup.shape.context_length,
-        agent.params,
+        agent.params.clone(),
     );
-    both_micro(spec, &config, &setup)
+    both_micro(spec, &config, setup)
 }
 
 /// What a recording needs from an agent-loop run beyond its [`CaseResult`].
@@ -267,7 +270,24 @@ impl<'s> CaseLoop<'s> {
             .strategy
             .loop_options()
             .expect("an agent-loop strategy");
-        let (mut agent, setup) = build_agent(spec, options, make);
+        let Case {
+            setup,
+            agent,
+            marker_restart,
+            streams,
+            ..
+        } = draw::draw(spec);
+        let agent_setup = agent.expect("an agent-loop case draws its agent setup");
+        let provider = streams.provider.expect("and its provider stream");
+        let mut agent = build_agent(
+            spec,
+            options,
+            &setup,
+            agent_setup,
+            streams.summarizer,
+            provider,
+            make,
+        );
         let turns_max = spec.turns_max();
         let oracle = Oracle::with_only(
             oracle_config(&agent.config),
@@ -286,7 +306,14 @@ impl<'s> CaseLoop<'s> {
         .with_labels(labels);
         let mut source = Source::new(spec, &setup.shape);
         let opened = open_session(&mut agent, &mut source, &mut observer, turns_max);
-        let restarts = LoopRestarts::of(spec, setup.restart_per_mille);
+        let restarts = LoopRestarts::of(
+            spec,
+            setup.restart_per_mille,
+            marker_restart,
+            streams
+                .loop_restarts
+                .expect("a batch or both case draws its loop-restart stream"),
+        );
         let first = opened.history_turns + opened.resumed_turns;
         CaseLoop {
             spec,

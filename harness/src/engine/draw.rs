@@ -14,11 +14,10 @@
 //! (a strategy, a family, a switch that is on); the rows below each other in one stream
 //! keep that order.
 //!
-//! The worlds reach the draws through [`draw`] (the agent loop's `build_agent`) or the
-//! typed views of one part, each a function here: `CaseSetup::draw_with_streams`
-//! ([`setup`]), `AgentSetup::draw_for` ([`agent_for`]), `FaultMix::of_case`
-//! ([`fault_mix`]), `FaultPlan::draw` ([`gateway`]), `LoopRestarts::of`
-//! ([`marker_restart`]), `opening_paste::draw` and `summary_storm::draw`.
+//! Every world takes its case from [`draw`] (the micro world, the agent loop's
+//! `CaseLoop::open`, the gateway world), and so do replay, `describe` and recording:
+//! there is no other door. It draws only the rows the case's strategy uses, and hands
+//! the runtime streams over in [`LiveStreams`].
 //!
 //! Composite rows (`shape`, `provider`, `summarizer`) draw a whole configuration by the
 //! function their range names; its ranges are documented there (the family recipes in
@@ -30,7 +29,8 @@
 //! - `Summarizer`: each summary call's size, fault and latency (`fakes/src/summarizer`);
 //! - `Provider`: each main-model call's faults (`fakes/src/provider`);
 //! - `Faults`: a process restart per turn of a micro case (`engine/mod.rs`);
-//! - `LoopRestarts`: a process restart per turn of a `both` case (`loop_restarts.rs`);
+//! - `LoopRestarts`: a process restart per turn of a `both` case (`loop_restarts.rs`;
+//!   opened for `batch` too, which draws nothing from it);
 //! - `Gateway`, `GatewayStop`: each inbound message's duplicate, crash, restart,
 //!   commands and `/stop` (`gateway/faults.rs`, `FaultPlan::next_inbound`);
 //! - the agent's think times, from the drawn `agent.think_seed` (`hermes` agent loop).
@@ -48,7 +48,7 @@ use super::gateway::faults::{
 use super::loop_restarts::MARKER_RESTART_ON_PER_MILLE;
 use super::opening_paste::{OPENING_PASTE_ON_PER_MILLE, OPENING_PASTE_PER_MILLE_OF_TRIGGER};
 use super::plan::CasePlan;
-use super::setup::{CaseSetup, CaseSpec, LiveStreams};
+use super::setup::{CaseSetup, CaseSpec, GatewayStreams, LiveStreams};
 use super::summary_storm::{SUMMARY_STORM_ERROR_PER_MILLE, SUMMARY_STORM_ON_PER_MILLE};
 use crate::shapes::{self, Family, OpeningPaste, ShapeParams};
 use compactsim_fakes::provider::ProviderConfig;
@@ -424,7 +424,9 @@ pub fn drawn_by(f: impl FnOnce()) -> Vec<(Knob, u64)> {
     DRAWN.with(|d| std::mem::take(&mut *d.borrow_mut()))
 }
 
-/// Everything a case draws from its seed before its first turn.
+/// Everything a case draws from its seed before its first turn: the knobs of its
+/// strategy and its live streams. Only the rows its strategy uses are drawn (a stream
+/// no world of the strategy reads is not opened).
 pub struct Case {
     pub setup: CaseSetup,
     /// The agent loop's setup (strategies `batch`, `both`, `gateway`).
@@ -433,46 +435,56 @@ pub struct Case {
     pub marker_restart: bool,
     /// The gateway's knobs (`gateway`).
     pub gateway: Option<GatewayKnobs>,
-    /// The summarizer and fault streams, positioned for their runtime draws.
+    /// The streams of the runtime draws, positioned after the knobs.
     pub streams: LiveStreams,
-    /// The provider stream positioned for its runtime draws (agent loop).
-    pub provider: Option<SimRng>,
 }
 
 /// THE entry: everything `spec`'s case draws from its seed, the plan's overrides, the
 /// profile and the session mode applied.
 pub fn draw(spec: &CaseSpec) -> Case {
-    let (setup, streams) = setup(spec);
-    let (agent, provider) = match spec.strategy.loop_options() {
-        Some(_) => {
-            let (a, p) = agent_for(spec);
-            (Some(a), Some(p))
-        }
-        None => (None, None),
+    let mut d = Draw::new(spec.case_seed());
+    let agent = spec
+        .strategy
+        .loop_options()
+        .map(|_| agent_for(spec, &mut d));
+    let fresh = agent
+        .as_ref()
+        .is_some_and(|a| a.params.resume_fill_per_mille == 0);
+    let setup = setup(spec, &mut d, fresh);
+    let both = matches!(spec.strategy, Strategy::Both(_));
+    let marker_restart = both && d.chance("marker_restart");
+    let gateway = matches!(spec.strategy, Strategy::Gateway(_)).then(|| gateway(&mut d));
+    let streams = LiveStreams {
+        summarizer: d.take(Stream::Summarizer),
+        faults: d.take(Stream::Faults),
+        provider: agent.is_some().then(|| d.take(Stream::Provider)),
+        loop_restarts: matches!(spec.strategy, Strategy::Batch(_) | Strategy::Both(_))
+            .then(|| d.take(Stream::LoopRestarts)),
+        gateway: gateway.is_some().then(|| GatewayStreams {
+            messages: d.take(Stream::Gateway),
+            stop: d.take(Stream::GatewayStop),
+        }),
     };
-    let gateway = matches!(spec.strategy, Strategy::Gateway(_))
-        .then(|| gateway(&mut Draw::new(spec.case_seed())));
     Case {
         setup,
         agent,
-        marker_restart: marker_restart(spec),
+        marker_restart,
         gateway,
         streams,
-        provider,
     }
 }
 
-/// The case-level parameters of `spec` and its live summarizer and fault streams.
-pub fn setup(spec: &CaseSpec) -> (CaseSetup, LiveStreams) {
-    let mut d = Draw::new(spec.case_seed());
+/// The case-level parameters of `spec` (`fresh`: an agent-loop session that is not
+/// resumed).
+fn setup(spec: &CaseSpec, d: &mut Draw, fresh: bool) -> CaseSetup {
     let empty = CasePlan::default();
     let plan = spec.plan.as_deref().unwrap_or(&empty);
     let drawn_family = Family::ALL[d.pick("family")];
     let family = plan.family.unwrap_or(drawn_family);
     let mut shape = d.composite("shape", |rng| ShapeParams::draw(family, rng));
-    swarm(&mut shape, &mut d);
+    swarm(&mut shape, d);
     plan.apply_shape(&mut shape);
-    shape.features.opening_paste = opening_paste(spec, shape.context_length);
+    shape.features.opening_paste = opening_paste(spec, d, fresh, shape.context_length);
     let thresholds = threshold::derive(shape.context_length, ThresholdConfig::V0_19_0);
     let mut micro = MicroConfig::with_tail_budget(thresholds.tail_budget_tokens);
     micro.every_n_turns = if d.chance("micro.every_turn") {
@@ -484,28 +496,24 @@ pub fn setup(spec: &CaseSpec) -> (CaseSetup, LiveStreams) {
         p.tune_micro(&mut micro, shape.context_length);
     }
     plan.micro.apply(&mut micro);
+    let storm = summary_storm(spec, d);
     let summarizer = plan.summarizer.apply(super::summary_storm::applied(
-        spec,
+        storm,
         d.composite("summarizer", SummarizerConfig::draw),
     ));
     let drawn_restart_per_mille = d.switch("restart_per_mille").unwrap_or(0);
     let restart_per_mille = plan.restart_per_mille.unwrap_or(drawn_restart_per_mille);
-    let setup = CaseSetup {
+    CaseSetup {
         shape,
         thresholds,
         summarizer,
         micro,
         restart_per_mille,
-    };
-    let streams = LiveStreams {
-        summarizer: d.take(Stream::Summarizer),
-        faults: d.take(Stream::Faults),
-    };
-    (setup, streams)
+    }
 }
 
 /// The swarm knobs of `shape` (giant pastes, then marathon turns).
-pub fn swarm(shape: &mut ShapeParams, d: &mut Draw) {
+pub(crate) fn swarm(shape: &mut ShapeParams, d: &mut Draw) {
     if shape.family == Family::HugePrompts {
         if let Some(hi_per_mille) = d.switch("swarm.giant_paste") {
             shapes::giant_pastes(shape, hi_per_mille);
@@ -518,15 +526,19 @@ pub fn swarm(shape: &mut ShapeParams, d: &mut Draw) {
 }
 
 /// The opening paste of `spec`'s case with a window of `context_length` tokens; `None`
-/// when the knob is off, the session is resumed or the case runs no agent loop.
-pub fn opening_paste(spec: &CaseSpec, context_length: u32) -> Option<OpeningPaste> {
+/// when the knob is off, the session is not `fresh` (resumed) or the case runs no
+/// agent loop.
+fn opening_paste(
+    spec: &CaseSpec,
+    d: &mut Draw,
+    fresh: bool,
+    context_length: u32,
+) -> Option<OpeningPaste> {
     let options = match spec.strategy {
         Strategy::Batch(o) | Strategy::Both(o) => o,
         Strategy::Micro | Strategy::Gateway(_) => return None,
     };
-    let mut d = Draw::new(spec.case_seed());
     let on = d.chance("opening_paste");
-    let fresh = agent_for(spec).0.params.resume_fill_per_mille == 0;
     if !on || !fresh {
         return None;
     }
@@ -540,19 +552,18 @@ pub fn opening_paste(spec: &CaseSpec, context_length: u32) -> Option<OpeningPast
 }
 
 /// The summary storm's error rate of `spec`'s case (`both`); `None` when it is off.
-pub fn summary_storm(spec: &CaseSpec) -> Option<u32> {
+pub(crate) fn summary_storm(spec: &CaseSpec, d: &mut Draw) -> Option<u32> {
     if !matches!(spec.strategy, Strategy::Both(_)) {
         return None;
     }
-    Draw::new(spec.case_seed()).switch("summary_storm")
+    d.switch("summary_storm")
 }
 
-/// The agent-loop setup of `spec` as drawn (no plan, no session mode) and the provider
-/// stream positioned after it.
-pub fn agent(case_seed: u64) -> (AgentSetup, SimRng) {
-    let mut d = Draw::new(case_seed);
+/// The agent-loop setup as drawn (no plan, no session mode); `d`'s Provider stream is
+/// then positioned for the provider's per-call draws.
+pub(crate) fn agent(d: &mut Draw) -> AgentSetup {
     let mut provider = d.composite("provider", ProviderConfig::draw);
-    fault_mix(&mut d).apply_provider(&mut provider);
+    fault_mix(d).apply_provider(&mut provider);
     let heavy = d.chance("agent.heavy_schemas");
     let (overhead, real) = if heavy {
         (
@@ -579,13 +590,13 @@ pub fn agent(case_seed: u64) -> (AgentSetup, SimRng) {
         think_seed,
         resume_fill_per_mille,
     };
-    (AgentSetup { provider, params }, d.take(Stream::Provider))
+    AgentSetup { provider, params }
 }
 
 /// [`agent`], then the plan's agent and provider overrides (the stream is positioned as
 /// without them), then the run's `--session-mode`.
-pub fn agent_for(spec: &CaseSpec) -> (AgentSetup, SimRng) {
-    let (mut setup, rng) = agent(spec.case_seed());
+fn agent_for(spec: &CaseSpec, d: &mut Draw) -> AgentSetup {
+    let mut setup = agent(d);
     if let Some(plan) = spec.plan.as_deref() {
         setup.provider = plan.provider.apply(setup.provider);
         setup.params = plan.agent.apply(setup.params);
@@ -593,20 +604,14 @@ pub fn agent_for(spec: &CaseSpec) -> (AgentSetup, SimRng) {
     if let Some(mode) = spec.strategy.loop_options().and_then(|o| o.session_mode) {
         setup.params.in_place = mode.in_place();
     }
-    (setup, rng)
+    setup
 }
 
 /// The fault mix of a case.
-pub fn fault_mix(d: &mut Draw) -> FaultMix {
+pub(crate) fn fault_mix(d: &mut Draw) -> FaultMix {
     FaultMix {
         disconnect_per_mille: d.switch("fault_mix.flaky_link"),
     }
-}
-
-/// The marker-restart knob of `spec`'s case (`both` only).
-pub fn marker_restart(spec: &CaseSpec) -> bool {
-    matches!(spec.strategy, Strategy::Both(_))
-        && Draw::new(spec.case_seed()).chance("marker_restart")
 }
 
 /// The gateway's knobs of one case, as drawn (a plan's overrides apply after).
@@ -626,7 +631,7 @@ pub struct GatewayKnobs {
 
 /// The gateway's knobs; `d`'s `Gateway` and `GatewayStop` streams are then positioned
 /// for the per-message draws.
-pub fn gateway(d: &mut Draw) -> GatewayKnobs {
+fn gateway(d: &mut Draw) -> GatewayKnobs {
     let chat = d.between("gateway.chat");
     let topic = d.chance("gateway.topic");
     let thread = if topic {

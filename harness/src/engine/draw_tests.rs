@@ -12,9 +12,6 @@ fn drawn(strategy: &str) -> Vec<(Knob, u64)> {
         let spec = CaseSpec::drawn(case, strategy);
         all.extend(drawn_by(|| {
             draw(&spec);
-            // What the worlds draw through their own doors.
-            super::super::gateway::faults::FaultPlan::draw(spec.case_seed(), None);
-            super::super::loop_restarts::LoopRestarts::of(&spec, 0);
         }));
     }
     all
@@ -57,25 +54,53 @@ fn rows_are_unique_and_each_stream_is_one_block() {
     assert_eq!(streams.len(), distinct.len(), "a stream's rows are split");
 }
 
+/// The streams each strategy's worlds read at run time: [`draw`] hands over exactly
+/// these (a stream no world of the strategy reads is not opened), and only the rows of
+/// the strategy's streams are drawn.
 #[test]
-fn the_one_entry_draws_what_the_worlds_draw() {
+fn the_one_entry_draws_only_what_its_strategy_uses() {
     for strategy in STRATEGIES {
+        let agent_loop = strategy != "micro";
+        let loop_restarts = matches!(strategy, "batch" | "both");
+        let gateway = strategy == "gateway";
         for case in 0..50 {
             let spec = CaseSpec::drawn(case, strategy);
             let c = draw(&spec);
-            assert_eq!(c.setup, CaseSetup::draw(&spec));
-            let agent = spec
-                .strategy
-                .loop_options()
-                .map(|_| AgentSetup::draw_for(&spec).0);
-            assert_eq!(c.agent, agent);
-            if let Some(g) = c.gateway {
-                let plan = super::super::gateway::faults::FaultPlan::draw(spec.case_seed(), None);
-                assert_eq!(
-                    (g.topic, g.hygiene_message_limit),
-                    (plan.topic, plan.hygiene_message_limit)
-                );
-            }
+            assert_eq!(c.agent.is_some(), agent_loop, "{strategy}");
+            assert_eq!(c.streams.provider.is_some(), agent_loop, "{strategy}");
+            assert_eq!(
+                c.streams.loop_restarts.is_some(),
+                loop_restarts,
+                "{strategy}"
+            );
+            assert_eq!(c.gateway.is_some(), gateway, "{strategy}");
+            assert_eq!(c.streams.gateway.is_some(), gateway, "{strategy}");
+            assert!(strategy == "both" || !c.marker_restart, "{strategy}");
+            // The same case drawn twice is the same case.
+            let again = draw(&spec);
+            assert_eq!((&c.setup, &c.agent), (&again.setup, &again.agent));
+            assert_eq!(c.gateway, again.gateway);
+        }
+        let streams: BTreeSet<Stream> = drawn(strategy).iter().map(|(k, _)| k.stream).collect();
+        let agent_streams = [Stream::Provider, Stream::FaultMix];
+        assert_eq!(
+            agent_streams.iter().any(|s| streams.contains(s)),
+            agent_loop,
+            "{strategy}: {streams:?}"
+        );
+        assert_eq!(streams.contains(&Stream::Gateway), gateway, "{strategy}");
+        if strategy == "micro" {
+            // The micro world's draws are those of the case setup alone.
+            let setup_streams = [
+                Stream::Params,
+                Stream::Swarm,
+                Stream::Summarizer,
+                Stream::Faults,
+            ];
+            assert!(
+                streams.iter().all(|s| setup_streams.contains(s)),
+                "{streams:?}"
+            );
         }
     }
 }
@@ -103,15 +128,16 @@ fn a_value_outside_a_range_is_caught() {
     assert!(!row("family").range.contains(Family::ALL.len() as u64));
 }
 
-/// Source files that name a stream in code: this module (the knobs), the runtime draws
-/// its module doc lists, a fixed story (not a drawn case) and test modules.
+/// Source files that name a stream in code: this module (the knobs and the live
+/// streams it hands over), the conversation's runtime draws (`Stream::Shape`, opened
+/// where the turns are generated and re-generated for a recording), a fixed story (not a
+/// drawn case) and test modules.
 const NAMES_STREAMS: &[&str] = &[
     "engine/draw.rs",
-    "engine/loop_restarts.rs",
     "engine/plan/source.rs",
     "engine/plan/record.rs",
-    "engine/gateway/faults.rs",
     "stories.rs",
+    "engine/draw_tests.rs",
     "agent_tests.rs",
     "shapes/tests/mod.rs",
     "shapes/tests/contract.rs",

@@ -13,19 +13,13 @@ pub const FLAKY_LINK_ON_PER_MILLE: u32 = 150;
 /// Dropped connections on a flaky link, per mille of calls that fit: the drawn range.
 pub const FLAKY_LINK_DISCONNECT_PER_MILLE: (u32, u32) = (20, 150);
 
-/// The fault mix of one case (`None`: a knob is off).
+/// The fault mix of one case (`None`: a knob is off), drawn in [`super::draw`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FaultMix {
     pub disconnect_per_mille: Option<u32>,
 }
 
 impl FaultMix {
-    /// The fault mix of the case whose seed is `case_seed` (its own stream; drawn in
-    /// [`super::draw`]).
-    pub fn of_case(case_seed: u64) -> FaultMix {
-        super::draw::fault_mix(&mut super::draw::Draw::new(case_seed))
-    }
-
     /// A flaky link raises the disconnect rate and reports overflows as disconnects.
     pub fn apply_provider(&self, p: &mut ProviderConfig) {
         if let Some(r) = self.disconnect_per_mille {
@@ -38,11 +32,13 @@ impl FaultMix {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::draw::{fault_mix, Draw};
 
     #[test]
     fn a_flaky_link_touches_only_some_cases_and_only_their_disconnects() {
-        let mixes: Vec<FaultMix> = (0..1000).map(FaultMix::of_case).collect();
-        assert_eq!(FaultMix::of_case(7), mixes[7]);
+        let of_case = |seed| fault_mix(&mut Draw::new(seed));
+        let mixes: Vec<FaultMix> = (0..1000).map(of_case).collect();
+        assert_eq!(of_case(7), mixes[7]);
         let links = mixes
             .iter()
             .filter(|m| m.disconnect_per_mille.is_some())

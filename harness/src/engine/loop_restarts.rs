@@ -1,8 +1,8 @@
 //! Process restarts between the turns of a `both` case (a batch case never restarts):
 //!
 //! - a chance per turn drawn from the case's restart rate on its own stream
-//!   ([`Stream::LoopRestarts`], added after the other streams were fixed);
-//! - the marker-restart knob ([`Stream::MarkerRestart`], added after every other stream
+//!   (`Stream::LoopRestarts`, added after the other streams were fixed);
+//! - the marker-restart knob (`Stream::MarkerRestart`, added after every other stream
 //!   was fixed): in some cases the process restarts right after the first micro marker
 //!   appears. A young marker still lies in the verbatim tail, the one place a restarted
 //!   micro-compaction may not find it (IOT-0.22.2-M2 rehydrates only from a summary
@@ -12,7 +12,7 @@
 //! streams stay in step); a recorded case lists every restart it saw.
 
 use super::CaseSpec;
-use compactsim_fakes::rng::{self, chance, SimRng, Stream};
+use compactsim_fakes::rng::{chance, SimRng};
 use compactsim_hermes::strategy::Strategy;
 use compactsim_model::Message;
 
@@ -28,12 +28,20 @@ pub(crate) struct LoopRestarts {
 }
 
 impl LoopRestarts {
-    pub(crate) fn of(spec: &CaseSpec, restart_per_mille: u32) -> Self {
+    /// The restarts of `spec`'s drawn case (`batch` or `both`): `restart_per_mille` per
+    /// turn (`both` only), its `marker_restart` knob and its loop-restart stream `rng`
+    /// (see [`super::draw::draw`]).
+    pub(crate) fn of(
+        spec: &CaseSpec,
+        restart_per_mille: u32,
+        marker_restart: bool,
+        rng: SimRng,
+    ) -> Self {
         let both = matches!(spec.strategy, Strategy::Both(_));
         LoopRestarts {
-            rng: rng::stream(spec.case_seed(), Stream::LoopRestarts),
+            rng,
             per_mille: if both { restart_per_mille } else { 0 },
-            after_first_marker: super::draw::marker_restart(spec),
+            after_first_marker: marker_restart,
         }
     }
 
@@ -60,6 +68,7 @@ impl LoopRestarts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::draw::draw;
     use compactsim_fakes::test_rows::row;
     use compactsim_model::Role;
 
@@ -67,6 +76,17 @@ mod tests {
 
     fn spec(case: u32, strategy: &str) -> CaseSpec {
         CaseSpec::drawn(case, strategy)
+    }
+
+    /// The restarts of `s`'s drawn case at `per_mille` per turn.
+    fn drawn(s: &CaseSpec, per_mille: u32) -> LoopRestarts {
+        let c = draw(s);
+        LoopRestarts::of(
+            s,
+            per_mille,
+            c.marker_restart,
+            c.streams.loop_restarts.unwrap(),
+        )
     }
 
     fn with_marker() -> Vec<Message> {
@@ -80,7 +100,7 @@ mod tests {
     /// showing a micro marker from `marker_from` on.
     fn restarts(s: &CaseSpec, marker_from: u32) -> Vec<u32> {
         let (plain, marked) = (vec![row(1, Role::User, 40)], with_marker());
-        let mut r = LoopRestarts::of(s, 0);
+        let mut r = drawn(s, 0);
         (0..12)
             .filter(|&t| r.due(s, t, t > 0, if t >= marker_from { &marked } else { &plain }))
             .collect()
@@ -90,13 +110,9 @@ mod tests {
     fn some_both_cases_restart_once_right_after_their_first_marker() {
         let mut knob = 0;
         for case in 0..CASES {
-            for other in ["micro", "batch"] {
-                assert_eq!(
-                    restarts(&spec(case, other), 4),
-                    Vec::<u32>::new(),
-                    "{other}"
-                );
-            }
+            // A micro case draws no loop-restart stream (its world restarts on its own).
+            assert!(draw(&spec(case, "micro")).streams.loop_restarts.is_none());
+            assert_eq!(restarts(&spec(case, "batch"), 4), Vec::<u32>::new());
             let s = spec(case, "both");
             let got = restarts(&s, 4);
             if got.is_empty() {
@@ -126,7 +142,7 @@ mod tests {
             .find(|s| !restarts(s, 4).is_empty())
             .expect("a case with the knob");
         let per_turn = |marker_from| {
-            let mut r = LoopRestarts::of(&s, 300);
+            let mut r = drawn(&s, 300);
             let marked = with_marker();
             let plain = vec![row(1, Role::User, 40)];
             (0..40)

@@ -155,7 +155,7 @@ pub fn run_case_labels(
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "panic".to_string());
-            let setup = CaseSetup::draw(spec);
+            let setup = draw::draw(spec).setup;
             let mut r = empty_result(spec, setup.family());
             r.outcome = CaseOutcome::Internal(what);
             r
@@ -198,7 +198,7 @@ fn run_case_unguarded(
     if spec.strategy.loop_options().is_some() {
         return agent_world::run(spec, record, make, labels);
     }
-    let (setup, streams) = CaseSetup::draw_with_streams(spec);
+    let draw::Case { setup, streams, .. } = draw::draw(spec);
     let micro = MicroCompactor::new(setup.micro, spec.bugs.clone());
     let oracle = Oracle::with_only(
         OracleConfig {

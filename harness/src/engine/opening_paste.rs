@@ -8,26 +8,18 @@
 //! prompt changes size and text (its id, kind and facts are drawn as without it).
 //! Not drawn for resumed sessions (their first prompt is loaded history), micro cases
 //! (no preflight) nor gateway cases (measured on the gateway's own generators).
-
-use super::CaseSpec;
-use crate::shapes::OpeningPaste;
+//! Drawn in [`super::draw`] (`CaseSetup::shape.features.opening_paste`).
 
 /// Share of agent-loop cases whose session opens with a giant paste, per mille.
 pub const OPENING_PASTE_ON_PER_MILLE: u32 = 100;
 /// The paste's rough size, per mille of the trigger: the drawn range.
 pub const OPENING_PASTE_PER_MILLE_OF_TRIGGER: (u32, u32) = (1_020, 1_150);
 
-/// The opening paste of `spec`'s case with a window of `context_length` tokens; `None`
-/// when the knob is off or the session is resumed (its first prompt is history). Drawn
-/// in [`super::draw`].
-pub fn draw(spec: &CaseSpec, context_length: u32) -> Option<OpeningPaste> {
-    super::draw::opening_paste(spec, context_length)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::AgentSetup;
+    use crate::engine::draw::draw;
+    use crate::engine::CaseSpec;
     use compactsim_hermes::compactor::threshold;
     use compactsim_hermes::strategy::Strategy;
 
@@ -37,18 +29,22 @@ mod tests {
     fn only_some_fresh_agent_loop_cases_open_with_a_paste_over_their_trigger() {
         let spec = CaseSpec::drawn;
         let era = Strategy::parse("both").unwrap().loop_options().unwrap().era;
-        let trigger = threshold::derive(128_000, era.threshold_config()).trigger_tokens as u64;
         let mut pastes = 0u64;
         for case in 0..CASES as u32 {
-            let s = spec(case, "both");
-            let Some(p) = draw(&s, 128_000) else { continue };
+            for other in ["micro", "gateway"] {
+                let c = draw(&spec(case, other));
+                assert_eq!(c.setup.shape.features.opening_paste, None, "{other}");
+            }
+            let c = draw(&spec(case, "both"));
+            let Some(p) = c.setup.shape.features.opening_paste else {
+                continue;
+            };
             pastes += 1;
-            assert_eq!(AgentSetup::draw_for(&s).0.params.resume_fill_per_mille, 0);
+            assert_eq!(c.agent.unwrap().params.resume_fill_per_mille, 0);
+            let window = c.setup.shape.context_length;
+            let trigger = threshold::derive(window, era.threshold_config()).trigger_tokens as u64;
             let tokens = p.chars as u64 / 4;
             assert!(tokens * 1000 >= trigger * 1_020 && tokens * 1000 <= trigger * 1_150);
-            for other in ["micro", "gateway"] {
-                assert_eq!(draw(&spec(case, other), 128_000), None, "{other}");
-            }
         }
         // Drawn in 10 % of the cases, of which the fresh sessions keep it.
         let share = pastes * 1000 / CASES;

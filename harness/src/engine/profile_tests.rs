@@ -7,8 +7,9 @@ use compactsim_hermes::profile::*;
 
 #[test]
 fn a_profile_changes_only_what_its_release_sets_and_a_plan_still_wins() {
+    use crate::engine::draw::draw;
     use crate::engine::plan::CasePlan;
-    use crate::engine::{CaseSetup, CaseSpec};
+    use crate::engine::CaseSpec;
     use compactsim_hermes::bug_set::BugSet;
     use compactsim_hermes::compactor::micro::SCAFFOLD_TOKENS_DEFAULT;
     use compactsim_hermes::strategy::Strategy;
@@ -23,8 +24,8 @@ fn a_profile_changes_only_what_its_release_sets_and_a_plan_still_wins() {
         compactor: Default::default(),
     };
     for case in 0..8 {
-        let plain = CaseSetup::draw(&spec(case, None));
-        let iot = CaseSetup::draw(&spec(case, Some(Profile::HermesIot0_22_2)));
+        let plain = draw(&spec(case, None)).setup;
+        let iot = draw(&spec(case, Some(Profile::HermesIot0_22_2))).setup;
         assert_eq!(plain.micro.scaffold_tokens, SCAFFOLD_TOKENS_DEFAULT);
         assert_eq!(iot.micro.scaffold_tokens, IOT_0_22_2_SCAFFOLD_TOKENS);
         let mut back = iot.clone();
@@ -40,13 +41,13 @@ fn a_profile_changes_only_what_its_release_sets_and_a_plan_still_wins() {
             back, plain,
             "case {case}: only the scaffold, the tail and the defrag order move"
         );
-        let batch = CaseSetup::draw(&spec(case, Some(Profile::Hermes0_19_0)));
+        let batch = draw(&spec(case, Some(Profile::Hermes0_19_0))).setup;
         assert_eq!(batch, plain, "case {case}: 0.19.0 has no micro");
     }
     let mut plan = CasePlan::default();
     plan.micro.scaffold_tokens = Some(300);
     let planned = spec(0, Some(Profile::HermesIot0_22_2)).with_plan(plan);
-    assert_eq!(CaseSetup::draw(&planned).micro.scaffold_tokens, 300);
+    assert_eq!(draw(&planned).setup.micro.scaffold_tokens, 300);
     let release = Profile::Hermes0_19_0;
     let batch_strategy = Strategy::ALL[1];
     assert_eq!(release.bugs(batch_strategy), HERMES_0_19_0_BUGS);

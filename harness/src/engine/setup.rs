@@ -86,23 +86,29 @@ pub struct CaseSetup {
     pub restart_per_mille: u32,
 }
 
-/// The streams a case keeps drawing from after its setup was drawn.
+/// The streams a case keeps drawing from after its knobs were drawn (see
+/// [`super::draw`]); a stream its strategy does not use is `None`.
 pub struct LiveStreams {
     pub summarizer: SimRng,
+    /// The micro world's per-turn restarts.
     pub faults: SimRng,
+    /// The provider's per-call draws (agent loop).
+    pub provider: Option<SimRng>,
+    /// The per-turn restarts of `batch` and `both` (`loop_restarts.rs`).
+    pub loop_restarts: Option<SimRng>,
+    /// The gateway's per-message draws (`gateway`).
+    pub gateway: Option<GatewayStreams>,
+}
+
+/// The gateway's per-message streams (`gateway/faults.rs`).
+pub struct GatewayStreams {
+    /// Duplicates, crashes, restarts and commands.
+    pub messages: SimRng,
+    /// `/stop`.
+    pub stop: SimRng,
 }
 
 impl CaseSetup {
-    pub fn draw(spec: &CaseSpec) -> CaseSetup {
-        Self::draw_with_streams(spec).0
-    }
-
-    /// The setup, and the summarizer and fault streams positioned after the setup draws
-    /// (see [`super::draw`]).
-    pub fn draw_with_streams(spec: &CaseSpec) -> (CaseSetup, LiveStreams) {
-        super::draw::setup(spec)
-    }
-
     pub fn family(&self) -> Family {
         self.shape.family
     }

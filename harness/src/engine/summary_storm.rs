@@ -7,7 +7,6 @@
 //! stream). Plan overrides apply after it; a recorded case writes its rate down.
 //! Not drawn for `micro` and `batch` (their rows are deep without it) nor the gateway.
 
-use super::CaseSpec;
 use compactsim_fakes::summarizer::SummarizerConfig;
 
 /// Share of `both` cases with a summary storm, per mille.
@@ -15,15 +14,10 @@ pub const SUMMARY_STORM_ON_PER_MILLE: u32 = 150;
 /// A storm's summarizer error rate, per mille of calls: the drawn range.
 pub const SUMMARY_STORM_ERROR_PER_MILLE: (u32, u32) = (200, 700);
 
-/// The storm's error rate of `spec`'s case; `None` when the knob is off. Drawn in
-/// [`super::draw`].
-pub fn draw(spec: &CaseSpec) -> Option<u32> {
-    super::draw::summary_storm(spec)
-}
-
-/// The drawn summarizer configuration with `spec`'s storm (if any) applied.
-pub fn applied(spec: &CaseSpec, mut config: SummarizerConfig) -> SummarizerConfig {
-    if let Some(rate) = draw(spec) {
+/// The drawn summarizer configuration with the storm's error rate (drawn in
+/// [`super::draw`]; `None`: no storm) applied.
+pub fn applied(storm: Option<u32>, mut config: SummarizerConfig) -> SummarizerConfig {
+    if let Some(rate) = storm {
         config.error_per_mille = config.error_per_mille.max(rate);
     }
     config
@@ -32,11 +26,18 @@ pub fn applied(spec: &CaseSpec, mut config: SummarizerConfig) -> SummarizerConfi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::draw::{self, Draw};
+    use crate::engine::CaseSpec;
 
     const CASES: u32 = 2_000;
 
     fn spec(case: u32, strategy: &str) -> CaseSpec {
         CaseSpec::drawn(case, strategy)
+    }
+
+    /// The storm knob of `s`'s case.
+    fn draw(s: &CaseSpec) -> Option<u32> {
+        draw::summary_storm(s, &mut Draw::new(s.case_seed()))
     }
 
     #[test]
@@ -48,7 +49,7 @@ mod tests {
             }
             let s = spec(case, "both");
             let calm = SummarizerConfig::reliable();
-            let got = applied(&s, calm.clone());
+            let got = applied(draw(&s), calm.clone());
             let Some(rate) = draw(&s) else {
                 assert_eq!(got, calm, "no storm changes nothing");
                 continue;

@@ -1,4 +1,4 @@
-//! The gateway's draws for one case, from its own named stream ([`Stream::Gateway`]),
+//! The gateway's draws for one case, from its own named stream (`Stream::Gateway`),
 //! so the conversation, summarizer and provider streams of a seed are the same as under
 //! `batch`: the chat's key form, topic mode, and per inbound message whether it is
 //! delivered twice, a `/compress` or `/reset` comes first, and whether and where the
@@ -6,9 +6,10 @@
 //! per-message draws here are runtime draws. A plan's [`GatewayPlan`] replaces the drawn topic mode and the drawn
 //! events after the draw (the stream stays where an unplanned case has it).
 
-use crate::engine::draw::{self, Draw};
+use crate::engine::draw::GatewayKnobs;
 use crate::engine::plan::{GatewayPlan, GatewaySchedule};
-use compactsim_fakes::rng::{between, chance, SimRng, Stream};
+use crate::engine::GatewayStreams;
+use compactsim_fakes::rng::{between, chance, SimRng};
 
 /// Crash points between the durable writes of a handled turn (and before the ack), in
 /// the order a turn reaches them (see `turn.rs`).
@@ -110,7 +111,7 @@ pub struct FaultPlan {
     /// Telegram DM topic mode: the key has a topic binding.
     pub topic: bool,
     rng: SimRng,
-    /// The `/stop` draws ([`Stream::GatewayStop`]).
+    /// The `/stop` draws (`Stream::GatewayStop`).
     stop_rng: SimRng,
     stop_per_mille: u32,
     duplicate_per_mille: u32,
@@ -118,7 +119,7 @@ pub struct FaultPlan {
     restart_per_mille: u32,
     command_per_mille: u32,
     /// Session hygiene compresses a session of at least this many messages
-    /// ([`Stream::GatewayHygiene`]).
+    /// (`Stream::GatewayHygiene`).
     pub hygiene_message_limit: u32,
     /// A plan's explicit schedule, used instead of the draws.
     schedule: Option<GatewaySchedule>,
@@ -127,11 +128,13 @@ pub struct FaultPlan {
 }
 
 impl FaultPlan {
-    /// The drawn plan of the case with seed `case_seed` (its knobs drawn in
-    /// [`draw::gateway`]), with `plan`'s overrides.
-    pub fn draw(case_seed: u64, plan: Option<&GatewayPlan>) -> FaultPlan {
-        let mut d = Draw::new(case_seed);
-        let drawn = draw::gateway(&mut d);
+    /// The plan of a case's drawn knobs and streams (its `draw::Case`'s `gateway` and
+    /// `streams.gateway`), with `plan`'s overrides.
+    pub fn new(
+        drawn: GatewayKnobs,
+        streams: GatewayStreams,
+        plan: Option<&GatewayPlan>,
+    ) -> FaultPlan {
         let topic = plan.and_then(|p| p.topic).unwrap_or(drawn.topic);
         let (chat, thread) = (drawn.chat, drawn.thread);
         let key = if topic {
@@ -145,8 +148,8 @@ impl FaultPlan {
         FaultPlan {
             key,
             topic,
-            rng: d.take(Stream::Gateway),
-            stop_rng: d.take(Stream::GatewayStop),
+            rng: streams.messages,
+            stop_rng: streams.stop,
             stop_per_mille: drawn.stop_per_mille,
             duplicate_per_mille: drawn.duplicate_per_mille,
             crash_per_mille: drawn.crash_per_mille,

@@ -10,6 +10,7 @@ use super::store::Store;
 use crate::engine::agent_world::{
     all_ids, budget_turns, build_agent, open_session, oracle_config, AgentLog, GatewayLog,
 };
+use crate::engine::draw::{self, Case};
 use crate::engine::observer::Observer;
 use crate::engine::plan::{CasePlan, Source};
 use crate::engine::scramble::Labels;
@@ -60,7 +61,24 @@ pub(crate) fn run_logged(
         .strategy
         .loop_options()
         .expect("an agent-loop strategy");
-    let (agent, setup) = build_agent(spec, options, make);
+    let Case {
+        setup,
+        agent,
+        gateway,
+        streams,
+        ..
+    } = draw::draw(spec);
+    let agent_setup = agent.expect("a gateway case draws its agent setup");
+    let provider = streams.provider.expect("and its provider stream");
+    let agent = build_agent(
+        spec,
+        options,
+        &setup,
+        agent_setup,
+        streams.summarizer,
+        provider,
+        make,
+    );
     let narrow: Vec<String> = CasePlan::narrow(spec.plan.as_deref(), all_ids())
         .into_iter()
         .map(String::from)
@@ -81,7 +99,11 @@ pub(crate) fn run_logged(
         agent,
         observer,
         store: Store::default(),
-        plan: FaultPlan::draw(spec.case_seed(), spec.plan.as_deref().map(|p| &p.gateway)),
+        plan: FaultPlan::new(
+            gateway.expect("a gateway case draws its gateway knobs"),
+            streams.gateway.expect("and its gateway streams"),
+            spec.plan.as_deref().map(|p| &p.gateway),
+        ),
         bugs: spec.bugs.clone(),
         oracle: GatewayOracle::with_only(&CasePlan::narrow(spec.plan.as_deref(), gateway_ids())),
         narrow,

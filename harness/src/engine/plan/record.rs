@@ -6,6 +6,7 @@
 use super::script::{RowPlan, Script, TurnPlan};
 use super::{AgentOverrides, CasePlan, MicroOverrides, ProviderOverrides, SummarizerOverrides};
 use crate::engine::agent_world;
+use crate::engine::draw::{self, Case};
 use crate::engine::{run_case, AgentSetup, CaseResult, CaseSetup, CaseSpec, Record};
 use crate::shapes::Conversation;
 use compactsim_fakes::ids::IdAlloc;
@@ -77,7 +78,13 @@ fn trimmed<T: Copy>(outcomes: &[T], ok: impl Fn(T) -> bool) -> Vec<T> {
 /// Runs `spec` and writes it down as an explicit plan covering the turns it ran. Running
 /// `spec` with the returned plan gives the same outcome, trace and tokens per turn.
 pub fn record(spec: &CaseSpec) -> Recording {
-    let setup = CaseSetup::draw(spec);
+    let Case {
+        setup,
+        agent,
+        gateway,
+        streams,
+        ..
+    } = draw::draw(spec);
     let logged = run_logged(spec, Record { trace: true });
     let result = logged.result.clone();
     let agent_loop = spec.strategy.loop_options().is_some();
@@ -124,14 +131,15 @@ pub fn record(spec: &CaseSpec) -> Recording {
         compactor: spec.compactor.adapter().cloned(),
         gateway: Default::default(),
     };
-    if agent_loop {
-        pin_agent_loop(spec, &mut plan, &logged);
+    if let Some(agent) = &agent {
+        pin_agent_loop(spec, &mut plan, &logged, &setup, agent);
     }
     if let Some(g) = &logged.gateway {
         let mut schedule = g.schedule.clone();
         schedule.truncate(result.turns);
-        let drawn = crate::engine::gateway::faults::FaultPlan::draw(
-            spec.case_seed(),
+        let drawn = crate::engine::gateway::faults::FaultPlan::new(
+            gateway.expect("a gateway case draws its gateway knobs"),
+            streams.gateway.expect("and its gateway streams"),
             spec.plan.as_ref().map(|p| &p.gateway),
         );
         plan.gateway = super::GatewayPlan {
@@ -147,8 +155,13 @@ pub fn record(spec: &CaseSpec) -> Recording {
 /// schedule, micro knobs and restarts only where micro passes run (`both`; the batch
 /// loop models no restarts). The turns a resumed session loaded become the script's
 /// history (loaded the same way, with the same turn numbers), with no fill.
-fn pin_agent_loop(spec: &CaseSpec, plan: &mut CasePlan, logged: &Logged) {
-    let (agent, _) = AgentSetup::draw_for(spec);
+fn pin_agent_loop(
+    spec: &CaseSpec,
+    plan: &mut CasePlan,
+    logged: &Logged,
+    setup: &CaseSetup,
+    agent: &AgentSetup,
+) {
     plan.agent = AgentOverrides::exactly(&agent.params);
     plan.provider = ProviderOverrides::exactly(&agent.provider);
     plan.provider_outcomes = Some(trimmed(&logged.provider_calls, |o| o.is_ok()));
@@ -156,7 +169,7 @@ fn pin_agent_loop(spec: &CaseSpec, plan: &mut CasePlan, logged: &Logged) {
         plan.restarts = None;
         plan.restart_per_mille = None;
     }
-    plan.micro = agent_world::micro_config(spec)
+    plan.micro = agent_world::micro_config(spec, setup, agent)
         .map_or_else(MicroOverrides::default, |m| MicroOverrides::exactly(&m));
     let script = plan.script.as_mut().expect("a recorded script");
     if script.history.is_empty() {

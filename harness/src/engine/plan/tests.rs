@@ -119,7 +119,7 @@ fn a_script_ends_the_case_and_overrides_replace_drawn_values() {
     };
     assert_eq!(plan.validate(), Ok(()));
     let s = spec(3, &[]).with_plan(plan);
-    let setup = crate::engine::CaseSetup::draw(&s);
+    let setup = crate::engine::draw::draw(&s).setup;
     assert_eq!(setup.micro.tail_budget_tokens, 300);
     assert_eq!(
         setup.summarizer,
@@ -299,7 +299,7 @@ fn the_agent_loop_plays_a_script_with_the_planned_provider_outcomes_and_paramete
     };
     let s = agent_spec(3, "batch", &[]).with_plan(plan.clone());
     assert_eq!(plan.check_for(s.strategy), Ok(()));
-    let (setup, _) = crate::engine::AgentSetup::draw_for(&s);
+    let setup = crate::engine::draw::draw(&s).agent.unwrap();
     assert!(!setup.params.in_place && setup.params.think_ms == (1_000, 1_000));
     let r = run_case(&s, Record { trace: true });
     assert_eq!(r.outcome, CaseOutcome::Clean);
