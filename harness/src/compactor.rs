@@ -71,7 +71,7 @@ impl CompactorSpec {
     pub fn adapter(&self) -> Option<&AdapterSpec> {
         match self {
             CompactorSpec::External(pool) => Some(pool.spec()),
-            _ => None,
+            CompactorSpec::Reference | CompactorSpec::InProcess { .. } => None,
         }
     }
 
@@ -84,7 +84,8 @@ impl CompactorSpec {
             (CompactorSpec::Reference, Some(adapter)) => {
                 CompactorSpec::External(pools.pool(adapter))
             }
-            _ => self.clone(),
+            (CompactorSpec::Reference, None)
+            | (CompactorSpec::InProcess { .. } | CompactorSpec::External(_), _) => self.clone(),
         }
     }
 
@@ -114,7 +115,12 @@ impl PartialEq for CompactorSpec {
                 CompactorSpec::InProcess { name: b, .. },
             ) => a == b,
             (CompactorSpec::External(a), CompactorSpec::External(b)) => a.spec() == b.spec(),
-            _ => false,
+            (
+                CompactorSpec::Reference
+                | CompactorSpec::InProcess { .. }
+                | CompactorSpec::External(_),
+                _,
+            ) => false,
         }
     }
 }

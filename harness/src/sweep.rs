@@ -130,7 +130,9 @@ impl Tally {
                 case,
                 invariants: match outcome {
                     CaseOutcome::Internal(what) => vec![format!("internal: {what}")],
-                    _ => vs.iter().map(|v| v.invariant.clone()).collect(),
+                    CaseOutcome::Clean | CaseOutcome::Violation(_) | CaseOutcome::Liveness(_) => {
+                        vs.iter().map(|v| v.invariant.clone()).collect()
+                    }
                 },
                 turn: vs.first().map_or(0, |v| v.turn),
             });

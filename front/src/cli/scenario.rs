@@ -119,8 +119,12 @@ pub fn exit_of(ran: &[Ran]) -> Exit {
     ran.iter()
         .fold(Exit::Clean, |exit, r| match (&r.result.outcome, r.holds) {
             (CaseOutcome::Internal(_), _) => exit.worst(Exit::Internal),
-            (_, false) => exit.worst(Exit::Violation),
-            _ => exit,
+            (CaseOutcome::Clean | CaseOutcome::Violation(_) | CaseOutcome::Liveness(_), false) => {
+                exit.worst(Exit::Violation)
+            }
+            (CaseOutcome::Clean | CaseOutcome::Violation(_) | CaseOutcome::Liveness(_), true) => {
+                exit
+            }
         })
 }
 
@@ -176,8 +180,10 @@ pub fn render_table(ran: &[Ran]) -> String {
 fn verdict(r: &Ran) -> &'static str {
     match (&r.result.outcome, r.holds) {
         (CaseOutcome::Internal(_), _) => "ERROR",
-        (_, true) => "ok",
-        (_, false) => "FAILED",
+        (CaseOutcome::Clean | CaseOutcome::Violation(_) | CaseOutcome::Liveness(_), true) => "ok",
+        (CaseOutcome::Clean | CaseOutcome::Violation(_) | CaseOutcome::Liveness(_), false) => {
+            "FAILED"
+        }
     }
 }
 

@@ -134,7 +134,10 @@ impl Expect {
                 .iter()
                 .any(|v| &v.invariant == invariant && within_turns.is_none_or(|n| v.turn < n)),
             (Expect::Exit(class), outcome) => class_of(outcome) == Some(*class),
-            _ => false,
+            (
+                Expect::Clean,
+                CaseOutcome::Violation(_) | CaseOutcome::Liveness(_) | CaseOutcome::Internal(_),
+            ) => false,
         }
     }
 }

@@ -157,7 +157,7 @@ pub fn clean_row(
         .iter()
         .map(|r| match &r.outcome {
             CaseOutcome::Violation(vs) => names(vs),
-            _ => Vec::new(),
+            CaseOutcome::Clean | CaseOutcome::Liveness(_) | CaseOutcome::Internal(_) => Vec::new(),
         })
         .collect();
     let per_seed = tally_seeds_by(suite.seeds, suite.cases, 1, |seed, case| {

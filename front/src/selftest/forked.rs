@@ -78,7 +78,7 @@ fn case_rows(
                 turn: *turn,
                 switches: info.switches().mask(),
             }),
-            _ => None,
+            Way::StandIn | Way::Clean | Way::Start => None,
         })
         .collect();
     let to_end = ways.contains(&Way::Clean);

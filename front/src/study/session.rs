@@ -90,7 +90,7 @@ pub fn reference(spec: &StudySpec, strategy: StudyStrategy) -> Reference {
             }
             Some(MicroCompactor::new(c, BugSet::none()))
         }
-        _ => None,
+        StudyStrategy::Batch | StudyStrategy::Handoff => None,
     };
     Reference::new(BatchConfig::new(&t, BugSet::none()), micro)
         .with_context_window(spec.context_length)

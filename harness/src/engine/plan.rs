@@ -295,7 +295,9 @@ impl CasePlan {
                 "micro settings apply to the strategies that run micro passes (micro, both), not batch"
                     .into(),
             ),
-            _ => Ok(()),
+            Strategy::Micro | Strategy::Batch(_) | Strategy::Both(_) | Strategy::Gateway(_) => {
+                Ok(())
+            }
         }
     }
 }

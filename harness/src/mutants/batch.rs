@@ -23,7 +23,20 @@ pub(super) fn apply(mutant: Mutant, msgs: &mut Vec<Message>, report: &BatchRepor
             msgs.drain(head..tail);
         }
         Mutant::BatchDropsUnsummarizedRow if summarized => drop_first_reply_after(msgs),
-        _ => {}
+        // The batch mutants above when their pass does not qualify, and the micro ones.
+        Mutant::UnchangedPassRewritesToolOutput
+        | Mutant::UnchangedPassDropsWindow
+        | Mutant::BatchDropsUnsummarizedRow
+        | Mutant::DeletesFreshMarker
+        | Mutant::AbsorbsTwoReportsOne
+        | Mutant::RewritesUserRow
+        | Mutant::DropsWithoutSummaryCall
+        | Mutant::ExchangeEndOffByOne
+        | Mutant::ExchangeStartOffByOne
+        | Mutant::StaleNewestMarker
+        | Mutant::StripsMarkerFlag
+        | Mutant::MarkerListsWhatItsTextDropped
+        | Mutant::SwallowsUnsummarizedExchange => {}
     }
 }
 

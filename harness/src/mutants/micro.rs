@@ -19,7 +19,9 @@ fn cut_summary_text(content: &Content, chars: u32) -> Content {
                 chars: chars.min(s.chars),
                 ..s.clone()
             },
-            _ => s.clone(),
+            ContentKind::Prose | ContentKind::Code | ContentKind::Json | ContentKind::Scaffold => {
+                s.clone()
+            }
         })
         .collect();
     Content::from_segments(segments)
@@ -118,7 +120,11 @@ pub(super) fn apply(mutant: Mutant, old: &[Message], msgs: &mut Vec<Message>, pa
             }
         }
         Mutant::SwallowsUnsummarizedExchange => swallow_next(msgs, marker_at),
-        _ => {}
+        // Handled above (no exchange) or batch mutants.
+        Mutant::DropsWithoutSummaryCall
+        | Mutant::UnchangedPassDropsWindow
+        | Mutant::BatchDropsUnsummarizedRow
+        | Mutant::UnchangedPassRewritesToolOutput => {}
     }
 }
 

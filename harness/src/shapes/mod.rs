@@ -118,7 +118,11 @@ impl Family {
         match self {
             Family::ToolHeavy => 4,
             Family::Chatty | Family::CodeReview => 3,
-            _ => 2,
+            Family::LongToolOutputs
+            | Family::HugePrompts
+            | Family::MultiAgentRoom
+            | Family::Cron
+            | Family::TinyWindow => 2,
         }
     }
 }

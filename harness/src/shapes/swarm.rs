@@ -98,7 +98,17 @@ mod tests {
                         );
                     }
                     (Family::HugePrompts, ..) => {}
-                    (_, before, after) => assert_eq!(before, after, "{family:?}"),
+                    (
+                        Family::Chatty
+                        | Family::ToolHeavy
+                        | Family::LongToolOutputs
+                        | Family::CodeReview
+                        | Family::MultiAgentRoom
+                        | Family::Cron
+                        | Family::TinyWindow,
+                        before,
+                        after,
+                    ) => assert_eq!(before, after, "{family:?}"),
                 }
                 assert_eq!(drawn.features.marathon, None);
                 if let Some(m) = shape.features.marathon {

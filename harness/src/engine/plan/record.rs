@@ -107,7 +107,15 @@ pub fn record(spec: &CaseSpec) -> Recording {
         .iter()
         .filter_map(|line| match line.event {
             Event::Restart { turn } => Some(turn),
-            _ => None,
+            Event::TurnAppended { .. }
+            | Event::MicroPass(_)
+            | Event::BatchPass(_)
+            | Event::Repair { .. }
+            | Event::Preflight(_)
+            | Event::ProviderCall(_)
+            | Event::TurnFailed { .. }
+            | Event::SessionReset { .. }
+            | Event::Rotation { .. } => None,
         })
         .collect();
     let mut plan = CasePlan {
