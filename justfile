@@ -18,11 +18,12 @@ replay SEED CASE *ARGS:
 
 # Benchmarks.
 bench:
-    cargo bench -p compactsim
+    cargo bench -p compactsim --features bench
 
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
+    cargo clippy -p compactsim --benches --features bench -- -D warnings
 
 # The default suite through the stdio protocol with the reference Python adapter.
 external-reference *ARGS:
