@@ -129,6 +129,34 @@ pub(crate) fn budget_turns(spec: &CaseSpec) -> u32 {
         .unwrap_or(suite)
 }
 
+/// The agent loop of an agent-loop or gateway case, built from the case's draw: the
+/// agent setup and the provider's stream are taken out of `case`, the summarizer's
+/// stream is copied (the copy left in `case` is never drawn from).
+pub(crate) fn agent_of(spec: &CaseSpec, case: &mut Case, make: MakeCompactor<'_>) -> AgentLoop {
+    let options = spec
+        .strategy
+        .loop_options()
+        .expect("an agent-loop strategy");
+    let agent_setup = case
+        .agent
+        .take()
+        .expect("an agent-loop case draws its agent setup");
+    let provider = case
+        .streams
+        .provider
+        .take()
+        .expect("and its provider stream");
+    build_agent(
+        spec,
+        options,
+        &case.setup,
+        agent_setup,
+        case.streams.summarizer.clone(),
+        provider,
+        make,
+    )
+}
+
 /// The agent loop of a drawn case (`setup`, its `agent_setup`, its summarizer and
 /// provider streams; see [`super::draw::draw`]), with `spec`'s plan overrides and
 /// schedules applied.
@@ -266,28 +294,14 @@ impl<'s> CaseLoop<'s> {
         make: MakeCompactor<'_>,
         labels: Labels,
     ) -> Self {
-        let options: LoopOptions = spec
-            .strategy
-            .loop_options()
-            .expect("an agent-loop strategy");
+        let mut case = draw::draw(spec);
+        let mut agent = agent_of(spec, &mut case, make);
         let Case {
             setup,
-            agent,
             marker_restart,
             streams,
             ..
-        } = draw::draw(spec);
-        let agent_setup = agent.expect("an agent-loop case draws its agent setup");
-        let provider = streams.provider.expect("and its provider stream");
-        let mut agent = build_agent(
-            spec,
-            options,
-            &setup,
-            agent_setup,
-            streams.summarizer,
-            provider,
-            make,
-        );
+        } = case;
         let turns_max = spec.turns_max();
         let oracle = Oracle::with_only(
             oracle_config(&agent.config),

@@ -8,7 +8,7 @@
 use super::faults::{Crash, FaultPlan};
 use super::store::Store;
 use crate::engine::agent_world::{
-    all_ids, budget_turns, build_agent, open_session, oracle_config, AgentLog, GatewayLog,
+    agent_of, all_ids, budget_turns, open_session, oracle_config, AgentLog, GatewayLog,
 };
 use crate::engine::draw::{self, Case};
 use crate::engine::observer::Observer;
@@ -57,28 +57,14 @@ pub(crate) fn run_logged(
     make: MakeCompactor<'_>,
     labels: Labels,
 ) -> (CaseResult, AgentLog) {
-    let options = spec
-        .strategy
-        .loop_options()
-        .expect("an agent-loop strategy");
+    let mut case = draw::draw(spec);
+    let agent = agent_of(spec, &mut case, make);
     let Case {
         setup,
-        agent,
         gateway,
         streams,
         ..
-    } = draw::draw(spec);
-    let agent_setup = agent.expect("a gateway case draws its agent setup");
-    let provider = streams.provider.expect("and its provider stream");
-    let agent = build_agent(
-        spec,
-        options,
-        &setup,
-        agent_setup,
-        streams.summarizer,
-        provider,
-        make,
-    );
+    } = case;
     let narrow: Vec<String> = CasePlan::narrow(spec.plan.as_deref(), all_ids())
         .into_iter()
         .map(String::from)
