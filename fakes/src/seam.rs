@@ -107,16 +107,7 @@ pub trait Compactor: Send {
         harness: &mut Harness<'_>,
     ) -> Result<MicroPass, CompactorFailure> {
         let _ = (msgs, harness);
-        Ok(MicroPass {
-            turn,
-            pass: 0,
-            outcome: compactsim_model::MicroOutcome::NoExchange,
-            exchange: Vec::new(),
-            skipped: Vec::new(),
-            cursor: 0,
-            summary_tokens: 0,
-            latency_ms: 0,
-        })
+        Ok(MicroPass::no_exchange(turn, 0))
     }
 
     /// One batch compaction (`compress()`), asked for by `request`.

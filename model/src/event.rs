@@ -50,6 +50,22 @@ pub struct MicroPass {
     pub latency_ms: u64,
 }
 
+impl MicroPass {
+    /// Pass `pass` after turn `turn` that found no exchange and changed nothing.
+    pub fn no_exchange(turn: u32, pass: u32) -> MicroPass {
+        MicroPass {
+            turn,
+            pass,
+            outcome: MicroOutcome::NoExchange,
+            exchange: Vec::new(),
+            skipped: Vec::new(),
+            cursor: 0,
+            summary_tokens: 0,
+            latency_ms: 0,
+        }
+    }
+}
+
 /// What asked for a batch compaction pass (hermes-domain §2.2).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -49,16 +49,7 @@ impl Compactor for Probe {
     ) -> Result<MicroPass, CompactorFailure> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         if !self.micro {
-            return Ok(MicroPass {
-                turn,
-                pass: 0,
-                outcome: compactsim_model::MicroOutcome::NoExchange,
-                exchange: Vec::new(),
-                skipped: Vec::new(),
-                cursor: 0,
-                summary_tokens: 0,
-                latency_ms: 0,
-            });
+            return Ok(MicroPass::no_exchange(turn, 0));
         }
         self.inner.micro_pass(msgs, turn, harness)
     }

@@ -89,16 +89,7 @@ impl MicroCompactor {
         ids: &mut IdAlloc,
     ) -> MicroPass {
         self.state.invocations += 1;
-        let mut ev = MicroPass {
-            turn,
-            pass: self.state.invocations,
-            outcome: MicroOutcome::NoExchange,
-            exchange: Vec::new(),
-            skipped: Vec::new(),
-            cursor: 0,
-            summary_tokens: 0,
-            latency_ms: 0,
-        };
+        let mut ev = MicroPass::no_exchange(turn, self.state.invocations);
         #[cfg(debug_assertions)]
         let rows_before: Vec<Message> = msgs.clone();
         let every_n = self.config.every_n_turns.max(1);
