@@ -7,7 +7,7 @@ package has it, and the compressor's own state reported as labels.
 from importlib.metadata import version
 
 import offline
-from protocol import serve
+from protocol import HERMES_POLICIES, serve
 
 
 class Driver:
@@ -114,7 +114,8 @@ class Driver:
             handlers["micro_pass"] = self.micro_pass
         serve(name, version(dist),
               {"micro_pass": self.micro, "batch_pass": True,
-               "hooks": ["cooling_down", "fallback_streak"]}, handlers)
+               "hooks": ["cooling_down", "fallback_streak"],
+               "policies": HERMES_POLICIES}, handlers)
 
 
 def clean(m):

@@ -13,7 +13,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from batch import Batch  # noqa: E402
-from protocol import SummaryError, serve  # noqa: E402
+from protocol import HERMES_POLICIES, SummaryError, serve  # noqa: E402
 from window import SEP, head_end, is_summary, tail_start  # noqa: E402
 
 MESSAGES_MIN = 4
@@ -158,7 +158,21 @@ def merge_user_neighbours(out, before):
     return merged
 
 
-def main():
+def main(name="compactsim-reference-py", policies=None, config=None):
+    """Serves until stdin closes. `policies`: the hello's `capabilities.policies`
+    (default: what Hermes does); `config`: a function rewriting each pass's `config`
+    (a fixture's changed behaviour; default: as sent)."""
+    policies = HERMES_POLICIES if policies is None else policies
+
+    def configured(handler):
+        if config is None:
+            return handler
+
+        def rewritten(req, summarize):
+            req = dict(req, config=config(dict(req.get("config") or {})))
+            return handler(req, summarize)
+        return rewritten
+
     micro = Micro()
     batch = Batch()
 
@@ -190,11 +204,12 @@ def main():
         micro.cursor = 0
         return out
 
-    serve("compactsim-reference-py", "1.0.0",
+    serve(name, "1.0.0",
           {"micro_pass": True, "batch_pass": True,
-           "hooks": ["cooling_down", "fallback_streak", "usage"]},
-          {"micro_pass": micro.pass_, "batch_pass": batch_pass, "restart": restart,
-           "hook": hook})
+           "hooks": ["cooling_down", "fallback_streak", "usage"],
+           "policies": policies},
+          {"micro_pass": configured(micro.pass_), "batch_pass": configured(batch_pass),
+           "restart": restart, "hook": hook})
 
 
 if __name__ == "__main__":

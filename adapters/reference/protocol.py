@@ -11,6 +11,18 @@ import sys
 
 PROTOCOL_VERSION = 1
 
+# What Hermes does, as `capabilities.policies` (PROTOCOL.md, "Policies"): the protected
+# head of the configured `protect_first_n` rows, the newest reply kept verbatim, 60 s of
+# summary-failure cooldown (30 s after a dropped connection), micro passes absorbing one
+# exchange at a time. An adapter that follows none of these declares nothing and is
+# judged by the universal invariants only.
+HERMES_POLICIES = {
+    "protect_first_n": {},
+    "newest_reply_verbatim": {},
+    "failure_cooldown": {"ms": 60000, "connection_dropped_ms": 30000},
+    "absorb_exchanges": {},
+}
+
 
 class SummaryError(Exception):
     """The harness answered a summarize call with an error (a failed LLM call)."""

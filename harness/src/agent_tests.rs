@@ -76,7 +76,10 @@ fn agent(
     );
     let config_batch = config.batch.clone();
     let recorder = Recorder {
-        oracle: Oracle::new(oracle_config(&config)),
+        oracle: Oracle::new(oracle_config(
+            &config,
+            compactsim_invariants::Policies::HERMES,
+        )),
         events: vec![],
         violations: vec![],
         served: vec![],

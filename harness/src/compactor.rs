@@ -5,9 +5,10 @@
 
 use crate::external::argv::quote;
 use crate::external::compactor::Pool;
-use crate::external::{AdapterSpec, DEFAULT_TIMEOUT_MS};
+use crate::external::{AdapterSpec, FailureKind, DEFAULT_TIMEOUT_MS};
 use compactsim_fakes::seam::Compactor;
 use compactsim_hermes::compactor::reference::Reference;
+use compactsim_invariants::Policies;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
@@ -41,11 +42,24 @@ impl CompactorSpec {
         }
     }
 
-    /// The external adapter `spec` with a new pool (its command line is checked).
+    /// The external adapter `spec` with a new pool (its command line is checked, and
+    /// the policies of its hello: a bad declaration is bad input, refused before any
+    /// case; an adapter that cannot greet fails its cases instead).
     pub fn external(spec: AdapterSpec) -> Result<CompactorSpec, String> {
-        Pool::new(spec)
-            .map(CompactorSpec::External)
-            .map_err(|e| e.to_string())
+        let pool = Pool::new(spec).map_err(|e| e.to_string())?;
+        match pool.hello() {
+            Err(e) if matches!(e.kind, FailureKind::BadPolicy(_)) => Err(e.to_string()),
+            _ => Ok(CompactorSpec::External(pool)),
+        }
+    }
+
+    /// The policies the compactor declares: every Hermes policy for the reference and
+    /// the in-process compactors (Hermes variants), the hello's for an adapter.
+    pub fn policies(&self) -> Policies {
+        match self {
+            CompactorSpec::Reference | CompactorSpec::InProcess { .. } => Policies::HERMES,
+            CompactorSpec::External(pool) => pool.policies(),
+        }
     }
 
     /// The compactor of one case, given the reference compactor its configuration

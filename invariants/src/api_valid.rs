@@ -52,6 +52,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
         "H-75345-A",
         "HERMES-0.19.0-B1",
     ],
+    class: crate::InvariantClass::Universal,
 };
 
 /// The rules of hermes-domain §1.3, numbered as there.

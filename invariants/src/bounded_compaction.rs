@@ -72,6 +72,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
                 proves overflow; no rotation without progress; <= 2 no-op passes in a row; \
                 preflight compacts only past the deferral tolerance of real usage",
     catches: &["H-35054", "H-57771", "H-40803"],
+    class: crate::InvariantClass::Universal,
 };
 
 /// Preflight passes per turn (`range(3)`, 0.19.0 turn_context).

@@ -20,6 +20,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     // No bug switch is shown breaking it at a failing transition (H-75345-A breaks
     // api-valid first), so it claims none.
     catches: &[],
+    class: crate::InvariantClass::Universal,
 };
 
 fn applies(event: &Event) -> bool {

@@ -55,6 +55,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     statement: "micro-compaction absorbs every exchange exactly once, in order \
                 (unless skipped after 3 failures)",
     catches: &["H-M-cursor"],
+    class: crate::InvariantClass::Policy(crate::policy::ABSORB_EXCHANGES),
 };
 
 /// Row `i` is a tool result of a summary row (a batch summary merged into an assistant
@@ -186,7 +187,13 @@ fn exchanges_covered<'a>(
 impl ExchangeAbsorbedOnce {
     pub fn new(config: OracleConfig) -> Self {
         ExchangeAbsorbedOnce {
-            head: ProtectedHead::refixing(config.protect_first_n),
+            // The head the micro pass may jump: the declared `protect_first_n`, else none.
+            head: ProtectedHead::refixing(
+                config
+                    .policies
+                    .head_rows(config.protect_first_n)
+                    .unwrap_or(0),
+            ),
             absorbed: IdSet::default(),
             skipped: IdSet::default(),
             passed: IdSet::default(),

@@ -5,6 +5,10 @@ use compactsim_model::{ContentKind, Event, Message, Role, Transition, Witness};
 
 /// The system prompt and the protected head survive compaction.
 ///
+/// The system-prompt rule is universal; the protected-head and decay rules are those of
+/// the `protect_first_n` policy (`policy.rs`): they run only when it is declared, with
+/// its N (the configured `protect_first_n`, or the declared fixed N).
+///
 /// - A leading system row of the case's first transcript stays at index 0 with the same
 ///   id and role, its original segments a prefix of its content followed by nothing but
 ///   fixed scaffold text (batch compaction appends its "[Note: Some earlier conversation
@@ -33,6 +37,9 @@ use compactsim_model::{ContentKind, Event, Message, Role, Transition, Witness};
 pub struct HeadProtected {
     head: ProtectedHead,
     protect_first_n: u32,
+    /// The `protect_first_n` policy is declared: the head and decay rules run (the
+    /// system-prompt rule always runs).
+    head_policy: bool,
     /// Committed batch compactions in the current session.
     batch_compactions: u32,
 }
@@ -55,13 +62,16 @@ pub const INFO: InvariantInfo = InvariantInfo {
     statement: "the system prompt survives verbatim; the protected head survives micro \
                 passes and repairs in order; the head decays after the first batch compaction",
     catches: &["H-11996", "IOT-0.22.2-M1"],
+    class: crate::InvariantClass::Universal,
 };
 
 impl HeadProtected {
     pub fn new(config: OracleConfig) -> Self {
+        let head_rows = config.policies.head_rows(config.protect_first_n);
         HeadProtected {
-            head: ProtectedHead::new(config.protect_first_n),
-            protect_first_n: config.protect_first_n,
+            head: ProtectedHead::new(head_rows.unwrap_or(0)),
+            protect_first_n: head_rows.unwrap_or(0),
+            head_policy: head_rows.is_some(),
             batch_compactions: 0,
         }
     }
@@ -261,10 +271,15 @@ impl Invariant for HeadProtected {
             self.head.end(t);
             return None;
         }
+        let head_policy = self.head_policy;
         let found = self
             .check_system(t)
-            .or_else(|| (!relearn).then(|| self.check_head(t)).flatten())
-            .or_else(|| self.check_decay(t));
+            .or_else(|| {
+                (head_policy && !relearn)
+                    .then(|| self.check_head(t))
+                    .flatten()
+            })
+            .or_else(|| head_policy.then(|| self.check_decay(t)).flatten());
         self.head.end(t);
         found
     }
@@ -529,5 +544,71 @@ mod tests {
         let pass = batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
         let quiet = run(&mut inv(2), &[], &[(append_event(1), start), (pass, after)]);
         assert!(quiet.is_empty(), "{quiet:?}");
+    }
+
+    fn with_head(policy: Option<crate::HeadPolicy>, configured: u32) -> HeadProtected {
+        HeadProtected::new(OracleConfig {
+            protect_first_n: configured,
+            policies: crate::Policies {
+                protect_first_n: policy,
+                ..crate::Policies::NONE
+            },
+            ..OracleConfig::default()
+        })
+    }
+
+    /// Without `protect_first_n` a head row may go (the head rules are policy), but the
+    /// system prompt is still held verbatim (universal).
+    #[test]
+    fn the_head_rules_run_only_when_protect_first_n_is_declared() {
+        let mut dropped = start();
+        dropped.remove(1);
+        let steps = [(append_event(1), start()), (absorbed(1, &[]), dropped)];
+        assert!(run(&mut with_head(None, 2), &[], &steps).is_empty());
+        let declared = run(
+            &mut with_head(Some(crate::HeadPolicy::Config), 2),
+            &[],
+            &steps,
+        );
+        assert_eq!(declared.len(), 1, "{declared:?}");
+        let mut system_changed = start();
+        system_changed[0].merge_content(&user(11).content);
+        let steps = [
+            (append_event(1), start()),
+            (absorbed(1, &[]), system_changed),
+        ];
+        assert_eq!(run(&mut with_head(None, 2), &[], &steps).len(), 1);
+    }
+
+    /// No policy: the head never has to decay either.
+    #[test]
+    fn the_decay_rule_runs_only_when_protect_first_n_is_declared() {
+        let (start, first) = decay_rows();
+        let steps = [
+            (append_event(0), start),
+            (batch_pass(), first),
+            (batch_pass(), summarized(11)),
+        ];
+        assert!(run(&mut with_head(None, 3), &[], &steps).is_empty());
+        assert_eq!(
+            run(
+                &mut with_head(Some(crate::HeadPolicy::Config), 3),
+                &[],
+                &steps
+            )
+            .len(),
+            1
+        );
+    }
+
+    /// `{"n": N}` holds the compactor to its own N, whatever the configuration says.
+    #[test]
+    fn a_fixed_n_overrides_the_configured_one() {
+        let mut dropped = start();
+        dropped.remove(5); // reply 5: past a head of 2, inside a head of 5
+        let steps = [(append_event(1), start()), (absorbed(1, &[]), dropped)];
+        let fixed = |n| with_head(Some(crate::HeadPolicy::Fixed(n)), 2);
+        assert!(run(&mut fixed(2), &[], &steps).is_empty());
+        assert_eq!(run(&mut fixed(5), &[], &steps).len(), 1);
     }
 }

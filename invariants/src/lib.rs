@@ -22,6 +22,7 @@ mod no_infinite_loop;
 mod no_silent_drop;
 mod one_marker_max;
 mod oracle;
+pub mod policy;
 mod preflight_evaluated;
 mod summary_failure_safe;
 mod testkit;
@@ -45,6 +46,7 @@ pub use no_infinite_loop::{
 pub use no_silent_drop::NoSilentDrop;
 pub use one_marker_max::OneMarkerMax;
 pub use oracle::{Oracle, UnknownInvariant};
+pub use policy::{FailureCooldown, HeadPolicy, InvariantClass, Policies, PolicyInfo, POLICIES};
 pub use preflight_evaluated::PreflightEvaluated;
 pub use summary_failure_safe::SummaryFailureSafe;
 pub use tokens_non_growing::TokensNonGrowing;
@@ -83,6 +85,9 @@ pub struct OracleConfig {
     /// The anti-thrash recovery window of the configured policy (V2.2: 300 s); `None`
     /// when the policy never recovers by itself (V1, V2).
     pub recovery_window_ms: Option<u64>,
+    /// The policies the compactor under test declares: a policy invariant, or a policy
+    /// rule of a universal one, runs only when its policy is declared (`policy.rs`).
+    pub policies: Policies,
 }
 
 impl Default for OracleConfig {
@@ -93,6 +98,7 @@ impl Default for OracleConfig {
             max_attempts: 3,
             request_overhead_tokens: 0,
             recovery_window_ms: None,
+            policies: Policies::HERMES,
         }
     }
 }
@@ -106,6 +112,8 @@ pub struct InvariantInfo {
     pub statement: &'static str,
     /// Bug ids this invariant exists for.
     pub catches: &'static [&'static str],
+    /// Universal, or the policy a compactor must declare to be judged by it.
+    pub class: InvariantClass,
 }
 
 /// One checker. `observe` sees every transition of a case in order, from the first; one
@@ -170,8 +178,8 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
     (summary_failure_safe::INFO, |_| {
         Box::<SummaryFailureSafe>::default()
     }),
-    (user_turns_intact::INFO, |_| {
-        Box::<UserTurnsIntact>::default()
+    (user_turns_intact::INFO, |c| {
+        Box::new(UserTurnsIntact::new(c))
     }),
     (api_valid::INFO, |_| Box::<ApiValid>::default()),
     (head_protected::INFO, |c| Box::new(HeadProtected::new(c))),
@@ -196,6 +204,19 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
 /// of `Oracle::observe`'s violations).
 pub fn catalogue() -> Vec<InvariantInfo> {
     REGISTRY.iter().map(|(info, _)| *info).collect()
+}
+
+/// The ids of `ids` that a compactor declaring `policies` is judged by (a policy
+/// invariant whose policy is not declared is left out), order kept.
+pub fn judged_ids(ids: Vec<&'static str>, policies: Policies) -> Vec<&'static str> {
+    ids.into_iter()
+        .filter(|id| {
+            REGISTRY
+                .iter()
+                .find(|(info, _)| info.id == *id)
+                .is_none_or(|(info, _)| policies.judges(info.class))
+        })
+        .collect()
 }
 
 /// The catalogue ids a micro-only run checks: all but [`AGENT_LOOP_INVARIANTS`].
@@ -268,5 +289,17 @@ mod tests {
         for (info, build) in REGISTRY {
             assert_eq!(build(OracleConfig::default()).info(), *info);
         }
+        let classes: Vec<(&str, InvariantClass)> = catalogue()
+            .iter()
+            .filter(|i| i.class != InvariantClass::Universal)
+            .map(|i| (i.id, i.class))
+            .collect();
+        assert_eq!(
+            classes,
+            [(
+                "exchange-absorbed-once",
+                InvariantClass::Policy(policy::ABSORB_EXCHANGES)
+            )]
+        );
     }
 }

@@ -34,6 +34,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "marker-contained",
     statement: "information in a superseded marker is contained in the summaries that replace it",
     catches: &["H-M-resume", "H-75345-A"],
+    class: crate::InvariantClass::Universal,
 };
 
 /// Facts listed in a witness line at most.

@@ -38,6 +38,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     statement: "after the pre-send repair a marker is still an intact assistant row with its \
                 metadata, and the newest marker holds the current rolling summary",
     catches: &["H-75345-A", "IOT-0.22.2-M4"],
+    class: crate::InvariantClass::Universal,
 };
 
 fn well_formed(m: &Message) -> bool {

@@ -1,5 +1,5 @@
 use crate::class::{changed, classify, EventClass};
-use crate::{Invariant, InvariantInfo, OracleConfig};
+use crate::{FailureCooldown, Invariant, InvariantInfo, OracleConfig};
 use compactsim_model::{tokens_rough_total, BatchTrigger, Event, Message, Transition, Witness};
 
 /// The agent loop keeps making progress (liveness; hermes-domain §4.1: H-2153, H-11529,
@@ -11,9 +11,10 @@ use compactsim_model::{tokens_rough_total, BatchTrigger, Event, Message, Transit
 ///   over the window (the provider's ground truth); turns failed by injected faults on
 ///   requests that fit (dropped connections, server errors) are the environment, not
 ///   a spiral, and are not counted;
-/// - an automatic compaction (preflight or post-response) starts within the spec's
-///   minimum cooldown ([`COOLDOWN_MIN_MS`]) after a summarizer call the harness served
-///   failed — the oracle arms its own cooldown from the failure it observed, never
+/// - (the `failure_cooldown` policy's rule, only when declared) an automatic
+///   compaction (preflight or post-response) starts within the declared cooldown
+///   (Hermes: [`COOLDOWN_MIN_MS`], [`COOLDOWN_CONNECTION_DROPPED_MS`] after a dropped
+///   connection) after a summarizer call the harness served failed — the oracle arms its own cooldown from the failure it observed, never
 ///   reading the compactor's report; overflow recovery is exempt (a provider-proven
 ///   overflow gets its attempt);
 /// - with a recovery window configured (V2.2), compaction starves: preflights keep
@@ -52,6 +53,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
                 no automatic compaction during a summary-failure cooldown; a blocked \
                 compactor recovers within its recovery window",
     catches: &["H-2153", "H-11529", "H-14694"],
+    class: crate::InvariantClass::Universal,
 };
 
 /// Consecutive failed turns tolerated (transient faults can fail a turn or two).
@@ -63,16 +65,20 @@ pub const COOLDOWN_MIN_MS: u64 = 60_000;
 /// 0.19.0 `_generate_summary`: "30 s for JSON decode and streaming-closed").
 pub const COOLDOWN_CONNECTION_DROPPED_MS: u64 = 30_000;
 
-/// The shortest cooldown the failed calls of `served` arm, if any failed.
-fn cooldown_min_ms(served: &[compactsim_model::ServedCall]) -> Option<u64> {
+/// The shortest cooldown the failed calls of `served` arm under the declared
+/// `failure_cooldown`, if any failed.
+fn cooldown_min_ms(
+    cooldown: FailureCooldown,
+    served: &[compactsim_model::ServedCall],
+) -> Option<u64> {
     served
         .iter()
         .filter(|c| !c.ok)
         .map(|c| {
             if c.connection_dropped {
-                COOLDOWN_CONNECTION_DROPPED_MS
+                cooldown.connection_dropped_ms
             } else {
-                COOLDOWN_MIN_MS
+                cooldown.ms
             }
         })
         .min()
@@ -176,9 +182,14 @@ impl Invariant for NoInfiniteLoop {
                         t.event.describe()
                     ))
                 });
-                if let Some(cooldown_ms) = cooldown_min_ms(t.served) {
-                    self.cooldown_until_ms = self.cooldown_until_ms.max(p.now_ms + cooldown_ms);
+                if t.served.iter().any(|c| !c.ok) {
                     self.failed_call_ms = Some(p.now_ms);
+                }
+                // The cooldown rule is the `failure_cooldown` policy's: armed only when
+                // the compactor declares it, for the declared time.
+                let declared = self.config.policies.failure_cooldown;
+                if let Some(cooldown_ms) = declared.and_then(|c| cooldown_min_ms(c, t.served)) {
+                    self.cooldown_until_ms = self.cooldown_until_ms.max(p.now_ms + cooldown_ms);
                 }
                 found
             }
@@ -395,5 +406,43 @@ mod tests {
             (blocked(2 * window), None),
         ];
         assert!(run_same(&mut inv(Some(window)), &huge, &probed).is_empty());
+    }
+
+    fn with_cooldown(cooldown: Option<FailureCooldown>) -> NoInfiniteLoop {
+        NoInfiniteLoop::new(OracleConfig {
+            trigger_tokens: 1_000,
+            policies: crate::Policies {
+                failure_cooldown: cooldown,
+                ..crate::Policies::HERMES
+            },
+            ..OracleConfig::default()
+        })
+    }
+
+    /// The cooldown rule is the `failure_cooldown` policy's: quiet when it is not
+    /// declared, and held to the declared length when it is.
+    #[test]
+    fn the_cooldown_rule_runs_only_when_declared_with_its_length() {
+        let steps = |at: u64| {
+            vec![
+                (
+                    batch_at(1, PRE, true, 10_000),
+                    None,
+                    vec![served(false, 100, &[])],
+                ),
+                (batch_at(2, PRE, true, at), None, vec![]),
+            ]
+        };
+        let quiet = run_served(&mut with_cooldown(None), &[user(0)], &steps(10_001));
+        assert!(quiet.is_empty(), "no policy, no cooldown: {quiet:?}");
+        let five_s = Some(FailureCooldown {
+            ms: 5_000,
+            connection_dropped_ms: 5_000,
+        });
+        let fired = run_served(&mut with_cooldown(five_s), &[user(0)], &steps(14_999));
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(fired[0].1.facts[0].contains("until at least 15000 ms"));
+        let after = run_served(&mut with_cooldown(five_s), &[user(0)], &steps(15_000));
+        assert!(after.is_empty(), "past the declared 5 s: {after:?}");
     }
 }

@@ -66,6 +66,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
                 call (its facts are in the new summary) or left by an explicit, declared \
                 policy (fallback, prune, repair)",
     catches: &["H-M-defrag", "IOT-0.22.2-M4", "HERMES-0.19.0-B3"],
+    class: crate::InvariantClass::Universal,
 };
 
 /// The summarizer input holds at most this many characters of one message (head and

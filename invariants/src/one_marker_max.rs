@@ -13,6 +13,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "one-marker-max",
     statement: "at most one live micro marker and at most one live batch summary",
     catches: &["H-75345-B", "IOT-0.22.2-M2", "HERMES-0.19.0-B5"],
+    class: crate::InvariantClass::Universal,
 };
 
 impl Invariant for OneMarkerMax {

@@ -53,13 +53,14 @@ impl fmt::Debug for Oracle {
 }
 
 impl Oracle {
-    /// Every invariant of the catalogue.
+    /// Every invariant of the catalogue that `config.policies` judges by (a policy
+    /// invariant whose policy is not declared does not run).
     pub fn new(config: OracleConfig) -> Oracle {
         Oracle::build(config, |_| true)
     }
 
     /// Only the invariants named in `ids` (any order, duplicates ignored), kept in
-    /// catalogue order.
+    /// catalogue order, less the policy invariants `config.policies` does not declare.
     pub fn with_only(config: OracleConfig, ids: &[&str]) -> Result<Oracle, UnknownInvariant> {
         if let Some(bad) = ids
             .iter()
@@ -73,7 +74,7 @@ impl Oracle {
     fn build(config: OracleConfig, keep: impl Fn(&str) -> bool) -> Oracle {
         let entries = REGISTRY
             .iter()
-            .filter(|(info, _)| keep(info.id))
+            .filter(|(info, _)| keep(info.id) && config.policies.judges(info.class))
             .map(|(_, build)| Entry {
                 invariant: build(config),
                 checked: 0,
@@ -204,5 +205,43 @@ mod tests {
         // no-silent-drop (only the pass), marker-contained, marker-pristine (only the
         // pass), then the agent-loop invariants (no agent events).
         assert_eq!(checked, [2, 1, 0, 0, 2, 1, 2, 1, 1, 2, 1, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_policy_invariant_runs_only_when_its_policy_is_declared() {
+        let ids = |policies| {
+            let config = OracleConfig {
+                policies,
+                ..OracleConfig::default()
+            };
+            let all: Vec<&str> = Oracle::new(config)
+                .checked()
+                .iter()
+                .map(|(id, _)| *id)
+                .collect();
+            let only: Vec<&str> = Oracle::with_only(config, &["exchange-absorbed-once"])
+                .unwrap()
+                .checked()
+                .iter()
+                .map(|(id, _)| *id)
+                .collect();
+            (all, only)
+        };
+        let (all, only) = ids(crate::Policies::NONE);
+        assert!(!all.contains(&"exchange-absorbed-once"));
+        assert!(
+            all.contains(&"head-protected"),
+            "universal, its head rule off"
+        );
+        assert_eq!(all.len(), catalogue().len() - 1);
+        assert!(only.is_empty());
+        let (all, only) = ids(crate::Policies::HERMES);
+        assert_eq!(all.len(), catalogue().len());
+        assert_eq!(only, ["exchange-absorbed-once"]);
+        let judged = crate::judged_ids(
+            vec!["api-valid", "exchange-absorbed-once"],
+            crate::Policies::NONE,
+        );
+        assert_eq!(judged, ["api-valid"]);
     }
 }

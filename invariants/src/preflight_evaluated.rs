@@ -51,6 +51,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     statement: "a turn whose rough message estimate is at or over the trigger gets a \
                 preflight evaluation (never gated away)",
     catches: &["H-27404"],
+    class: crate::InvariantClass::Universal,
 };
 
 impl PreflightEvaluated {

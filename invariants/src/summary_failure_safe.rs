@@ -27,6 +27,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     statement: "a batch pass never removes or rewrites rows without writing a summary in \
                 their place (the LLM summary or the explicit fallback)",
     catches: &["H-29559", "HERMES-0.19.0-B6"],
+    class: crate::InvariantClass::Universal,
 };
 
 fn written_summary(before: &[Message], after: &[Message]) -> bool {

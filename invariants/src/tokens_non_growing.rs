@@ -27,6 +27,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     statement:
         "after the first committed compaction pass, a pass never increases transcript tokens",
     catches: &["H-75345-A", "H-75345-B", "IOT-0.22.2-M3"],
+    class: crate::InvariantClass::Universal,
 };
 
 /// Micro passes only: a batch summary is bounded by a "Target ~N tokens" prompt, never

@@ -3,7 +3,8 @@
 //! - the tracked user text left in `after` is a subsequence of `before`'s, each segment
 //!   byte-identical (nothing altered, reordered or duplicated);
 //! - the newest tracked user text stays verbatim in a user row (#10896), and still last;
-//! - the newest visible assistant reply of `before` stays, same id, its segments a
+//! - (the `newest_reply_verbatim` policy's rule, only when declared) the newest visible
+//!   assistant reply of `before` stays, same id, its segments a
 //!   contiguous run of its content (#29824): the summary may be merged into it, before
 //!   its text or around it (role choice and merge, hermes-domain §2.3), never into it.
 //!
@@ -13,14 +14,16 @@ use crate::user_segments::{segment, SegRef};
 use compactsim_model::{Message, Transition, Witness};
 
 /// The first breach of the batch rule on `t`, given the tracked-segment sequences.
+/// `newest_reply`: the `newest_reply_verbatim` policy is declared (its rule runs).
 pub(crate) fn batch_breach(
     t: &Transition<'_>,
     seq_before: &[SegRef],
     seq_after: &[SegRef],
+    newest_reply: bool,
 ) -> Option<Witness> {
     not_a_subsequence(t, seq_before, seq_after)
         .or_else(|| newest_user_lost(t, seq_before, seq_after))
-        .or_else(|| newest_reply_lost(t))
+        .or_else(|| newest_reply.then(|| newest_reply_lost(t)).flatten())
 }
 
 fn not_a_subsequence(t: &Transition<'_>, b: &[SegRef], a: &[SegRef]) -> Option<Witness> {
@@ -108,6 +111,11 @@ mod tests {
     use compactsim_model::MsgId;
 
     fn breach(after: &[Message]) -> Option<Witness> {
+        breach_with(after, true)
+    }
+
+    /// The breach of `after` with the `newest_reply_verbatim` policy declared or not.
+    fn breach_with(after: &[Message], newest_reply: bool) -> Option<Witness> {
         let mut recorded = IdSet::default();
         for id in [0, 4, 6] {
             recorded.add(MsgId(id));
@@ -117,7 +125,7 @@ mod tests {
         collect_tracked(&recorded, &before, &mut b);
         collect_tracked(&recorded, after, &mut a);
         let ev = absorbed(1, &[]);
-        batch_breach(&transition(&ev, &before, after), &b, &a)
+        batch_breach(&transition(&ev, &before, after), &b, &a, newest_reply)
     }
 
     #[test]
@@ -169,5 +177,16 @@ mod tests {
         assert_eq!(w.expect("reordered").rows[0].id, MsgId(0));
         let w = breach(&[batch_summary(7, &[1]), user_sized(4, 3), reply(5), user(6)]);
         assert_eq!(w.expect("altered").rows[0].index, 1);
+    }
+
+    /// The newest-reply rule is the `newest_reply_verbatim` policy's; the newest user
+    /// text stays verbatim for everyone.
+    #[test]
+    fn the_newest_reply_rule_runs_only_when_declared() {
+        let no_reply = [batch_summary(7, &[1]), user(6)];
+        assert!(breach_with(&no_reply, true).is_some());
+        assert!(breach_with(&no_reply, false).is_none());
+        let no_user = [user(0), batch_summary(7, &[1]), reply(5)];
+        assert!(breach_with(&no_user, false).is_some());
     }
 }

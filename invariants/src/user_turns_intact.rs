@@ -23,7 +23,8 @@ use std::collections::BTreeSet;
 ///
 /// Batch compaction (compaction events that are not micro passes) summarizes user turns
 /// on purpose and is judged by the weaker batch rule of `user_turns_batch.rs`: kept user
-/// text unaltered and in order, the newest user text and the newest visible reply
+/// text unaltered and in order, the newest user text verbatim, and (the
+/// `newest_reply_verbatim` policy's rule, only when declared) the newest visible reply
 /// verbatim.
 ///
 /// The agent loop's failed turn rolls back the rows of its turn (they are never
@@ -31,8 +32,11 @@ use std::collections::BTreeSet;
 /// after the first row the turn's user append added) may vanish; every older tracked
 /// segment must stay equal. A session reset archives the whole transcript and is not
 /// checked. A transition that provably changed nothing (same list) is skipped.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct UserTurnsIntact {
+    /// The `newest_reply_verbatim` policy is declared: the batch rule keeps the newest
+    /// visible reply verbatim too.
+    newest_reply: bool,
     recorded: IdSet,
     /// First id the latest turn's first append added, with that turn.
     turn_first: Option<(u32, MsgId)>,
@@ -48,9 +52,29 @@ pub const INFO: InvariantInfo = InvariantInfo {
     statement: "every real user message stays byte-identical and in order (batch: the \
                 newest real user message and newest visible reply stay verbatim in the tail)",
     catches: &["H-M-defrag", "H-10896", "HERMES-0.19.0-B4"],
+    class: crate::InvariantClass::Universal,
 };
 
+impl Default for UserTurnsIntact {
+    /// Judged as for Hermes (every policy declared).
+    fn default() -> Self {
+        UserTurnsIntact::new(crate::OracleConfig::default())
+    }
+}
+
 impl UserTurnsIntact {
+    pub fn new(config: crate::OracleConfig) -> Self {
+        UserTurnsIntact {
+            newest_reply: config.policies.newest_reply_verbatim,
+            recorded: IdSet::default(),
+            turn_first: None,
+            started: false,
+            seq_before: Vec::new(),
+            seq_after: Vec::new(),
+            before_ids: IdMarks::default(),
+        }
+    }
+
     fn record_new(&mut self, rows: &[Message], is_new: impl Fn(&Message) -> bool) {
         for m in rows {
             if m.is_real_user() && is_new(m) {
@@ -285,7 +309,9 @@ impl Invariant for UserTurnsIntact {
             self.forget_turn(t, t.event.turn());
         }
         let witness = match class {
-            EventClass::OtherCompaction => batch_breach(t, &self.seq_before, &self.seq_after),
+            EventClass::OtherCompaction => {
+                batch_breach(t, &self.seq_before, &self.seq_after, self.newest_reply)
+            }
             EventClass::Micro | EventClass::Repair => self
                 .first_difference(t)
                 .map(|j| self.witness(t, j))
@@ -512,5 +538,27 @@ mod tests {
             after,
         )]);
         assert!(fired.is_empty(), "{fired:?}");
+    }
+
+    /// A batch pass that summarizes the newest reply: caught only under the
+    /// `newest_reply_verbatim` policy.
+    #[test]
+    fn a_summarized_newest_reply_fires_only_under_newest_reply_verbatim() {
+        let pass = batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
+        let after = vec![batch_summary(7, &[1]), user(6)];
+        let steps = vec![(append_event(1), three_turns()), (pass, after)];
+        let with = |newest_reply_verbatim| {
+            UserTurnsIntact::new(crate::OracleConfig {
+                policies: crate::Policies {
+                    newest_reply_verbatim,
+                    ..crate::Policies::HERMES
+                },
+                ..crate::OracleConfig::default()
+            })
+        };
+        let fired = run(&mut with(true), &[], &steps);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(fired[0].1.facts[0].contains("newest visible reply"));
+        assert!(run(&mut with(false), &[], &steps).is_empty());
     }
 }

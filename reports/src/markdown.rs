@@ -84,6 +84,10 @@ pub(crate) fn parameter_table(header: &Header) -> Table {
     for (key, value) in &header.params {
         table.row(vec![key.clone(), value.clone()]);
     }
+    table.row(vec![
+        "policies judged".to_string(),
+        header.policies.describe(),
+    ]);
     table
 }
 

@@ -22,6 +22,44 @@ pub struct Header {
     pub bugs: Vec<String>,
     /// Every other chosen parameter, rendered as the CLI would accept it.
     pub params: BTreeMap<String, String>,
+    /// The policies the run judged the compactor by (absent in reports of older builds).
+    #[serde(default)]
+    pub policies: PoliciesJudged,
+}
+
+/// Which policies a run judged (adapters/PROTOCOL.md, "Policies"): a policy invariant or
+/// a policy rule runs only for a compactor that declares its policy; the universal
+/// invariants judge every compactor.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoliciesJudged {
+    /// Who declared them: `reference` (the Rust reference model declares every Hermes
+    /// policy), `adapter` (the external adapter's hello), or an in-process compactor's
+    /// name.
+    pub declared_by: String,
+    /// Policy name -> its parameters as a JSON object (`{}`: none or the configured
+    /// value). Empty: universal invariants only.
+    pub judged: BTreeMap<String, serde_json::Value>,
+}
+
+impl PoliciesJudged {
+    /// One line: `name {params}, …` (declared by …), or that only universal invariants
+    /// judged.
+    pub fn describe(&self) -> String {
+        let by = if self.declared_by.is_empty() {
+            String::new()
+        } else {
+            format!(" (declared by {})", self.declared_by)
+        };
+        if self.judged.is_empty() {
+            return format!("none: universal invariants only{by}");
+        }
+        let list: Vec<String> = self
+            .judged
+            .iter()
+            .map(|(name, params)| format!("{name} {params}"))
+            .collect();
+        format!("{}{by}", list.join(", "))
+    }
 }
 
 /// How one case ended.

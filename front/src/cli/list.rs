@@ -24,12 +24,20 @@ pub fn render(listing: Listing) -> String {
                 .chain(gateway)
             {
                 out.push_str(&format!(
-                    "{:<24} {}\n{:<24} catches: {}\n",
+                    "{:<24} {}\n{:<24} class: {}\n{:<24} catches: {}\n",
                     i.id,
                     i.statement,
                     "",
+                    i.class.label(),
+                    "",
                     i.catches.join(", ")
                 ));
+                for (policy, rule) in compactsim_invariants::policy::rules_of(i.id) {
+                    if i.class == compactsim_invariants::InvariantClass::Policy(policy) {
+                        continue;
+                    }
+                    out.push_str(&format!("{:<24} rule of policy {policy}: {rule}\n", ""));
+                }
             }
         }
         Listing::Bugs => {

@@ -8,7 +8,9 @@ use compactsim_harness::engine::{counters, CaseOutcome, CaseResult, CaseSpec, Re
 use compactsim_harness::external::argv::quote;
 use compactsim_harness::runner::run_suite;
 use compactsim_harness::shapes::Family;
-use compactsim_reports::{self as reports, Aggregator, CaseRow, Header, Outcome, ReportWriter};
+use compactsim_reports::{
+    self as reports, Aggregator, CaseRow, Header, Outcome, PoliciesJudged, ReportWriter,
+};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -79,6 +81,27 @@ pub fn header(req: &RunRequest) -> Header {
         strategy: req.params.strategy.to_string(),
         bugs: req.params.bugs.ids(),
         params,
+        policies: policies_judged(&req.params.compactor),
+    }
+}
+
+/// The policies a run judges the compactor by, and who declared them.
+pub fn policies_judged(compactor: &CompactorSpec) -> PoliciesJudged {
+    let declared_by = match compactor {
+        CompactorSpec::External(_) => "adapter",
+        other => other.name(),
+    };
+    PoliciesJudged {
+        declared_by: declared_by.to_string(),
+        judged: compactor
+            .policies()
+            .declared()
+            .into_iter()
+            .map(|(name, params)| {
+                let params = serde_json::from_str(&params).expect("policy parameters are JSON");
+                (name.to_string(), params)
+            })
+            .collect(),
     }
 }
 
@@ -118,16 +141,18 @@ pub(crate) fn exit_of(outcome: &CaseOutcome) -> Exit {
     }
 }
 
-/// The invariants a run of these parameters checks, in catalogue order.
+/// The invariants a run of these parameters checks, in catalogue order (less the policy
+/// invariants the compactor does not declare).
 fn invariant_ids(params: &CaseParams) -> Vec<&'static str> {
-    if params.strategy.loop_options().is_some() {
+    let ids = if params.strategy.loop_options().is_some() {
         compactsim_invariants::catalogue()
             .iter()
             .map(|i| i.id)
             .collect()
     } else {
         compactsim_invariants::micro_catalogue_ids()
-    }
+    };
+    compactsim_invariants::judged_ids(ids, params.compactor.policies())
 }
 
 /// The first output line: the seed and every parameter that decides the run.

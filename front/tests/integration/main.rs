@@ -18,6 +18,7 @@ mod judged_as_text;
 mod labels_untrusted;
 mod merge_study_cli;
 mod plan_props;
+mod policies;
 mod protocol_golden;
 mod run_cli;
 mod scenario_cli;

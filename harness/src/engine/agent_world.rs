@@ -27,7 +27,7 @@ use compactsim_hermes::compactor::micro::MicroConfig;
 use compactsim_hermes::compactor::reference::Reference;
 use compactsim_hermes::strategy::Strategy;
 use compactsim_invariants::threshold::TriggerSpec;
-use compactsim_invariants::{Oracle, OracleConfig};
+use compactsim_invariants::{Oracle, OracleConfig, Policies};
 use compactsim_model::{tokens_rough_total, Message};
 
 /// Transitions one turn may take before the case counts as looping. Every loop of the
@@ -44,9 +44,11 @@ pub(crate) fn all_ids() -> Vec<&'static str> {
 
 /// The oracle's contract parameters for an agent case, from its declared
 /// configuration: the trigger through the oracle's own derivation
-/// ([`compactsim_invariants::threshold`]), never the compactor's.
-pub fn oracle_config(config: &AgentConfig) -> OracleConfig {
+/// ([`compactsim_invariants::threshold`]), never the compactor's; `policies`: what the
+/// compactor under test declares.
+pub fn oracle_config(config: &AgentConfig, policies: Policies) -> OracleConfig {
     OracleConfig {
+        policies,
         protect_first_n: config.batch.protect_first_n,
         trigger_tokens: compactsim_invariants::threshold::trigger_tokens(trigger_spec(config)),
         max_attempts: config.max_attempts,
@@ -304,7 +306,7 @@ impl<'s> CaseLoop<'s> {
         } = case;
         let turns_max = spec.turns_max();
         let oracle = Oracle::with_only(
-            oracle_config(&agent.config),
+            oracle_config(&agent.config, spec.compactor.policies()),
             &CasePlan::narrow(spec.plan.as_deref(), all_ids()),
         )
         .expect("catalogue ids");

@@ -203,6 +203,7 @@ fn run_case_unguarded(
     let oracle = Oracle::with_only(
         OracleConfig {
             protect_first_n: setup.micro.protect_first_n,
+            policies: spec.compactor.policies(),
             ..OracleConfig::default()
         },
         &CasePlan::narrow(

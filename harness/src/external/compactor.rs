@@ -16,17 +16,21 @@ use super::wire::{HarnessMsg, PassInput, SummaryAnswer, Trigger};
 use compactsim_fakes::seam::{BatchReport, BatchRequest, Compactor, CompactorFailure, Harness};
 use compactsim_hermes::compactor::micro::MicroConfig;
 use compactsim_hermes::compactor::reference::Reference;
+use compactsim_invariants::Policies;
 use compactsim_model::{
     BatchPassOutcome, BatchTrigger, ContentKind, Message, MicroOutcome, MicroPass, MsgId, Role,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Idle adapter sessions, shared by the workers of one command.
 pub struct Pool {
     spec: AdapterSpec,
     idle: Mutex<Vec<Session>>,
+    /// The policies the adapter declared in its first hello (no policy when that hello
+    /// failed: the cases then end in the adapter failure).
+    policies: OnceLock<Policies>,
 }
 
 impl Pool {
@@ -42,6 +46,7 @@ impl Pool {
         Arc::new(Pool {
             spec,
             idle: Mutex::new(Vec::new()),
+            policies: OnceLock::new(),
         })
     }
 
@@ -60,6 +65,14 @@ impl Pool {
         let info = session.info().cloned();
         self.give(session);
         info
+    }
+
+    /// The policies the adapter declares (`capabilities.policies` of its hello, asked
+    /// once): they choose the policy invariants and rules that judge its cases.
+    pub fn policies(&self) -> Policies {
+        *self
+            .policies
+            .get_or_init(|| self.hello().map_or(Policies::NONE, |i| i.policies))
     }
 
     fn take(&self) -> Option<Session> {

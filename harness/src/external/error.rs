@@ -22,6 +22,9 @@ pub enum FailureKind {
     AdapterError(String),
     /// The reply transcript cannot be a transcript (unknown role, bad tool call id).
     BadTranscript(String),
+    /// The hello declares a policy the harness does not know, or bad parameters: bad
+    /// input, refused before any case.
+    BadPolicy(String),
 }
 
 /// One adapter failure: what, for which command and request, with its stderr tail.
@@ -45,6 +48,7 @@ impl FailureKind {
             FailureKind::WrongId { .. } => "wrong-id",
             FailureKind::AdapterError(_) => "adapter-error",
             FailureKind::BadTranscript(_) => "bad-transcript",
+            FailureKind::BadPolicy(_) => "bad-policy",
         }
     }
 }
@@ -67,6 +71,7 @@ impl fmt::Display for FailureKind {
             }
             FailureKind::AdapterError(e) => write!(f, "reported an error: {e}"),
             FailureKind::BadTranscript(e) => write!(f, "returned a bad transcript: {e}"),
+            FailureKind::BadPolicy(e) => write!(f, "declared a bad policy in its hello: {e}"),
         }
     }
 }

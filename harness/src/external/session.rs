@@ -111,6 +111,8 @@ pub struct AdapterInfo {
     pub name: String,
     pub version: String,
     pub capabilities: Capabilities,
+    /// `capabilities.policies`, checked.
+    pub policies: compactsim_invariants::Policies,
 }
 
 /// One adapter, restarted after each failure.
@@ -207,10 +209,13 @@ impl Session {
                         "adapter speaks protocol {protocol}, the harness {PROTOCOL_VERSION}"
                     )));
                 }
+                let policies = super::policies::parse(&capabilities.policies)
+                    .map_err(FailureKind::BadPolicy)?;
                 Ok(AdapterInfo {
                     name,
                     version,
                     capabilities,
+                    policies,
                 })
             }
             other => Err(FailureKind::Protocol(format!(

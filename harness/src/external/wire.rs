@@ -202,6 +202,10 @@ pub struct Capabilities {
     /// Names of the optional hooks the adapter answers.
     #[serde(default)]
     pub hooks: Vec<String>,
+    /// The policies the adapter follows, name -> parameters (PROTOCOL.md, "Policies"):
+    /// they choose the policy invariants and rules that judge it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub policies: BTreeMap<String, serde_json::Value>,
 }
 
 impl HarnessMsg {

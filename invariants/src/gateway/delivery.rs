@@ -10,12 +10,14 @@ pub const IDEMPOTENT: InvariantInfo = InvariantInfo {
     id: "idempotent-delivery",
     statement: "an inbound message whose turn is durably recorded never starts another agent turn",
     catches: &["G-no-dedupe"],
+    class: crate::InvariantClass::Universal,
 };
 
 pub const PERSIST_ACK: InvariantInfo = InvariantInfo {
     id: "persist-before-ack",
     statement: "an inbound message is acknowledged only after its turn is durably recorded",
     catches: &["G-ack-early"],
+    class: crate::InvariantClass::Universal,
 };
 
 #[derive(Default)]

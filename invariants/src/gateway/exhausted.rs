@@ -13,6 +13,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "exhausted-resets-clean",
     statement: "after compression_exhausted every mapping of the key names one new parentless session holding only the reset agent's rows, the old transcript is kept, and the next load reads it",
     catches: &["H-35809", "H-9893", "H-85145"],
+    class: crate::InvariantClass::Universal,
 };
 
 #[derive(Default)]

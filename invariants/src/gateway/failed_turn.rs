@@ -13,6 +13,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "failed-turn-not-persisted",
     statement: "a failed turn without a committed compaction leaves none of its rows among the active rows of its key's session, but its user row after a failure that was not an overflow",
     catches: &["H-9893", "H-1630"],
+    class: crate::InvariantClass::Universal,
 };
 
 #[derive(Default)]

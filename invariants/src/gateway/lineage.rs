@@ -11,6 +11,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "session-id-persisted",
     statement: "after every gateway turn the saved route and topic binding of its key name the newest session of their lineage (no child, no parent cycle); every load reads a lineage tip",
     catches: &["H-29335", "H-25747", "H-20470"],
+    class: crate::InvariantClass::Universal,
 };
 
 #[derive(Default)]

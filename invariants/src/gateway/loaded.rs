@@ -11,6 +11,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     statement:
         "a loaded transcript holds no row that a committed compaction removed from the live list",
     catches: &["G-load-archived", "H-29926"],
+    class: crate::InvariantClass::Universal,
 };
 
 #[derive(Default)]

@@ -21,6 +21,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
         "H-48584",
         "G-hygiene-unsaved",
     ],
+    class: crate::InvariantClass::Universal,
 };
 
 #[derive(Default)]

@@ -13,6 +13,7 @@ pub const INFO: InvariantInfo = InvariantInfo {
     id: "recall-once",
     statement: "after every gateway turn each row of the key's session is searchable (active or archived) at most once",
     catches: &["H-86366"],
+    class: crate::InvariantClass::Universal,
 };
 
 /// Judges the key's session after every turn: the one gateway check whose subject grows

@@ -20,6 +20,7 @@ use compactsim_hermes::agent::{AgentLoop, Flow, Sink, Stop};
 use compactsim_hermes::bug_set::BugSet;
 use compactsim_invariants::gateway::{GatewayOracle, GatewayStep};
 use compactsim_invariants::Oracle;
+use compactsim_invariants::Policies;
 use compactsim_model::{GatewayEvent, Message, Role, SessionNo};
 
 /// An inbound message: its id, its turn script, and how often it was delivered.
@@ -39,6 +40,8 @@ pub(super) struct Gateway {
     pub bugs: BugSet,
     oracle: GatewayOracle,
     narrow: Vec<String>,
+    /// The policies the compactor under test declares (the transition oracles' rules).
+    policies: Policies,
     /// Checked counts of the transition oracles of ended process lifetimes.
     checked: Vec<(&'static str, u64)>,
     /// An inbound message that was not acknowledged: the platform redelivers it.
@@ -69,8 +72,9 @@ pub(crate) fn run_logged(
         .into_iter()
         .map(String::from)
         .collect();
-    let oracle =
-        Oracle::with_only(oracle_config(&agent.config), &strs(&narrow)).expect("catalogue ids");
+    let policies = spec.compactor.policies();
+    let oracle = Oracle::with_only(oracle_config(&agent.config, policies), &strs(&narrow))
+        .expect("catalogue ids");
     let step_budget = budget_turns(spec)
         .saturating_add(1)
         .saturating_mul(STEPS_PER_TURN_BUDGET);
@@ -93,6 +97,7 @@ pub(crate) fn run_logged(
         bugs: spec.bugs.clone(),
         oracle: GatewayOracle::with_only(&CasePlan::narrow(spec.plan.as_deref(), gateway_ids())),
         narrow,
+        policies,
         checked: Vec::new(),
         pending: None,
     };
@@ -285,9 +290,11 @@ impl Gateway {
     fn fresh_oracle(&mut self) {
         let ended = self.observer.oracle.checked();
         add_checked(&mut self.checked, ended);
-        self.observer.oracle =
-            Oracle::with_only(oracle_config(&self.agent.config), &strs(&self.narrow))
-                .expect("catalogue ids");
+        self.observer.oracle = Oracle::with_only(
+            oracle_config(&self.agent.config, self.policies),
+            &strs(&self.narrow),
+        )
+        .expect("catalogue ids");
     }
 
     /// The process dies at `point`: the volatile store and every in-memory state of the

@@ -50,6 +50,13 @@ pub fn header() -> Header {
         strategy: "batch".to_string(),
         bugs: vec!["H-75345-B".to_string()],
         params,
+        policies: compactsim_reports::PoliciesJudged {
+            declared_by: "reference".to_string(),
+            judged: BTreeMap::from([
+                ("newest_reply_verbatim".to_string(), serde_json::json!({})),
+                ("protect_first_n".to_string(), serde_json::json!({"n": 2})),
+            ]),
+        },
     }
 }
 

@@ -1,0 +1,160 @@
+//! `capabilities.policies` of an adapter's `hello` (adapters/PROTOCOL.md, "Policies"):
+//! which policy invariants and rules judge the adapter, with their parameters. A name
+//! or a parameter the harness does not know is refused: a declaration that is silently
+//! ignored would judge the adapter by other rules than it asked for.
+
+use compactsim_invariants::policy::{
+    ABSORB_EXCHANGES, FAILURE_COOLDOWN, NEWEST_REPLY_VERBATIM, PROTECT_FIRST_N,
+};
+use compactsim_invariants::{FailureCooldown, HeadPolicy, Policies, POLICIES};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The policies `declared` names, checked; the error says what is wrong and lists the
+/// known names.
+pub fn parse(declared: &BTreeMap<String, Value>) -> Result<Policies, String> {
+    let mut p = Policies::NONE;
+    for (name, params) in declared {
+        let Some(params) = params.as_object() else {
+            return Err(format!(
+                "policy `{name}`: parameters must be an object (`{{}}` for none), got {params}"
+            ));
+        };
+        match name.as_str() {
+            PROTECT_FIRST_N => {
+                only(name, params, &["n"])?;
+                p.protect_first_n = Some(match params.get("n") {
+                    None => HeadPolicy::Config,
+                    Some(n) => HeadPolicy::Fixed(u32_of(name, "n", n)?),
+                });
+            }
+            NEWEST_REPLY_VERBATIM => {
+                only(name, params, &[])?;
+                p.newest_reply_verbatim = true;
+            }
+            FAILURE_COOLDOWN => {
+                only(name, params, &["ms", "connection_dropped_ms"])?;
+                let ms = params
+                    .get("ms")
+                    .ok_or_else(|| format!("policy `{name}` needs `ms` (the cooldown in ms)"))?;
+                let ms = u64_of(name, "ms", ms)?;
+                let dropped = match params.get("connection_dropped_ms") {
+                    None => ms,
+                    Some(v) => u64_of(name, "connection_dropped_ms", v)?,
+                };
+                p.failure_cooldown = Some(FailureCooldown {
+                    ms,
+                    connection_dropped_ms: dropped,
+                });
+            }
+            ABSORB_EXCHANGES => {
+                only(name, params, &[])?;
+                p.absorb_exchanges = true;
+            }
+            other => {
+                let known: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
+                return Err(format!(
+                    "unknown policy `{other}` (known: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(p)
+}
+
+fn only(name: &str, params: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
+    match params.keys().find(|k| !allowed.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(k) if allowed.is_empty() => {
+            Err(format!("policy `{name}` takes no parameters, got `{k}`"))
+        }
+        Some(k) => Err(format!(
+            "policy `{name}`: unknown parameter `{k}` (known: {})",
+            allowed.join(", ")
+        )),
+    }
+}
+
+fn u64_of(name: &str, key: &str, v: &Value) -> Result<u64, String> {
+    v.as_u64()
+        .ok_or_else(|| format!("policy `{name}`: `{key}` must be a non-negative integer, got {v}"))
+}
+
+fn u32_of(name: &str, key: &str, v: &Value) -> Result<u32, String> {
+    let n = u64_of(name, key, v)?;
+    u32::try_from(n).map_err(|_| format!("policy `{name}`: `{key}` {n} is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn of(v: Value) -> Result<Policies, String> {
+        let map: BTreeMap<String, Value> = serde_json::from_value(v).unwrap();
+        parse(&map)
+    }
+
+    #[test]
+    fn nothing_declared_is_no_policy() {
+        assert_eq!(of(json!({})), Ok(Policies::NONE));
+    }
+
+    #[test]
+    fn the_hermes_declaration_is_the_reference_models() {
+        let hermes = json!({
+            "protect_first_n": {},
+            "newest_reply_verbatim": {},
+            "failure_cooldown": {"ms": 60000, "connection_dropped_ms": 30000},
+            "absorb_exchanges": {},
+        });
+        assert_eq!(of(hermes), Ok(Policies::HERMES));
+    }
+
+    #[test]
+    fn parameters_are_read() {
+        let p = of(json!({"protect_first_n": {"n": 2}, "failure_cooldown": {"ms": 5000}})).unwrap();
+        assert_eq!(p.protect_first_n, Some(HeadPolicy::Fixed(2)));
+        assert_eq!(
+            p.failure_cooldown,
+            Some(FailureCooldown {
+                ms: 5000,
+                connection_dropped_ms: 5000
+            })
+        );
+        assert!(!p.newest_reply_verbatim && !p.absorb_exchanges);
+    }
+
+    #[test]
+    fn bad_declarations_are_refused_with_a_reason() {
+        let cases = [
+            (json!({"protect_head": {}}), "unknown policy `protect_head`"),
+            (json!({"protect_first_n": 3}), "must be an object"),
+            (
+                json!({"protect_first_n": {"n": -1}}),
+                "non-negative integer",
+            ),
+            (
+                json!({"protect_first_n": {"rows": 1}}),
+                "unknown parameter `rows`",
+            ),
+            (json!({"failure_cooldown": {}}), "needs `ms`"),
+            (
+                json!({"failure_cooldown": {"ms": "60s"}}),
+                "non-negative integer",
+            ),
+            (
+                json!({"newest_reply_verbatim": {"x": 1}}),
+                "takes no parameters",
+            ),
+        ];
+        for (v, want) in cases {
+            let err = of(v.clone()).unwrap_err();
+            assert!(err.contains(want), "{v}: {err}");
+        }
+        assert!(of(json!({"x": {}}))
+            .unwrap_err()
+            .contains("known: protect_first_n"));
+    }
+}
