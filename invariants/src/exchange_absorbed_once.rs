@@ -8,6 +8,10 @@ use compactsim_model::{Event, FactId, Message, Role, Transition, Witness};
 /// Micro-compaction absorbs every exchange exactly once, in order, unless it was skipped
 /// after repeated summarizer failures.
 ///
+/// Class: the `absorb_exchanges` policy (Hermes micro-compaction's one-exchange-per-pass
+/// rule): it judges only a compactor that declares it; the protected head it lets a pass
+/// jump is the declared `protect_first_n`'s (none when that is not declared).
+///
 /// Judged from observations only, on every micro pass that changed the list (whatever
 /// outcome, exchange or skip list it reports). Removed rows are the non-summary rows of
 /// `before` whose id is gone from `after`. It fails when
