@@ -202,6 +202,10 @@ pub struct Capabilities {
     /// Names of the optional hooks the adapter answers.
     #[serde(default)]
     pub hooks: Vec<String>,
+    /// The policies the adapter declares it follows, by name, with their parameters
+    /// (optional; absent: none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub policies: BTreeMap<String, serde_json::Value>,
 }
 
 impl HarnessMsg {
