@@ -23,16 +23,21 @@ use compactsim_harness::external::wire::Capabilities;
 use std::ops::Range;
 use toml::Spanned;
 
-/// The policy an invariant holds a compactor to, if it is a policy invariant (one that
-/// judges only a compactor declaring the policy in its `hello`); `None`: it holds for
-/// every compactor.
+/// The policy a file that names invariant `id` (its expected violation, its `invariants`
+/// narrowing) needs the compactor to declare, if any: the invariant judges only a
+/// compactor declaring that policy, or (`head-protected`) everything it judges past the
+/// system prompt is that policy's rule, so without the policy the file would judge
+/// nothing it was written for. `None`: the invariant holds for every compactor.
 ///
 /// The one place scenarios learn which invariant depends on which policy. Once the
-/// invariants catalogue carries each invariant's class (`InvariantClass::Policy(p)`), this
-/// function should read it from there.
+/// invariants catalogue carries each invariant's class (`InvariantClass::Policy(p)`) and
+/// the policy rules of universal invariants, this should read them from there (a class
+/// `Policy(p)` gives `p`; `head-protected` is the one universal invariant whose expected
+/// violations come from a policy rule, `protect_first_n`).
 pub fn invariant_policy(id: &str) -> Option<&'static str> {
     match id {
         "head-protected" => Some("protect_first_n"),
+        "exchange-absorbed-once" => Some("absorb_exchanges"),
         _ => None,
     }
 }

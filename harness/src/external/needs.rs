@@ -16,12 +16,13 @@ use std::fmt;
 pub const HOOKS: [&str; 3] = [HOOK_COOLING_DOWN, HOOK_FALLBACK_STREAK, HOOK_USAGE];
 
 /// The policies a scenario may require, as a `hello` declares them under
-/// `capabilities.policies` (see the issue-24 plan; the policy declarations' owner may add
-/// names here).
-pub const POLICIES: [&str; 3] = [
+/// `capabilities.policies` (adapters/PROTOCOL.md; once the invariants crate lists its
+/// policies, this should be that list).
+pub const POLICIES: [&str; 4] = [
     "protect_first_n",
     "newest_reply_verbatim",
     "failure_cooldown",
+    "absorb_exchanges",
 ];
 
 /// One thing a compactor declares (or not) in its `hello`.
