@@ -41,7 +41,8 @@ struct CaseKnobs {
     /// Passes with work per case, 1 to 10000 [default: 25].
     #[arg(long)]
     passes: Option<u32>,
-    /// Compaction strategy (see `compactsim list strategies`) [default: micro].
+    /// Compaction strategy (see `compactsim list strategies`) [default: micro; with
+    /// --compactor external: the first of micro and batch the adapter's hello declares].
     #[arg(long)]
     strategy: Option<String>,
     /// Switch a catalogued bug back on (repeatable; see `compactsim list bugs`).
@@ -75,15 +76,22 @@ impl CaseKnobs {
             .map_err(Failure::bad_input)
     }
 
-    /// (strategy, era) after `--profile`: the profile's, or the flags as given.
-    fn strategy_and_era(&self) -> Result<(&str, Option<&str>), Failure> {
+    /// (strategy, era) after `--profile` and the capabilities of `compactor` (see
+    /// `cli::caps`): the profile's, or the flags as given, or the adapter's default.
+    fn strategy_and_era<'a>(
+        &'a self,
+        compactor: &CompactorSpec,
+    ) -> Result<(String, Option<&'a str>), Failure> {
+        let given =
+            compactsim::cli::caps::strategy(compactor, self.strategy.as_deref(), self.profile()?)?;
         match &self.profile {
             None => Ok((
-                self.strategy.as_deref().unwrap_or(args::STRATEGY_DEFAULT),
+                given.unwrap_or_else(|| args::STRATEGY_DEFAULT.to_string()),
                 self.era.as_deref(),
             )),
             Some(name) => compactsim_hermes::profile::Profile::parse(name)
-                .and_then(|p| p.resolve(self.strategy.as_deref(), self.era.as_deref()))
+                .and_then(|p| p.resolve(given.as_deref(), self.era.as_deref()))
+                .map(|(s, era)| (s.to_string(), era))
                 .map_err(Failure::bad_input),
         }
     }
@@ -328,11 +336,11 @@ fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
 
 fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
     let compactor = choose_compactor(&k.compactor, !k.bugs.is_empty())?;
-    let (strategy, era) = k.strategy_and_era()?;
+    let (strategy, era) = k.strategy_and_era(&compactor)?;
     let mut params = CaseParams::parse_with(
         seed,
         k.passes.unwrap_or(args::PASSES_DEFAULT),
-        strategy,
+        &strategy,
         era,
         k.anti_thrash.as_deref(),
         &k.bugs,
@@ -494,11 +502,15 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
         ));
     }
     let k = &a.case.knobs;
-    let (strategy, era) = k.strategy_and_era()?;
+    let compactor = CompactorSpec::external(compactsim_harness::external::AdapterSpec::new(
+        command, timeout_ms,
+    ))
+    .map_err(Failure::bad_input)?;
+    let (strategy, era) = k.strategy_and_era(&compactor)?;
     let params = CaseParams::parse_with(
         a.case.seed.unwrap_or(args::SEED_DEFAULT),
         k.passes.unwrap_or(args::PASSES_DEFAULT),
-        strategy,
+        &strategy,
         era,
         k.anti_thrash.as_deref(),
         &k.bugs,
@@ -514,7 +526,7 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
         out: a
             .out
             .unwrap_or_else(|| PathBuf::from("target/compactsim/diff")),
-        adapter: compactsim_harness::external::AdapterSpec::new(command, timeout_ms),
+        compactor,
         profile: k.profile.clone(),
         quiet: a.quiet,
     })

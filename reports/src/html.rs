@@ -122,16 +122,20 @@ fn failure_html(f: &Failure) -> String {
     out
 }
 
+/// The verdict of a scenario the compactor under test cannot serve (neither held nor
+/// failed).
+pub const SKIPPED: &str = "SKIPPED";
+
 /// One scenario file's result, for the scenario pages.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScenarioRow {
-    /// `ok`, `FAILED` or `ERROR`.
+    /// `ok`, `FAILED`, `ERROR` or [`SKIPPED`].
     pub verdict: String,
     pub file: String,
     pub expect: String,
     pub got: String,
     pub turns: u32,
-    /// Why it failed and the witness (empty when it holds).
+    /// Why it failed and the witness, or why it was skipped (empty when it holds).
     pub detail: String,
 }
 
@@ -156,18 +160,27 @@ fn scenario_table(rows: &[ScenarioRow]) -> Table {
 }
 
 fn failed(rows: &[ScenarioRow]) -> impl Iterator<Item = &ScenarioRow> {
-    rows.iter().filter(|r| r.verdict != "ok")
+    rows.iter()
+        .filter(|r| r.verdict != "ok" && r.verdict != SKIPPED)
+}
+
+/// `N scenarios, H hold, F failed, S skipped`.
+pub fn scenarios_count_line(rows: &[ScenarioRow]) -> String {
+    let n_failed = failed(rows).count();
+    let n_skipped = rows.iter().filter(|r| r.verdict == SKIPPED).count();
+    format!(
+        "{} scenarios, {} hold, {n_failed} failed, {n_skipped} skipped",
+        rows.len(),
+        rows.len() - n_failed - n_skipped,
+    )
 }
 
 /// `summary.md` of a scenario run: one row per file, then each failure with its replay
 /// command.
 pub fn render_scenarios_md(rows: &[ScenarioRow]) -> String {
-    let n_failed = failed(rows).count();
     let mut out = format!(
-        "# compactsim scenarios\n\n{} scenarios, {} hold, {} failed\n\n",
-        rows.len(),
-        rows.len() - n_failed,
-        n_failed
+        "# compactsim scenarios\n\n{}\n\n",
+        scenarios_count_line(rows)
     );
     out.push_str(&scenario_table(rows).render_markdown());
     for r in failed(rows) {
@@ -184,15 +197,8 @@ pub fn render_scenarios_md(rows: &[ScenarioRow]) -> String {
 
 /// `index.html` of a scenario run.
 pub fn render_scenarios_html(rows: &[ScenarioRow]) -> String {
-    let n_failed = failed(rows).count();
     let mut out = page_head("compactsim scenarios");
-    let _ = writeln!(
-        out,
-        "<p>{} scenarios, {} hold, {} failed</p>",
-        rows.len(),
-        rows.len() - n_failed,
-        n_failed
-    );
+    let _ = writeln!(out, "<p>{}</p>", scenarios_count_line(rows));
     out.push_str(&scenario_table(rows).render_html());
     for r in failed(rows) {
         let _ = writeln!(

@@ -22,6 +22,10 @@ pub enum JunitOutcome {
         message: String,
         detail: String,
     },
+    /// Not run; `message` says why.
+    Skipped {
+        message: String,
+    },
 }
 
 /// One JUnit test case.
@@ -67,6 +71,11 @@ fn render(suite_name: &str, cases: &[JunitCase]) -> Result<String, quick_junit::
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 status.set_message(message.as_str());
                 status.set_description(detail.as_str());
+                status
+            }
+            JunitOutcome::Skipped { message } => {
+                let mut status = TestCaseStatus::skipped();
+                status.set_message(message.as_str());
                 status
             }
         };

@@ -41,8 +41,8 @@ pub use aggregate::{Aggregator, FAILURES_KEPT_MAX};
 pub use atomic::{atomic_write, is_temp_name_of, remove_pending_files};
 pub use error::ReportError;
 pub use html::{
-    render_run_html, render_scenarios_html, render_scenarios_md, write_run_html,
-    write_scenarios_pages, ScenarioRow, INDEX_HTML,
+    render_run_html, render_scenarios_html, render_scenarios_md, scenarios_count_line,
+    write_run_html, write_scenarios_pages, ScenarioRow, INDEX_HTML, SKIPPED,
 };
 pub use junit::{render_junit, write_junit, JunitCase, JunitOutcome, JUNIT_REPORT_NAME, JUNIT_XML};
 pub use markdown::{render_summary_md, write_summary_md, SUMMARY_MD};

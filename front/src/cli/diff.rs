@@ -11,7 +11,6 @@ use super::run::exit_of;
 use compactsim_harness::compactor::CompactorSpec;
 use compactsim_harness::diff::{diff_cases, Aggregator, DIFF_JSON, DIFF_MD};
 use compactsim_harness::external::argv::quote;
-use compactsim_harness::external::AdapterSpec;
 use compactsim_harness::runner::Suite;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -26,7 +25,9 @@ pub struct DiffRequest {
     pub only: Option<Vec<u32>>,
     pub jobs: usize,
     pub out: PathBuf,
-    pub adapter: AdapterSpec,
+    /// The other side: an external adapter, its pool of children (the strategy was
+    /// checked against its `hello`; that child runs the first cases).
+    pub compactor: CompactorSpec,
     /// The `--profile` named, if any (printed in the reports).
     pub profile: Option<String>,
     pub quiet: bool,
@@ -55,7 +56,9 @@ fn params(req: &DiffRequest) -> BTreeMap<String, String> {
     if let Some(profile) = &req.profile {
         m.insert("profile".into(), profile.clone());
     }
-    m.insert("adapter".into(), req.adapter.command.clone());
+    if let Some(adapter) = req.compactor.adapter() {
+        m.insert("adapter".into(), adapter.command.clone());
+    }
     m
 }
 
@@ -63,7 +66,7 @@ pub fn diff(req: &DiffRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
     super::outdir::clear_stale(&req.out, &[DIFF_JSON, DIFF_MD], &[])?;
     let suite = Suite {
-        compactor: CompactorSpec::external(req.adapter.clone()).map_err(Failure::bad_input)?,
+        compactor: req.compactor.clone(),
         ..req.params.suite(0, req.cases)
     };
     let params = params(req);

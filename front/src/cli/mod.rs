@@ -1,6 +1,7 @@
 //! The commands behind the `compactsim` binary. `main.rs` parses flags and calls these.
 
 pub mod args;
+pub mod caps;
 pub mod console;
 pub mod diff;
 pub mod exit;

@@ -8,10 +8,13 @@ use super::replay::render_case;
 use crate::scenario::{self, describe, Scenario};
 use compactsim_harness::compactor::{CompactorSpec, Pools};
 use compactsim_harness::engine::{run_case, CaseOutcome, CaseResult, Record};
+use compactsim_harness::external::compactor::Pool;
+use compactsim_harness::external::wire::Capabilities;
 use compactsim_reports::{self as reports, JunitCase, JunitOutcome};
 use rayon::prelude::*;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Default output directory of `compactsim scenario`.
 pub const OUT_DEFAULT: &str = "target/compactsim/scenarios";
@@ -43,6 +46,126 @@ pub struct Ran {
     pub scenario: Scenario,
     pub result: CaseResult,
     pub holds: bool,
+}
+
+/// A scenario the compactor under test cannot serve, and why (see
+/// [`Scenario::skip_reason`]): reported, neither held nor failed.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    pub scenario: Scenario,
+    pub reason: String,
+}
+
+/// One line of the reports: a scenario that ran, or one that was skipped.
+#[derive(Clone, Debug)]
+pub enum Entry {
+    Ran(Box<Ran>),
+    Skipped(Box<Skipped>),
+}
+
+impl Entry {
+    fn scenario(&self) -> &Scenario {
+        match self {
+            Entry::Ran(r) => &r.scenario,
+            Entry::Skipped(s) => &s.scenario,
+        }
+    }
+
+    /// `ok`, `FAILED`, `ERROR` or `SKIPPED`.
+    fn verdict(&self) -> &'static str {
+        match self {
+            Entry::Ran(r) => verdict(r),
+            Entry::Skipped(_) => reports::SKIPPED,
+        }
+    }
+
+    /// The outcome column: what the case did, or why it did not run.
+    fn got(&self) -> String {
+        match self {
+            Entry::Ran(r) => describe(&r.result),
+            Entry::Skipped(s) => format!("skipped: {}", s.reason),
+        }
+    }
+
+    fn turns(&self) -> u32 {
+        match self {
+            Entry::Ran(r) => r.result.turns,
+            Entry::Skipped(_) => 0,
+        }
+    }
+}
+
+/// Scenarios split by whether the compactor under test of each serves them, each with
+/// its index in the input.
+#[derive(Debug, Default)]
+pub struct Served {
+    pub run: Vec<(usize, Scenario)>,
+    pub skipped: Vec<(usize, Skipped)>,
+}
+
+/// Splits `scenarios` into those to run and those the compactor under test of each
+/// cannot serve. An adapter's `hello` is read once per adapter (its child stays in the
+/// pool for the cases); an adapter that cannot greet skips nothing (its cases run and
+/// report the failure).
+pub fn split_served(scenarios: Vec<Scenario>) -> Served {
+    let mut known: Vec<(Arc<Pool>, Option<Capabilities>)> = Vec::new();
+    let mut served = Served::default();
+    for (i, scenario) in scenarios.into_iter().enumerate() {
+        let caps = match &scenario.spec.compactor {
+            CompactorSpec::External(pool) if scenario.spec.bugs.is_empty() => {
+                match known.iter().find(|(p, _)| Arc::ptr_eq(p, pool)) {
+                    Some((_, caps)) => caps.clone(),
+                    None => {
+                        let caps = pool.hello().ok().map(|info| info.capabilities);
+                        known.push((pool.clone(), caps.clone()));
+                        caps
+                    }
+                }
+            }
+            _ => None,
+        };
+        match scenario.skip_reason(caps.as_ref()) {
+            None => served.run.push((i, scenario)),
+            Some(reason) => served.skipped.push((i, Skipped { scenario, reason })),
+        }
+    }
+    served
+}
+
+/// Runs the scenarios the compactor under test serves (see [`split_served`]) on `jobs`
+/// threads; every scenario in the given order, run or skipped.
+pub fn run_served(
+    scenarios: Vec<Scenario>,
+    jobs: usize,
+    trace: bool,
+    bar: &indicatif::ProgressBar,
+) -> Result<Vec<Entry>, Failure> {
+    let Served { run, skipped } = split_served(scenarios);
+    bar.inc(skipped.len() as u64);
+    let (order, to_run): (Vec<usize>, Vec<Scenario>) = run.into_iter().unzip();
+    let ran = run_all_with(to_run, jobs, trace, bar)?;
+    let mut entries: Vec<(usize, Entry)> = order
+        .into_iter()
+        .zip(ran.into_iter().map(|r| Entry::Ran(Box::new(r))))
+        .chain(
+            skipped
+                .into_iter()
+                .map(|(i, s)| (i, Entry::Skipped(Box::new(s)))),
+        )
+        .collect();
+    entries.sort_by_key(|(i, _)| *i);
+    Ok(entries.into_iter().map(|(_, e)| e).collect())
+}
+
+/// The scenarios that ran.
+pub fn ran_of(entries: &[Entry]) -> Vec<Ran> {
+    entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Ran(r) => Some((**r).clone()),
+            Entry::Skipped(_) => None,
+        })
+        .collect()
 }
 
 /// Loads every scenario under `paths`, each under the compactor `chosen` (see
@@ -129,16 +252,16 @@ pub fn exit_of(ran: &[Ran]) -> Exit {
 }
 
 /// The table: scenario, expectation, outcome, turns, verdict.
-pub fn render_table(ran: &[Ran]) -> String {
-    let rows: Vec<[String; 5]> = ran
+pub fn render_table(entries: &[Entry]) -> String {
+    let rows: Vec<[String; 5]> = entries
         .iter()
-        .map(|r| {
+        .map(|e| {
             [
-                r.scenario.path.display().to_string(),
-                r.scenario.expectation(),
-                describe(&r.result),
-                r.result.turns.to_string(),
-                verdict(r).to_string(),
+                e.scenario().path.display().to_string(),
+                e.scenario().expectation(),
+                e.got(),
+                e.turns().to_string(),
+                e.verdict().to_string(),
             ]
         })
         .collect();
@@ -206,22 +329,25 @@ fn detail(r: &CaseResult) -> String {
 }
 
 /// The JUnit test cases, one per scenario.
-pub fn junit_cases(ran: &[Ran]) -> Vec<JunitCase> {
-    ran.iter()
-        .map(|r| {
-            let path = &r.scenario.path;
+pub fn junit_cases(entries: &[Entry]) -> Vec<JunitCase> {
+    entries
+        .iter()
+        .map(|e| {
+            let path = &e.scenario().path;
             let classname = path
                 .parent()
                 .map(|p| p.display().to_string().replace(['/', '\\'], "."))
                 .filter(|p| !p.is_empty())
                 .unwrap_or_else(|| JUNIT_SUITE.to_string());
-            let outcome = if r.holds {
-                JunitOutcome::Passed
-            } else {
-                JunitOutcome::Failed {
+            let outcome = match e {
+                Entry::Skipped(s) => JunitOutcome::Skipped {
+                    message: s.reason.clone(),
+                },
+                Entry::Ran(r) if r.holds => JunitOutcome::Passed,
+                Entry::Ran(r) => JunitOutcome::Failed {
                     message: failure_message(r),
                     detail: detail(&r.result),
-                }
+                },
             };
             JunitCase {
                 name: path.display().to_string(),
@@ -248,46 +374,47 @@ pub fn failure_message(r: &Ran) -> String {
 }
 
 /// `scenarios.txt`: one line per scenario.
-pub fn render_summary(ran: &[Ran]) -> String {
+pub fn render_summary(entries: &[Entry]) -> String {
     let mut out = String::new();
-    for r in ran {
+    for e in entries {
         let _ = writeln!(
             out,
             "{} {} | expect {} | {} | turns {}",
-            verdict(r),
-            r.scenario.path.display(),
-            r.scenario.expectation(),
-            describe(&r.result),
-            r.result.turns
+            e.verdict(),
+            e.scenario().path.display(),
+            e.scenario().expectation(),
+            e.got(),
+            e.turns()
         );
     }
     out
 }
 
-fn write_reports(out: &Path, ran: &[Ran]) -> Result<(PathBuf, PathBuf), Failure> {
+fn write_reports(out: &Path, entries: &[Entry]) -> Result<(PathBuf, PathBuf), Failure> {
     let txt = out.join(SCENARIOS_TXT);
-    reports::atomic_write(&txt, render_summary(ran).as_bytes())
+    reports::atomic_write(&txt, render_summary(entries).as_bytes())
         .map_err(|e| Failure::internal(e.to_string()))?;
-    let junit = reports::write_junit(out, JUNIT_SUITE, &junit_cases(ran))
+    let junit = reports::write_junit(out, JUNIT_SUITE, &junit_cases(entries))
         .map_err(|e| Failure::internal(e.to_string()))?;
-    reports::write_scenarios_pages(out, &page_rows(ran))
+    reports::write_scenarios_pages(out, &page_rows(entries))
         .map_err(|e| Failure::internal(e.to_string()))?;
     Ok((txt, junit))
 }
 
 /// The rows of `summary.md` and `index.html`.
-fn page_rows(ran: &[Ran]) -> Vec<reports::ScenarioRow> {
-    ran.iter()
-        .map(|r| reports::ScenarioRow {
-            verdict: verdict(r).to_string(),
-            file: r.scenario.path.display().to_string(),
-            expect: r.scenario.expectation(),
-            got: describe(&r.result),
-            turns: r.result.turns,
-            detail: if r.holds {
-                String::new()
-            } else {
-                format!("{}\n{}", failure_message(r), detail(&r.result))
+fn page_rows(entries: &[Entry]) -> Vec<reports::ScenarioRow> {
+    entries
+        .iter()
+        .map(|e| reports::ScenarioRow {
+            verdict: e.verdict().to_string(),
+            file: e.scenario().path.display().to_string(),
+            expect: e.scenario().expectation(),
+            got: e.got(),
+            turns: e.turns(),
+            detail: match e {
+                Entry::Ran(r) if r.holds => String::new(),
+                Entry::Ran(r) => format!("{}\n{}", failure_message(r), detail(&r.result)),
+                Entry::Skipped(s) => format!("skipped: {}", s.reason),
             },
         })
         .collect()
@@ -338,29 +465,30 @@ pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
     super::outdir::clear_stale(&req.out, &[SCENARIOS_TXT, reports::JUNIT_XML], &[])?;
     let bar = super::progress::bar(scenarios.len() as u64, "scenarios", req.quiet);
-    let ran = run_all_with(scenarios, req.jobs, req.trace, &bar)?;
+    let entries = run_served(scenarios, req.jobs, req.trace, &bar)?;
     bar.finish_and_clear();
+    let ran = ran_of(&entries);
     if req.trace {
         for r in &ran {
             crate::outln!("{}", render_trace(&r.scenario, &r.result));
         }
     }
-    crate::out!("{}", render_table(&ran));
-    let failed: Vec<&Ran> = ran.iter().filter(|r| !r.holds).collect();
-    for r in &failed {
-        crate::outln!(
-            "FAILED {}: {}",
-            r.scenario.path.display(),
-            failure_message(r)
-        );
+    crate::out!("{}", render_table(&entries));
+    for e in &entries {
+        match e {
+            Entry::Ran(r) if !r.holds => crate::outln!(
+                "FAILED {}: {}",
+                r.scenario.path.display(),
+                failure_message(r)
+            ),
+            Entry::Skipped(s) => {
+                crate::outln!("SKIPPED {}: {}", s.scenario.path.display(), s.reason)
+            }
+            Entry::Ran(_) => {}
+        }
     }
-    let (txt, junit) = write_reports(&req.out, &ran)?;
-    crate::outln!(
-        "\n{} scenarios, {} hold, {} failed",
-        ran.len(),
-        ran.len() - failed.len(),
-        failed.len()
-    );
+    let (txt, junit) = write_reports(&req.out, &entries)?;
+    crate::outln!("\n{}", reports::scenarios_count_line(&page_rows(&entries)));
     crate::outln!("reports: {} {}", txt.display(), junit.display());
     Ok(exit_of(&ran))
 }
@@ -372,6 +500,17 @@ pub fn replay_file(path: &Path, chosen: &CompactorSpec) -> Result<(String, Exit)
     let s = scenario::load(path)
         .map_err(|e| Failure::bad_input(e.to_string()))?
         .under(chosen, &Pools::default());
+    if let Some((_, skipped)) = split_served(vec![s.clone()]).skipped.pop() {
+        let out = format!(
+            "SCENARIO {} name={} expect={}\nexpectation {}: SKIPPED: {}\n",
+            s.path.display(),
+            s.name,
+            s.expectation(),
+            s.expectation(),
+            skipped.reason
+        );
+        return Ok((out, Exit::Clean));
+    }
     let r = run_case(&s.spec, Record { trace: true });
     let mut out = render_trace(&s, &r);
     let exit = exit_of(&[Ran {
@@ -418,6 +557,10 @@ mod tests {
             ) && message.ends_with("(expected >= 100)"),
             "{message}"
         );
-        assert!(render_table(&missed).contains("FAILED"));
+        let entries: Vec<Entry> = missed
+            .into_iter()
+            .map(|r| Entry::Ran(Box::new(r)))
+            .collect();
+        assert!(render_table(&entries).contains("FAILED"));
     }
 }

@@ -56,6 +56,10 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
     let mut plan = plan(&doc, strategy)?;
     plan.invariants = toplevel::invariants(&doc, strategy, &expect)?;
     plan.compactor = toplevel::compactor(&doc, &doc.bugs, path)?;
+    let requires = match &doc.requires {
+        Some(list) => super::requires::parse(list)?,
+        None => Vec::new(),
+    };
     let spec = CaseSpec {
         root_seed: doc.seed.unwrap_or(SEED_DEFAULT),
         case: doc.case.unwrap_or(0),
@@ -77,6 +81,7 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
         spec,
         expect,
         counters,
+        requires,
     })
 }
 

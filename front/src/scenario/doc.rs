@@ -42,6 +42,8 @@ pub struct Doc {
     pub era: Option<Spanned<String>>,
     pub anti_thrash: Option<Spanned<String>>,
     pub invariants: Option<Spanned<Vec<Spanned<String>>>>,
+    /// What the compactor under test must declare to serve the file (`requires.rs`).
+    pub requires: Option<Spanned<Vec<Spanned<String>>>>,
     pub expect_counters: Option<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
 }
 

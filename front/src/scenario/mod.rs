@@ -16,6 +16,7 @@ mod expect;
 mod gateway;
 mod input;
 pub mod limits;
+mod requires;
 mod toplevel;
 mod write;
 
@@ -24,6 +25,7 @@ pub use counters::{Cmp, CounterExpect};
 pub use discover::discover;
 pub use error::{line_column, ScenarioError};
 pub use expect::{class_of, describe, Expect, OutcomeClass};
+pub use requires::{invariant_policy, Needed};
 pub use toplevel::{checked_ids, switch_acts_under};
 pub use write::{render, Header};
 
@@ -46,6 +48,9 @@ pub struct Scenario {
     pub expect: Expect,
     /// `expect_counters`: every one must hold too (in the file's key order, sorted).
     pub counters: Vec<CounterExpect>,
+    /// `requires`: what the compactor under test must declare besides what the strategy
+    /// and the named invariants imply (see [`Scenario::needs`]).
+    pub requires: Vec<compactsim_harness::external::needs::Need>,
 }
 
 impl Scenario {

@@ -17,6 +17,8 @@ use compactsim_harness::compactor::CompactorSpec;
 use compactsim_harness::engine::{
     run_case, run_case_with, CaseOutcome, CaseResult, CaseSpec, Record,
 };
+use compactsim_harness::external::needs::serves;
+use compactsim_harness::external::wire::Capabilities;
 use compactsim_harness::mutants::{MutantInfo, MUTANTS};
 use compactsim_harness::sweep::{par_cases, tally_seeds_by, CaseTallied, SeedRange, Tally};
 use compactsim_hermes::bug_set::BugSet;
@@ -38,21 +40,17 @@ pub struct Passes {
 
 impl Passes {
     /// The strategies a compactor with these passes runs: micro, batch, and both when it
-    /// has both.
+    /// has both (the rule of `compactsim_harness::external::needs`).
     pub fn strategies(self) -> Vec<Strategy> {
-        let mut names = Vec::new();
-        if self.micro {
-            names.push("micro");
-        }
-        if self.batch {
-            names.push("batch");
-        }
-        if self.micro && self.batch {
-            names.push("both");
-        }
-        names
+        let caps = Capabilities {
+            micro_pass: self.micro,
+            batch_pass: self.batch,
+            ..Capabilities::default()
+        };
+        [StrategyKind::Micro, StrategyKind::Batch, StrategyKind::Both]
             .into_iter()
-            .filter_map(|n| Strategy::parse(n).ok())
+            .filter(|k| serves(&caps, *k))
+            .map(Strategy::of_kind)
             .collect()
     }
 }

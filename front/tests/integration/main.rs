@@ -4,6 +4,7 @@
 mod agent_scenarios;
 mod agent_shrink;
 mod architecture;
+mod capabilities_cli;
 mod common;
 mod compactor_value;
 mod default_unchanged;

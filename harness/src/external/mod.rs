@@ -8,6 +8,7 @@ pub mod child;
 pub mod compactor;
 pub mod error;
 pub mod policies;
+pub mod needs;
 pub mod session;
 pub mod summaries;
 pub mod wire;

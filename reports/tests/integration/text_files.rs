@@ -215,6 +215,47 @@ fn scenarios_md_snapshot() {
 }
 
 #[test]
+fn skipped_scenarios_are_counted_apart_and_never_replayed_as_failures() {
+    let mut rows = scenario_rows();
+    rows.push(ScenarioRow {
+        verdict: SKIPPED.into(),
+        file: "scenarios/seeds/c.toml".into(),
+        expect: "clean".into(),
+        got: "skipped: adapter 'a' does not declare capability micro_pass".into(),
+        turns: 0,
+        detail: "skipped: adapter 'a' does not declare capability micro_pass".into(),
+    });
+    assert_eq!(
+        scenarios_count_line(&rows),
+        "3 scenarios, 1 hold, 1 failed, 1 skipped"
+    );
+    let md = render_scenarios_md(&rows);
+    let html = render_scenarios_html(&rows);
+    assert!(
+        !md.contains("compactsim replay scenarios/seeds/c.toml"),
+        "{md}"
+    );
+    assert!(
+        !html.contains("compactsim replay scenarios/seeds/c.toml"),
+        "{html}"
+    );
+    assert!(html.contains("1 skipped"), "{html}");
+    let xml = render_junit(
+        "s",
+        &[JunitCase {
+            name: "c.toml".into(),
+            classname: "s".into(),
+            outcome: JunitOutcome::Skipped {
+                message: "no micro_pass".into(),
+            },
+            time_ms: 0,
+        }],
+    )
+    .unwrap();
+    assert!(xml.contains("<skipped message=\"no micro_pass\""), "{xml}");
+}
+
+#[test]
 fn scenarios_pages_list_every_file_and_replay_the_failed_ones() {
     let rows = scenario_rows();
     let md = render_scenarios_md(&rows);
