@@ -11,6 +11,10 @@ use compactsim_hermes::compactor::reference::Reference;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+/// The directory of an output directory where the adapter children's stderr files are
+/// kept.
+pub const ADAPTER_STDERR_DIR: &str = "adapter-stderr";
+
 /// Builds an in-process compactor of one case from the reference compactor the case's
 /// configuration describes.
 pub type BuildCompactor = Arc<dyn Fn(Reference) -> Box<dyn Compactor> + Send + Sync>;
@@ -55,6 +59,34 @@ impl CompactorSpec {
             CompactorSpec::Reference => Box::new(reference),
             CompactorSpec::InProcess { build, .. } => build(reference),
             CompactorSpec::External(pool) => pool.compactor(reference),
+        }
+    }
+
+    /// An external adapter's children keep their stderr in `out/adapter-stderr/`
+    /// (`child-<n>.log`); nothing for other compactors.
+    pub fn keep_adapter_stderr(&self, out: &std::path::Path) -> Result<(), String> {
+        match self {
+            CompactorSpec::External(pool) => {
+                let dir = out.join(ADAPTER_STDERR_DIR);
+                pool.keep_stderr_in(&dir)
+                    .map_err(|e| format!("{}: {e}", dir.display()))
+            }
+            CompactorSpec::Reference | CompactorSpec::InProcess { .. } => Ok(()),
+        }
+    }
+
+    /// Starts an external adapter for its hello and refuses a hello the harness cannot
+    /// serve (an unknown hook): the configuration error, before any case. Other
+    /// failures are left to the cases (each reports it as an adapter failure).
+    pub fn check_hello(&self) -> Result<(), String> {
+        match self {
+            CompactorSpec::External(pool) => match pool.hello() {
+                Err(f) if matches!(f.kind, crate::external::FailureKind::Config(_)) => {
+                    Err(f.to_string())
+                }
+                Ok(_) | Err(_) => Ok(()),
+            },
+            CompactorSpec::Reference | CompactorSpec::InProcess { .. } => Ok(()),
         }
     }
 

@@ -62,8 +62,11 @@ fn params(req: &DiffRequest) -> BTreeMap<String, String> {
 pub fn diff(req: &DiffRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
     super::outdir::clear_stale(&req.out, &[DIFF_JSON, DIFF_MD], &[])?;
+    let compactor = CompactorSpec::external(req.adapter.clone()).map_err(Failure::bad_input)?;
+    compactor.check_hello().map_err(Failure::bad_input)?;
+    super::outdir::keep_adapter_stderr(&req.out, &compactor)?;
     let suite = Suite {
-        compactor: CompactorSpec::external(req.adapter.clone()).map_err(Failure::bad_input)?,
+        compactor,
         ..req.params.suite(0, req.cases)
     };
     let params = params(req);

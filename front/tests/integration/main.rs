@@ -19,6 +19,7 @@ mod labels_untrusted;
 mod merge_study_cli;
 mod plan_props;
 mod protocol_golden;
+mod protocol_record;
 mod run_cli;
 mod scenario_cli;
 mod scenario_compactor;

@@ -22,6 +22,9 @@ pub enum FailureKind {
     AdapterError(String),
     /// The reply transcript cannot be a transcript (unknown role, bad tool call id).
     BadTranscript(String),
+    /// The adapter's hello asks for something the harness does not offer (an unknown
+    /// hook): a configuration error, refused before any case where the command can.
+    Config(String),
 }
 
 /// One adapter failure: what, for which command and request, with its stderr tail.
@@ -45,6 +48,7 @@ impl FailureKind {
             FailureKind::WrongId { .. } => "wrong-id",
             FailureKind::AdapterError(_) => "adapter-error",
             FailureKind::BadTranscript(_) => "bad-transcript",
+            FailureKind::Config(_) => "config",
         }
     }
 }
@@ -67,6 +71,7 @@ impl fmt::Display for FailureKind {
             }
             FailureKind::AdapterError(e) => write!(f, "reported an error: {e}"),
             FailureKind::BadTranscript(e) => write!(f, "returned a bad transcript: {e}"),
+            FailureKind::Config(e) => write!(f, "refused: {e}"),
         }
     }
 }

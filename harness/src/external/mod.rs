@@ -7,6 +7,7 @@ pub mod chat;
 pub mod child;
 pub mod compactor;
 pub mod error;
+pub mod record;
 pub mod session;
 pub mod summaries;
 pub mod wire;
