@@ -11,9 +11,7 @@ use compactsim_hermes::compactor::reference::Reference;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-/// The directory of an output directory where the adapter children's stderr files are
-/// kept.
-pub const ADAPTER_STDERR_DIR: &str = "adapter-stderr";
+pub use crate::external::ADAPTER_STDERR_DIR;
 
 /// Builds an in-process compactor of one case from the reference compactor the case's
 /// configuration describes.

@@ -55,7 +55,7 @@ impl Pool {
         let stderr_dir = spec
             .record
             .as_ref()
-            .map(|d| d.join(crate::compactor::ADAPTER_STDERR_DIR))
+            .map(|d| d.join(super::ADAPTER_STDERR_DIR))
             .filter(|d| std::fs::create_dir_all(d).is_ok());
         Arc::new(Pool {
             recorder: spec.record.clone().map(Recorder::new),
