@@ -109,6 +109,27 @@ struct CompactorFlags {
     /// Per-request timeout of the adapter in milliseconds.
     #[arg(long, value_name = "MS")]
     adapter_timeout_ms: Option<u64>,
+    /// Write every message to and from the adapter into DIR, one JSON-lines file per
+    /// case (adapters/PROTOCOL.md, "Recording").
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+}
+
+/// The adapter of `--adapter`, recording to `--record` (its directory created) and
+/// refused before any case when its hello asks for what the harness does not offer.
+fn adapter_spec(
+    f: &CompactorFlags,
+    command: &str,
+    timeout_ms: u64,
+) -> Result<compactsim_harness::external::AdapterSpec, Failure> {
+    if let Some(dir) = &f.record {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::bad_input(format!("--record {}: {e}", dir.display())))?;
+    }
+    Ok(
+        compactsim_harness::external::AdapterSpec::new(command, timeout_ms)
+            .recording_to(f.record.clone()),
+    )
 }
 
 /// The compactor `--compactor` chooses (an external one with the pool of its children,
@@ -116,9 +137,11 @@ struct CompactorFlags {
 /// external compactor they are bad input.
 fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<CompactorSpec, Failure> {
     match (f.compactor.as_str(), &f.adapter) {
-        ("reference", None) if f.adapter_timeout_ms.is_none() => Ok(CompactorSpec::Reference),
+        ("reference", None) if f.adapter_timeout_ms.is_none() && f.record.is_none() => {
+            Ok(CompactorSpec::Reference)
+        }
         ("reference", _) => Err(Failure::bad_input(
-            "--adapter and --adapter-timeout-ms need --compactor external",
+            "--adapter, --adapter-timeout-ms and --record need --compactor external",
         )),
         ("external", None) => Err(Failure::bad_input(
             "--compactor external needs --adapter 'CMD ARGS'",
@@ -135,11 +158,9 @@ fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<CompactorSpec,
                     "--adapter-timeout-ms must be at least 1",
                 ));
             }
-            CompactorSpec::external(compactsim_harness::external::AdapterSpec::new(
-                cmd.clone(),
-                timeout_ms,
-            ))
-            .map_err(Failure::bad_input)
+            let spec = CompactorSpec::external(adapter_spec(f, cmd, timeout_ms)?)
+                .map_err(Failure::bad_input)?;
+            Ok(spec)
         }
         (other, _) => Err(Failure::bad_input(format!(
             "--compactor must be reference or external, got {other}"
@@ -502,10 +523,8 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
         ));
     }
     let k = &a.case.knobs;
-    let compactor = CompactorSpec::external(compactsim_harness::external::AdapterSpec::new(
-        command, timeout_ms,
-    ))
-    .map_err(Failure::bad_input)?;
+    let compactor = CompactorSpec::external(adapter_spec(f, &command, timeout_ms)?)
+        .map_err(Failure::bad_input)?;
     let (strategy, era) = k.strategy_and_era(&compactor)?;
     let params = CaseParams::parse_with(
         a.case.seed.unwrap_or(args::SEED_DEFAULT),

@@ -12,6 +12,8 @@ use compactsim_invariants::Policies;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+pub use crate::external::ADAPTER_STDERR_DIR;
+
 /// Builds an in-process compactor of one case from the reference compactor the case's
 /// configuration describes.
 pub type BuildCompactor = Arc<dyn Fn(Reference) -> Box<dyn Compactor> + Send + Sync>;
@@ -43,12 +45,15 @@ impl CompactorSpec {
     }
 
     /// The external adapter `spec` with a new pool (its command line is checked, and
-    /// the policies of its hello: a bad declaration is bad input, refused before any
-    /// case; an adapter that cannot greet fails its cases instead).
+    /// its hello: a bad policy declaration or a hello asking for what the harness does
+    /// not offer, such as an unknown hook, is bad input, refused before any case; an
+    /// adapter that cannot greet fails its cases instead).
     pub fn external(spec: AdapterSpec) -> Result<CompactorSpec, String> {
         let pool = Pool::new(spec).map_err(|e| e.to_string())?;
         match pool.hello() {
-            Err(e) if matches!(e.kind, FailureKind::BadPolicy(_)) => Err(e.to_string()),
+            Err(e) if matches!(e.kind, FailureKind::BadPolicy(_) | FailureKind::Config(_)) => {
+                Err(e.to_string())
+            }
             _ => Ok(CompactorSpec::External(pool)),
         }
     }
@@ -69,6 +74,19 @@ impl CompactorSpec {
             CompactorSpec::Reference => Box::new(reference),
             CompactorSpec::InProcess { build, .. } => build(reference),
             CompactorSpec::External(pool) => pool.compactor(reference),
+        }
+    }
+
+    /// An external adapter's children keep their stderr in `out/adapter-stderr/`
+    /// (`child-<n>.log`); nothing for other compactors.
+    pub fn keep_adapter_stderr(&self, out: &std::path::Path) -> Result<(), String> {
+        match self {
+            CompactorSpec::External(pool) => {
+                let dir = out.join(ADAPTER_STDERR_DIR);
+                pool.keep_stderr_in(&dir)
+                    .map_err(|e| format!("{}: {e}", dir.display()))
+            }
+            CompactorSpec::Reference | CompactorSpec::InProcess { .. } => Ok(()),
         }
     }
 

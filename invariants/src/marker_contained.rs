@@ -15,7 +15,11 @@ use std::sync::Arc;
 /// segments list. A summary row's facts are those spelled in its summary-body segments
 /// when it has any (a batch summary merged into a tail row
 /// keeps that row's own text beside it; that text is conversation, not summary), else
-/// of all its segments. A batch pass that wrote its summary while no summarizer call
+/// of all its segments. A summary row that leaves (no row of `after` has its id) takes its
+/// own conversation text with it: each fact that text spells must be in a summary row of
+/// `after`, still spelled in some row of `after`, or seen by a summary call answered
+/// during the transition (no-silent-drop judges only rows that are not summaries, so
+/// this is where such text is held). A batch pass that wrote its summary while no summarizer call
 /// answered (every call the harness served for it failed, or none was made: the
 /// deterministic fallback, observed — not as the pass labels itself) is exempt: the
 /// fallback keeps a bounded snapshot of the previous summary by policy (hermes-domain
@@ -69,6 +73,42 @@ fn summary_facts(m: &Message) -> Cow<'_, [FactId]> {
             .iter()
             .filter(move |s| !has_body || s.kind == ContentKind::Summary),
     )
+}
+
+/// The facts spelled in a summary row's own conversation text: the segments beside its
+/// summary body (a summary merged into a tail row keeps that row's text, or a relabelled
+/// user text, beside it), ascending; empty without a summary body.
+fn conversation_facts(m: &Message) -> Vec<FactId> {
+    let segments = &m.content.segments;
+    if !segments.iter().any(|s| s.kind == ContentKind::Summary) {
+        return Vec::new();
+    }
+    segments_text_facts(segments.iter().filter(|s| s.kind != ContentKind::Summary)).into_owned()
+}
+
+/// Every fact spelled in the text of a row of `after`, or in the input or answer of a
+/// summary call answered during the transition (what the summarizer dropped of what it
+/// saw is its retention policy, as no-silent-drop holds), ascending.
+fn facts_in_any_row(t: &Transition<'_>) -> Vec<FactId> {
+    let mut all: Vec<FactId> = t
+        .after
+        .iter()
+        .flat_map(|m| {
+            text_facts_of(&m.content)
+                .iter()
+                .copied()
+                .collect::<Vec<_>>()
+        })
+        .chain(
+            t.served
+                .iter()
+                .filter(|c| c.ok && !c.condense)
+                .flat_map(|c| c.facts_in.iter().chain(&c.facts_out).copied()),
+        )
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    all
 }
 
 /// A batch pass no summarizer call answered: any summary it wrote is a fallback.
@@ -181,6 +221,7 @@ impl Invariant for MarkerContained {
         self.after_summaries
             .extend((0..t.after.len()).filter(|&j| t.after[j].is_summary()));
         let mut union: Option<Vec<FactId>> = None;
+        let mut anywhere: Option<Vec<FactId>> = None;
         for (i, m) in t.before.iter().enumerate() {
             if !m.is_summary() {
                 continue;
@@ -195,6 +236,19 @@ impl Invariant for MarkerContained {
             let missing = missing_from(&facts, union);
             if !missing.is_empty() {
                 return Some(self.witness(t, (i, m), same, &missing));
+            }
+            // The row's own conversation text leaves with it: its facts are summarized
+            // or the text is carried into a row of `after` (no-silent-drop judges only
+            // rows that are not summaries).
+            if same.is_none() {
+                let mut missing = missing_from(&conversation_facts(m), union);
+                if !missing.is_empty() {
+                    let anywhere = anywhere.get_or_insert_with(|| facts_in_any_row(t));
+                    missing.retain(|f| anywhere.binary_search(f).is_err());
+                    if !missing.is_empty() {
+                        return Some(self.witness(t, (i, m), same, &missing));
+                    }
+                }
             }
         }
         None
@@ -239,6 +293,70 @@ mod tests {
         let w = observe(&repair_event(1), &before, &after).expect("marker lost");
         assert_eq!(witness_ids(&w), vec![5, 0]);
         assert!(w.rows[1].note.contains("non-summary"));
+    }
+
+    /// `observe` on a batch pass whose summary call answered.
+    fn observe_answered(ev: &Event, before: &[Message], after: &[Message]) -> Option<Witness> {
+        let calls = [served(true, 100, &[1, 2])];
+        MarkerContained::default()
+            .observe(&transition_served(ev, before, after, &calls))
+            .map(readable)
+    }
+
+    /// A batch summary merged into a tail row: its summary body and the row's own text.
+    fn merged_summary(id: u32, summary: &[u32], own: &[u32]) -> Message {
+        let mut body = prose(id, 2000, summary).segments[0].clone();
+        body.kind = ContentKind::Summary;
+        let own = prose(id + 100, 400, own).segments[0].clone();
+        let mut m = batch_summary(id, &[]);
+        m.set_content(compactsim_model::Content::from_segments(vec![body, own]));
+        m
+    }
+
+    #[test]
+    fn fires_when_a_merged_summary_rows_own_text_leaves_unsummarized() {
+        let before = vec![user(0), merged_summary(5, &[1, 2], &[3]), user(6)];
+        let mut next = merged_summary(8, &[1, 2, 4], &[]);
+        next.set_content(compactsim_model::Content::single(
+            next.content.segments[0].clone(),
+        ));
+        let after = vec![user(0), next, user(6)];
+        let ev = batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
+        let w = observe_answered(&ev, &before, &after).expect("own text lost");
+        assert!(w.facts[0].contains("FACT-000003"), "{:?}", w.facts);
+        assert_eq!(witness_ids(&w)[0], 5);
+    }
+
+    #[test]
+    fn quiet_when_a_merged_summary_rows_own_text_is_summarized_or_carried() {
+        let before = vec![user(0), merged_summary(5, &[1, 2], &[3]), user(6)];
+        let ev = batch_event(1, compactsim_model::BatchTrigger::Preflight, true);
+        // Summarized: the new summary spells FACT-000003.
+        let mut next = merged_summary(8, &[1, 2, 3], &[]);
+        next.set_content(compactsim_model::Content::single(
+            next.content.segments[0].clone(),
+        ));
+        assert!(observe_answered(&ev, &before, &[user(0), next.clone(), user(6)]).is_none());
+        // Carried: the own text is a row of its own again.
+        let mut solo = merged_summary(8, &[1, 2], &[]);
+        solo.set_content(compactsim_model::Content::single(
+            solo.content.segments[0].clone(),
+        ));
+        let own = Message::new(
+            MsgId(9),
+            Role::User,
+            compactsim_model::Content::single(before[1].content.segments[1].clone()),
+        );
+        assert!(observe_answered(&ev, &before, &[user(0), solo, own, user(6)]).is_none());
+        // Seen: the answered call's input spelled FACT-000003 (the summarizer dropped it).
+        let mut next = merged_summary(8, &[1, 2], &[]);
+        next.set_content(compactsim_model::Content::single(
+            next.content.segments[0].clone(),
+        ));
+        let calls = [served(true, 100, &[1, 2, 3])];
+        let after = [user(0), next, user(6)];
+        let t = transition_served(&ev, &before, &after, &calls);
+        assert!(MarkerContained::default().observe(&t).is_none());
     }
 
     #[test]

@@ -65,6 +65,7 @@ fn params(req: &DiffRequest) -> BTreeMap<String, String> {
 pub fn diff(req: &DiffRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
     super::outdir::clear_stale(&req.out, &[DIFF_JSON, DIFF_MD], &[])?;
+    super::outdir::keep_adapter_stderr(&req.out, &req.compactor)?;
     let suite = Suite {
         compactor: req.compactor.clone(),
         ..req.params.suite(0, req.cases)

@@ -90,6 +90,29 @@ fn read_dir_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, Failure> {
     Ok(files)
 }
 
+/// Keeps an external adapter's stderr in `out/adapter-stderr/` (`child-<n>.log`), the
+/// logs of an earlier run there removed first; nothing for other compactors.
+pub fn keep_adapter_stderr(
+    out: &Path,
+    compactor: &compactsim_harness::compactor::CompactorSpec,
+) -> Result<(), Failure> {
+    if compactor.adapter().is_none() {
+        return Ok(());
+    }
+    let dir = out.join(compactsim_harness::compactor::ADAPTER_STDERR_DIR);
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("child-") && name.ends_with(".log") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    compactor
+        .keep_adapter_stderr(out)
+        .map_err(|e| Failure::bad_input(format!("adapter stderr directory {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -203,6 +203,7 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
         ],
         &[failures::FAILURES_DIR],
     )?;
+    super::outdir::keep_adapter_stderr(&req.out, &req.params.compactor)?;
     let header = header(req);
     crate::outln!("{}", seed_line(req));
     let started = Instant::now();

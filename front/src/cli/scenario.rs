@@ -464,6 +464,7 @@ pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
     }
     super::outdir::prepare(&req.out)?;
     super::outdir::clear_stale(&req.out, &[SCENARIOS_TXT, reports::JUNIT_XML], &[])?;
+    super::outdir::keep_adapter_stderr(&req.out, &req.compactor)?;
     let bar = super::progress::bar(scenarios.len() as u64, "scenarios", req.quiet);
     let entries = run_served(scenarios, req.jobs, req.trace, &bar)?;
     bar.finish_and_clear();

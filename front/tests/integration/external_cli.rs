@@ -8,11 +8,11 @@ use crate::common;
 use common::{arg, compactsim, scratch, Run};
 use std::path::PathBuf;
 
-fn adapter(rel: &str) -> String {
+pub(crate) fn adapter(rel: &str) -> String {
     format!("python3 {}/../adapters/{rel}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn text(o: &Run) -> String {
+pub(crate) fn text(o: &Run) -> String {
     format!("{}{}", o.stdout, o.stderr)
 }
 
@@ -20,7 +20,7 @@ fn run_external(name: &str, adapter_cmd: &str, extra: &[&str]) -> (Run, PathBuf)
     run_external_cases(name, adapter_cmd, "8", extra)
 }
 
-fn run_external_cases(
+pub(crate) fn run_external_cases(
     name: &str,
     adapter_cmd: &str,
     cases: &str,

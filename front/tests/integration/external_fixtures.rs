@@ -147,10 +147,10 @@ fn chat(id: u32, role: &str, content: &str) -> ChatMessage {
         content: Some(content.into()),
         tool_calls: Vec::new(),
         tool_call_id: None,
-        compressed_summary: false,
-        micro_compact_marker: false,
-        has_user_turn: false,
-        db_persisted: false,
+        compressed_summary: None,
+        micro_compact_marker: None,
+        has_user_turn: None,
+        db_persisted: None,
         compactsim_id: Some(id),
     }
 }
@@ -159,8 +159,8 @@ fn chat(id: u32, role: &str, content: &str) -> ChatMessage {
 /// micro marker; the head is the system row and u1, the window a1..u3.
 fn batch_with_a_micro_marker_in_the_tail(id: u64) -> HarnessMsg {
     let mut marker = chat(7, "assistant", "rolling summary of a3 FACT-000092");
-    marker.compressed_summary = true;
-    marker.micro_compact_marker = true;
+    marker.compressed_summary = Some(true);
+    marker.micro_compact_marker = Some(true);
     let mut transcript = vec![chat(1, "system", "you are an agent")];
     for (n, text) in [(2, "u1"), (3, "a1"), (4, "u2"), (5, "a2"), (6, "u3")] {
         let role = if n % 2 == 0 { "user" } else { "assistant" };
@@ -206,7 +206,7 @@ fn the_reference_adapters_batch_pass_keeps_a_micro_marker_of_its_tail() {
     let kept: Vec<Option<u32>> = out.iter().map(|m| m.compactsim_id).collect();
     let marker = out.iter().find(|m| m.compactsim_id == Some(7));
     assert!(
-        marker.is_some_and(|m| m.micro_compact_marker),
+        marker.is_some_and(|m| m.micro_compact_marker == Some(true)),
         "the micro marker left the tail: {kept:?}"
     );
     for gone in [3, 4, 5, 6] {

@@ -21,6 +21,7 @@ mod merge_study_cli;
 mod plan_props;
 mod policies;
 mod protocol_golden;
+mod protocol_record;
 mod run_cli;
 mod scenario_cli;
 mod scenario_compactor;

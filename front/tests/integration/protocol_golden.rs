@@ -3,7 +3,7 @@
 //! line validates, parses into the typed message of its direction and serializes back
 //! to the same JSON. Bad messages are rejected by both the schema and serde.
 
-use compactsim_harness::external::wire::{AdapterMsg, HarnessMsg};
+use compactsim_harness::external::wire::{AdapterMsg, HarnessMsg, KNOWN_HOOKS};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -170,6 +170,49 @@ fn every_golden_line_validates_and_round_trips() {
     ] {
         assert!(seen.contains(kind), "no golden line of {kind}");
     }
+}
+
+/// The golden files use only the hooks the harness sends, and the schema lists exactly
+/// those (adapters/PROTOCOL.md, "Hooks").
+#[test]
+fn golden_hooks_are_the_harness_hooks() {
+    let listed: Vec<String> = schema()["definitions"]["hook_name"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, KNOWN_HOOKS);
+    for (at, _, msg) in golden_lines() {
+        let mut names: Vec<&Value> = msg["capabilities"]["hooks"]
+            .as_array()
+            .map(|a| a.iter().collect())
+            .unwrap_or_default();
+        if msg["type"] == "hook" {
+            names.push(&msg["hook"]);
+        }
+        for n in names {
+            assert!(
+                KNOWN_HOOKS.contains(&n.as_str().unwrap_or("")),
+                "{at}: hook {n} is not one the harness sends"
+            );
+        }
+    }
+    let v = Validator { root: schema() };
+    let bad = json!({"type": "hello", "id": 0, "protocol": 1, "name": "x", "version": "1",
+                     "capabilities": {"hooks": ["should_compress"]}});
+    assert!(v.check_def("adapter_message", &bad).is_err());
+}
+
+/// A false flag round-trips: the schema and serde keep `"_db_persisted": false`.
+#[test]
+fn a_false_flag_round_trips() {
+    let row = json!({"role": "assistant", "content": "hi", "_db_persisted": false,
+                     "_compressed_summary_has_user_turn": false, "_compactsim_id": 1});
+    let typed: compactsim_harness::external::wire::ChatMessage =
+        serde_json::from_value(row.clone()).unwrap();
+    assert_eq!(typed.db_persisted, Some(false));
+    assert_eq!(serde_json::to_value(&typed).unwrap(), row);
 }
 
 #[test]

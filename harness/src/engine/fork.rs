@@ -73,7 +73,11 @@ pub fn run_forks(spec: &CaseSpec, forks: &[Fork], to_end: bool) -> Forked {
         }
         to_end.then(|| case.finish().0)
     });
-    out.clean = catch_unwind(run).ok().flatten();
+    let key = crate::external::record::CaseKey {
+        root_seed: spec.root_seed,
+        case: spec.case,
+    };
+    out.clean = crate::external::record::within_case(key, || catch_unwind(run).ok().flatten());
     spec.bugs.force(BugMask(0));
     out
 }

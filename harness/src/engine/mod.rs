@@ -146,9 +146,18 @@ pub fn run_case_labels(
     make: MakeCompactor<'_>,
     labels: scramble::Labels,
 ) -> CaseResult {
-    let guarded = std::panic::AssertUnwindSafe(|| run_case_unguarded(spec, record, make, labels));
+    let key = crate::external::record::CaseKey {
+        root_seed: spec.root_seed,
+        case: spec.case,
+    };
+    let guarded = std::panic::AssertUnwindSafe(|| {
+        crate::external::record::within_case(key, || run_case_unguarded(spec, record, make, labels))
+    });
     match std::panic::catch_unwind(guarded) {
-        Ok(result) => result,
+        Ok(mut result) => {
+            quote_adapter_stderr(spec, key, &mut result);
+            result
+        }
         Err(panic) => {
             let what = panic
                 .downcast_ref::<String>()
@@ -160,6 +169,39 @@ pub fn run_case_labels(
             r.outcome = CaseOutcome::Internal(what);
             r
         }
+    }
+}
+
+/// Stderr lines quoted in a witness, at most (the adapter's last lines of the case).
+pub const WITNESS_STDERR_LINES_MAX: usize = 10;
+
+/// An external adapter's stderr during the case, quoted (its last lines) in the witness
+/// of every violation of a failing case.
+fn quote_adapter_stderr(
+    spec: &CaseSpec,
+    key: crate::external::record::CaseKey,
+    result: &mut CaseResult,
+) {
+    let crate::compactor::CompactorSpec::External(pool) = &spec.compactor else {
+        return;
+    };
+    let lines = pool.take_case_stderr(key);
+    if lines.is_empty() {
+        return;
+    }
+    let skip = lines.len().saturating_sub(WITNESS_STDERR_LINES_MAX);
+    let quote = |w: &mut compactsim_model::Witness| {
+        w.facts.push(format!(
+            "adapter stderr during the case (last {} lines):",
+            lines.len() - skip
+        ));
+        w.facts
+            .extend(lines[skip..].iter().map(|l| format!("  | {l}")));
+    };
+    match &mut result.outcome {
+        CaseOutcome::Violation(vs) => vs.iter_mut().for_each(|v| quote(&mut v.witness)),
+        CaseOutcome::Liveness(v) => quote(&mut v.witness),
+        CaseOutcome::Clean | CaseOutcome::Internal(_) => {}
     }
 }
 

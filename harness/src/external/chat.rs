@@ -28,9 +28,19 @@ const LITERAL_SEED_TAG: u64 = 1 << 63;
 #[derive(Default)]
 pub struct TextBook {
     by_text: HashMap<Arc<str>, Segment>,
+    /// The known texts by their first line (up to the first `\n`), longest first: where
+    /// a row's line starts, the known texts that can start there.
+    by_first_line: HashMap<Arc<str>, Vec<Arc<str>>>,
+    /// Rows whose text is not their segments joined by the merge separator (the adapter
+    /// joined parts with one newline): the exact text, sent back while the row's
+    /// segments are these.
+    exact: HashMap<MsgId, (Content, Arc<str>)>,
     literals: HashMap<u64, Arc<str>>,
     /// Summaries the harness served, in serving order.
     served: Vec<(Arc<str>, RollingSummary)>,
+    /// The metadata flags the adapter wrote on each row it returned, as it wrote them
+    /// (`Some(false)` included): sent back as written while the model does not set them.
+    written_flags: HashMap<MsgId, [Option<bool>; 4]>,
 }
 
 impl TextBook {
@@ -59,10 +69,28 @@ impl TextBook {
     /// Remembers a segment so a reply containing its text maps back to it.
     pub fn register(&mut self, s: &Segment) -> Arc<str> {
         let text = self.segment_text(s);
-        self.by_text
-            .entry(text.clone())
-            .or_insert_with(|| s.clone());
+        self.remember(text.clone(), s);
         text
+    }
+
+    /// Makes `text` known as `s` (the first segment of a text keeps it).
+    fn remember(&mut self, text: Arc<str>, s: &Segment) {
+        if text.is_empty() || self.by_text.contains_key(&text) {
+            return;
+        }
+        self.by_text.insert(text.clone(), s.clone());
+        let first: Arc<str> = Arc::from(first_line(&text));
+        let texts = self.by_first_line.entry(first).or_default();
+        let at = texts.partition_point(|t| t.len() >= text.len());
+        texts.insert(at, text);
+    }
+
+    /// The text of a message as the adapter last saw or wrote it.
+    pub fn message_text(&self, m: &Message) -> Arc<str> {
+        match self.exact.get(&m.id) {
+            Some((content, text)) if *content == m.content => text.clone(),
+            _ => Arc::from(self.content_text(&m.content)),
+        }
     }
 
     /// Remembers a summary the harness served; returns its text.
@@ -88,21 +116,29 @@ impl TextBook {
     }
 
     fn message_to_chat(&mut self, m: &Message) -> ChatMessage {
-        let parts: Vec<Arc<str>> = m
-            .content
-            .segments
-            .iter()
-            .map(|s| self.register(s))
-            .collect();
+        for s in m.content.segments.iter() {
+            self.register(s);
+        }
+        let text = self.message_text(m);
+        let written = self.written_flags.get(&m.id).copied().unwrap_or_default();
+        let f = &m.flags;
+        let set = [
+            f.summary_marker,
+            f.micro_marker,
+            f.has_user_turn,
+            f.persisted,
+        ];
+        let [compressed_summary, micro_compact_marker, has_user_turn, db_persisted]: [_; 4] =
+            std::array::from_fn(|i| flag_to_chat(set[i], written[i]));
         ChatMessage {
             role: m.role.as_str().to_string(),
-            content: Some(parts.join(MERGE_SEPARATOR)),
+            content: Some(text.to_string()),
             tool_calls: m.tool_calls.iter().map(call_to_chat).collect(),
             tool_call_id: m.tool_call_id.map(|c| c.to_string()),
-            compressed_summary: m.flags.summary_marker,
-            micro_compact_marker: m.flags.micro_marker,
-            has_user_turn: m.flags.has_user_turn,
-            db_persisted: m.flags.persisted,
+            compressed_summary,
+            micro_compact_marker,
+            has_user_turn,
+            db_persisted,
             compactsim_id: Some(m.id.0),
         }
     }
@@ -148,19 +184,38 @@ impl TextBook {
             .collect::<Result<Vec<_>, _>>()?;
         let tool_call_id = row.tool_call_id.as_deref().map(parse_call_id).transpose()?;
         let text = row.content.as_deref().unwrap_or("");
+        let [summary_marker, micro_marker, has_user_turn, persisted] = row.flags();
         let flags = Flags {
-            summary_marker: row.compressed_summary,
-            micro_marker: row.micro_compact_marker,
-            has_user_turn: row.has_user_turn,
-            persisted: row.db_persisted,
+            summary_marker,
+            micro_marker,
+            has_user_turn,
+            persisted,
         };
+        let written = [
+            row.compressed_summary,
+            row.micro_compact_marker,
+            row.has_user_turn,
+            row.db_persisted,
+        ];
+        if written.iter().any(Option::is_some) {
+            self.written_flags.insert(id, written);
+        } else {
+            self.written_flags.remove(&id);
+        }
         let content = match original {
-            Some(o) if self.content_text(&o.content) == text => o.content.clone(),
+            Some(o) if *self.message_text(o) == *text => o.content.clone(),
             _ => {
                 // New text in a row the adapter carried over was not written by that
                 // row's author: it gets an origin of its own.
                 let origin = if original.is_some() { ids.msg() } else { id };
-                self.read_text(text, origin, flags.summary_marker || flags.micro_marker)
+                let content =
+                    self.read_text(text, origin, flags.summary_marker || flags.micro_marker);
+                if self.content_text(&content) == text {
+                    self.exact.remove(&id);
+                } else {
+                    self.exact.insert(id, (content.clone(), Arc::from(text)));
+                }
+                content
             }
         };
         let mut m = Message::new(id, role, content)
@@ -170,33 +225,52 @@ impl TextBook {
         Ok(m)
     }
 
-    /// Text back to segments: known parts are their segments, unknown runs literals.
+    /// Text back to segments: known texts are their segments, the runs between them
+    /// literals. A known text is recognised where it starts a line (the row's start or
+    /// after a `\n`) and ends one (before a `\n` or at the row's end), the longest
+    /// first; the line break (or blank line) that joins it to its neighbours is the join
+    /// of the segments. So a relabelled text joined with one newline reads as one joined
+    /// with a blank line.
     fn read_text(&mut self, text: &str, origin: MsgId, summary: bool) -> Content {
         if text.is_empty() {
             return Content::empty();
         }
         let mut segments = Vec::new();
-        let mut unknown: Vec<&str> = Vec::new();
-        for part in text.split(MERGE_SEPARATOR) {
-            match self.by_text.get(part).cloned() {
-                Some(seg) if !part.is_empty() => {
-                    if !unknown.is_empty() {
-                        segments.push(self.literal(
-                            &unknown.join(MERGE_SEPARATOR),
-                            origin,
-                            summary,
-                        ));
-                        unknown.clear();
-                    }
-                    segments.push(adopt(seg, origin));
+        let mut run_start = 0;
+        let mut at = 0;
+        while at < text.len() {
+            if let Some((seg, len)) = self.known_at(text, at) {
+                let run = trim_join(&text[run_start..at]);
+                if !run.is_empty() {
+                    segments.push(self.literal(run, origin, summary));
                 }
-                _ => unknown.push(part),
+                segments.push(adopt(seg, origin));
+                at += len;
+                run_start = at;
+            }
+            match text[at..].find('\n') {
+                Some(nl) => at += nl + 1,
+                None => break,
             }
         }
-        if !unknown.is_empty() {
-            segments.push(self.literal(&unknown.join(MERGE_SEPARATOR), origin, summary));
+        let run = trim_join(&text[run_start.min(text.len())..]);
+        if !run.is_empty() {
+            segments.push(self.literal(run, origin, summary));
         }
         Content::from_segments(segments)
+    }
+
+    /// The longest known text that starts at `at` (a line start) and ends a line.
+    fn known_at(&self, text: &str, at: usize) -> Option<(Segment, usize)> {
+        let rest = &text[at..];
+        let candidates = self.by_first_line.get(first_line(rest))?;
+        candidates
+            .iter()
+            .find(|t| {
+                rest.starts_with(&***t)
+                    && matches!(rest.as_bytes().get(t.len()), None | Some(b'\n'))
+            })
+            .and_then(|t| Some((self.by_text.get(t)?.clone(), t.len())))
     }
 
     fn literal(&mut self, text: &str, origin: MsgId, summary: bool) -> Segment {
@@ -219,8 +293,35 @@ impl TextBook {
             origin,
             facts,
         };
-        self.by_text.entry(text).or_insert_with(|| seg.clone());
+        self.remember(text, &seg);
         seg
+    }
+}
+
+/// The text up to its first line break.
+fn first_line(text: &str) -> &str {
+    text.split('\n').next().unwrap_or("")
+}
+
+/// A run between recognised texts without the line breaks that join it to them: a
+/// blank line (the merge separator) or one newline on each side.
+fn trim_join(run: &str) -> &str {
+    let run = run
+        .strip_prefix(MERGE_SEPARATOR)
+        .or_else(|| run.strip_prefix('\n'))
+        .unwrap_or(run);
+    run.strip_suffix(MERGE_SEPARATOR)
+        .or_else(|| run.strip_suffix('\n'))
+        .unwrap_or(run)
+}
+
+/// A flag as sent: set in the model (true), else as the adapter last wrote it on the
+/// row (false included), else absent.
+fn flag_to_chat(set: bool, written: Option<bool>) -> Option<bool> {
+    if set {
+        Some(true)
+    } else {
+        written.map(|_| false)
     }
 }
 

@@ -1,6 +1,7 @@
 //! One adapter child process: started without a shell, fed by a writer thread, read by
-//! a stdout thread (JSON lines, bounded length) and a stderr thread (a bounded ring of
-//! the last lines). Every read has a deadline: the caller waits on a channel with
+//! a stdout thread (JSON lines, bounded length); its stderr goes straight to a file of
+//! its own ([`StderrLog`]: kept in the output directory, or a temporary file removed
+//! with the child), whose last lines are read back, bounded, for messages. Every read has a deadline: the caller waits on a channel with
 //! `recv_timeout`, never on the pipe. Dropping the child kills and reaps it; the reader
 //! threads end when the pipes close and are never joined (a grandchild could keep a
 //! pipe open). Each child gets a scratch directory of its own ([`SCRATCH_DIR_ENV`]),
@@ -8,13 +9,11 @@
 //! killed before its own cleanup runs leaves nothing behind.
 
 use super::error::FailureKind;
-use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -24,12 +23,12 @@ pub const PYTHONHASHSEED: &str = "0";
 /// The environment variable naming the child's scratch directory (adapters/PROTOCOL.md).
 pub const SCRATCH_DIR_ENV: &str = "COMPACTSIM_SCRATCH_DIR";
 
-/// Children started by this process so far: makes each scratch directory's name unique.
+/// Children started by this process so far: makes each scratch directory's and stderr
+/// file's name unique.
 static CHILDREN_STARTED: AtomicU64 = AtomicU64::new(0);
 
-/// A new empty scratch directory for one child, under the system's temporary directory.
-fn new_scratch_dir() -> Result<PathBuf, FailureKind> {
-    let n = CHILDREN_STARTED.fetch_add(1, Ordering::Relaxed);
+/// A new empty scratch directory for child `n`, under the system's temporary directory.
+fn new_scratch_dir(n: u64) -> Result<PathBuf, FailureKind> {
     let dir = std::env::temp_dir().join(format!("compactsim-adapter-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir)
         .map_err(|e| FailureKind::Spawn(format!("scratch directory {}: {e}", dir.display())))?;
@@ -55,10 +54,13 @@ fn spawn_error(program: &str, e: &std::io::Error) -> String {
 
 /// Longest stdout line accepted from an adapter (a transcript of a huge case fits).
 pub const LINE_LIMIT_BYTES: usize = 64 * 1024 * 1024;
-/// Stderr lines kept for the report.
+/// Stderr lines quoted in a message (the last ones).
 pub const STDERR_KEPT_LINES: usize = 20;
-/// Longest stderr line kept (longer lines are cut).
+/// Longest stderr line quoted (longer lines are cut).
 pub const STDERR_LINE_LIMIT_CHARS: usize = 400;
+/// Most bytes of a stderr file read back for a quote (its end): the memory a quote
+/// takes is bounded whatever the adapter writes.
+pub const STDERR_TAIL_BYTES_MAX: u64 = 64 * 1024;
 /// After the stdout pipe closes, how long to wait for the exit status.
 const EXIT_STATUS_WAIT_MS: u64 = 200;
 
@@ -70,43 +72,104 @@ enum Line {
     Eof,
 }
 
-/// After a failure, how long to wait for the stderr thread to read the last lines.
-const STDERR_DRAIN_MS: u64 = 300;
+/// Where a child's stderr goes: a file the child writes itself (so every line it wrote
+/// before replying is there when the reply is read), kept when it is in an output
+/// directory, else removed with the child.
+#[derive(Clone, Debug)]
+pub struct StderrLog {
+    pub path: PathBuf,
+    keep: bool,
+}
 
-/// The last lines of stderr, shared with the stderr thread, and whether it reached EOF.
-#[derive(Clone, Default)]
-pub struct StderrRing(Arc<Mutex<(VecDeque<String>, bool)>>);
-
-impl StderrRing {
-    fn push(&self, line: &str) {
-        let mut kept: String = line.chars().take(STDERR_LINE_LIMIT_CHARS).collect();
-        if kept.len() < line.len() {
-            kept.push('…');
+impl StderrLog {
+    /// Child `n`'s stderr file: `DIR/child-<n>.log`, or a temporary file without `dir`.
+    fn new(dir: Option<&std::path::Path>, n: u64) -> StderrLog {
+        match dir {
+            Some(d) => StderrLog {
+                path: d.join(format!("child-{n}.log")),
+                keep: true,
+            },
+            None => StderrLog {
+                path: std::env::temp_dir().join(format!(
+                    "compactsim-adapter-{}-{n}.stderr",
+                    std::process::id()
+                )),
+                keep: false,
+            },
         }
-        let mut ring = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if ring.0.len() == STDERR_KEPT_LINES {
-            ring.0.pop_front();
-        }
-        ring.0.push_back(kept);
     }
 
-    fn close(&self) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+    /// Bytes written so far (0 when the file is gone).
+    pub fn len(&self) -> u64 {
+        std::fs::metadata(&self.path).map_or(0, |m| m.len())
     }
 
-    /// The kept lines, oldest first.
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The last lines written at or after byte `from`, oldest first: at most
+    /// [`STDERR_KEPT_LINES`], each cut at [`STDERR_LINE_LIMIT_CHARS`], read from at most
+    /// the last [`STDERR_TAIL_BYTES_MAX`] bytes.
+    pub fn tail_since(&self, from: u64) -> Vec<String> {
+        use std::io::{Seek, SeekFrom};
+        let Ok(mut f) = std::fs::File::open(&self.path) else {
+            return Vec::new();
+        };
+        let len = f.metadata().map_or(0, |m| m.len());
+        let start = from.max(len.saturating_sub(STDERR_TAIL_BYTES_MAX));
+        if start >= len || f.seek(SeekFrom::Start(start)).is_err() {
+            return Vec::new();
+        }
+        let mut buf = Vec::new();
+        if f.take(len - start).read_to_end(&mut buf).is_err() {
+            return Vec::new();
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let mut lines: Vec<&str> = text.lines().collect();
+        if start > from && !lines.is_empty() {
+            // The first line was cut by the byte limit.
+            lines.remove(0);
+        }
+        let skip = lines.len().saturating_sub(STDERR_KEPT_LINES);
+        lines[skip..]
+            .iter()
+            .map(|l| {
+                let l = l.trim_end_matches('\r');
+                let mut kept: String = l.chars().take(STDERR_LINE_LIMIT_CHARS).collect();
+                if kept.len() < l.len() {
+                    kept.push('…');
+                }
+                kept
+            })
+            .collect()
+    }
+
+    /// The last lines of the whole file.
     pub fn tail(&self) -> Vec<String> {
-        let ring = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        ring.0.iter().cloned().collect()
+        self.tail_since(0)
     }
 
-    /// The kept lines once the child is dead: waits (bounded) for stderr to close.
-    pub fn drained_tail(&self) -> Vec<String> {
-        let until = Instant::now() + Duration::from_millis(STDERR_DRAIN_MS);
-        while !self.0.lock().unwrap_or_else(|e| e.into_inner()).1 && Instant::now() < until {
-            thread::sleep(Duration::from_millis(5));
+    /// Moves the stderr file into `dir` as `child-<n>.log` (the child keeps writing to
+    /// it); false when it cannot be moved (another file system).
+    pub fn keep_in(&mut self, dir: &std::path::Path, n: u64) -> bool {
+        let to = dir.join(format!("child-{n}.log"));
+        if self.path == to {
+            return true;
         }
-        self.tail()
+        if std::fs::rename(&self.path, &to).is_err() {
+            return false;
+        }
+        self.path = to;
+        self.keep = true;
+        true
+    }
+
+    fn remove_unless_kept(&self) {
+        if !self.keep {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -115,24 +178,44 @@ pub struct AdapterChild {
     child: Child,
     to_writer: Option<Sender<Vec<u8>>>,
     lines: Receiver<Line>,
-    pub stderr: StderrRing,
+    pub stderr: StderrLog,
+    /// This child's number in the process (names its stderr file).
+    pub serial: u64,
     /// The child's scratch directory, removed once the child is reaped.
     scratch: Option<PathBuf>,
 }
 
 impl AdapterChild {
     /// Starts `argv[0]` with the rest as arguments and `env` added to the environment,
-    /// [`SCRATCH_DIR_ENV`] naming a new empty directory that outlives the child by nothing.
-    pub fn spawn(argv: &[String], env: &[(String, String)]) -> Result<Self, FailureKind> {
+    /// [`SCRATCH_DIR_ENV`] naming a new empty directory that outlives the child by nothing,
+    /// its stderr written to `stderr_dir/child-<n>.log` (or a temporary file).
+    pub fn spawn(
+        argv: &[String],
+        env: &[(String, String)],
+        stderr_dir: Option<&std::path::Path>,
+    ) -> Result<Self, FailureKind> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| FailureKind::Spawn("empty command".into()))?;
-        let scratch = new_scratch_dir()?;
+        let serial = CHILDREN_STARTED.fetch_add(1, Ordering::Relaxed);
+        let log = StderrLog::new(stderr_dir, serial);
+        let stderr_file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log.path)
+            .map_err(|e| FailureKind::Spawn(format!("stderr file {}: {e}", log.path.display())))?;
+        let scratch = match new_scratch_dir(serial) {
+            Ok(dir) => dir,
+            Err(e) => {
+                log.remove_unless_kept();
+                return Err(e);
+            }
+        };
         let mut cmd = Command::new(program);
         cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::from(stderr_file));
         // Python randomizes str hashes per process (set iteration order): pinned, so a
         // Python adapter answers the same case the same way in every run.
         cmd.env("PYTHONHASHSEED", PYTHONHASHSEED);
@@ -144,33 +227,30 @@ impl AdapterChild {
             Ok(child) => child,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&scratch);
+                log.remove_unless_kept();
                 return Err(FailureKind::Spawn(spawn_error(program, &e)));
             }
         };
-        let (stdin, stdout, stderr) =
-            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
-                (Some(i), Some(o), Some(e)) => (i, o, e),
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    let _ = std::fs::remove_dir_all(&scratch);
-                    return Err(FailureKind::Spawn("pipes not available".into()));
-                }
-            };
-        let ring = StderrRing::default();
+        let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
+            (Some(i), Some(o)) => (i, o),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = std::fs::remove_dir_all(&scratch);
+                log.remove_unless_kept();
+                return Err(FailureKind::Spawn("pipes not available".into()));
+            }
+        };
         let (line_tx, lines) = mpsc::channel();
         let (to_writer, writer_rx) = mpsc::channel();
         let spawned = spawn_thread("adapter-stdout", move || read_lines(stdout, line_tx))
-            .and_then(|_| {
-                let r = ring.clone();
-                spawn_thread("adapter-stderr", move || read_stderr(stderr, r))
-            })
             .and_then(|_| spawn_thread("adapter-stdin", move || write_lines(stdin, writer_rx)));
         let mut me = AdapterChild {
             child,
             to_writer: Some(to_writer),
             lines,
-            stderr: ring,
+            stderr: log,
+            serial,
             scratch: Some(scratch),
         };
         spawned.map_err(|e| {
@@ -232,6 +312,15 @@ impl AdapterChild {
         }
     }
 
+    /// Kills the child and returns the last lines of its stderr (complete: the child is
+    /// reaped), removing a temporary stderr file.
+    pub fn kill_with_tail(&mut self) -> Vec<String> {
+        self.kill();
+        let tail = self.stderr.tail();
+        self.stderr.remove_unless_kept();
+        tail
+    }
+
     /// The child's scratch directory while it runs.
     pub fn scratch_dir(&self) -> Option<&std::path::Path> {
         self.scratch.as_deref()
@@ -241,6 +330,7 @@ impl AdapterChild {
 impl Drop for AdapterChild {
     fn drop(&mut self) {
         self.kill();
+        self.stderr.remove_unless_kept();
     }
 }
 
@@ -273,22 +363,6 @@ fn read_lines(stdout: impl Read, tx: Sender<Line>) {
     }
 }
 
-fn read_stderr(stderr: impl Read, ring: StderrRing) {
-    let mut reader = BufReader::new(stderr);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let limit = STDERR_LINE_LIMIT_CHARS as u64 * 4;
-        match (&mut reader).take(limit).read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => return ring.close(),
-            Ok(_) => {
-                let text = String::from_utf8_lossy(&buf);
-                ring.push(text.trim_end_matches(['\n', '\r']));
-            }
-        }
-    }
-}
-
 fn write_lines(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
     while let Ok(bytes) = rx.recv() {
         if stdin.write_all(&bytes).and_then(|_| stdin.flush()).is_err() {
@@ -309,7 +383,7 @@ mod tests {
             "echo \"${SCRATCH_DIR_ENV}\"; mkdir \"${SCRATCH_DIR_ENV}/home\" && echo made; sleep 30"
         );
         let argv = ["sh".to_string(), "-c".to_string(), script];
-        let mut child = AdapterChild::spawn(&argv, &[]).expect("sh starts");
+        let mut child = AdapterChild::spawn(&argv, &[], None).expect("sh starts");
         let deadline = Instant::now() + Duration::from_secs(20);
         let dir = PathBuf::from(child.recv(deadline, 20_000).expect("the directory"));
         assert_eq!(Some(dir.as_path()), child.scratch_dir());
@@ -326,8 +400,8 @@ mod tests {
     #[test]
     fn each_child_has_its_own_scratch_directory() {
         let argv = ["sh".to_string(), "-c".to_string(), "sleep 30".to_string()];
-        let a = AdapterChild::spawn(&argv, &[]).expect("sh starts");
-        let b = AdapterChild::spawn(&argv, &[]).expect("sh starts");
+        let a = AdapterChild::spawn(&argv, &[], None).expect("sh starts");
+        let b = AdapterChild::spawn(&argv, &[], None).expect("sh starts");
         assert_ne!(a.scratch_dir(), b.scratch_dir());
         assert!(a.scratch_dir().is_some_and(|d| d.is_dir()));
     }

@@ -10,7 +10,10 @@
 
 use super::chat::TextBook;
 use super::error::{AdapterFailure, FailureKind};
-use super::session::{AdapterInfo, AdapterSpec, Reply, Session, SummarizeCall, SummaryService};
+use super::record::{current_case, CaseKey, Recorder};
+use super::session::{
+    AdapterInfo, AdapterSpec, Reply, Session, StderrMark, SummarizeCall, SummaryService,
+};
 use super::summaries::Served;
 use super::wire::{HarnessMsg, PassInput, SummaryAnswer, Trigger};
 use compactsim_fakes::seam::{BatchReport, BatchRequest, Compactor, CompactorFailure, Harness};
@@ -21,7 +24,8 @@ use compactsim_model::{
     BatchPassOutcome, BatchTrigger, ContentKind, Message, MicroOutcome, MicroPass, MsgId, Role,
 };
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Idle adapter sessions, shared by the workers of one command.
@@ -31,6 +35,13 @@ pub struct Pool {
     /// The policies the adapter declared in its first hello (no policy when that hello
     /// failed: the cases then end in the adapter failure).
     policies: OnceLock<Policies>,
+    /// `--record`: the directory of the cases' record files.
+    recorder: Option<Recorder>,
+    /// Where the children's stderr files are kept (`None`: temporary files).
+    stderr_dir: Mutex<Option<PathBuf>>,
+    /// The stderr lines each finished case's child wrote during it, until the engine
+    /// takes them for the case's witnesses (at most one entry per running case).
+    case_stderr: Mutex<HashMap<CaseKey, Vec<String>>>,
 }
 
 impl Pool {
@@ -43,11 +54,67 @@ impl Pool {
     /// A pool whose command line was not checked: a case that cannot start its adapter
     /// ends in an adapter failure naming the command.
     pub fn unchecked(spec: AdapterSpec) -> Arc<Pool> {
+        // Without an output directory of the command's, `--record DIR` keeps the
+        // children's stderr in DIR/adapter-stderr.
+        let stderr_dir = spec
+            .record
+            .as_ref()
+            .map(|d| d.join(super::ADAPTER_STDERR_DIR))
+            .filter(|d| std::fs::create_dir_all(d).is_ok());
         Arc::new(Pool {
+            recorder: spec.record.clone().map(Recorder::new),
             spec,
             idle: Mutex::new(Vec::new()),
             policies: OnceLock::new(),
+            stderr_dir: Mutex::new(stderr_dir),
+            case_stderr: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Keeps every child's stderr in `dir` (created), as `child-<n>.log`; a child
+    /// already running moves its file there.
+    pub fn keep_stderr_in(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        *self.stderr_dir.lock().unwrap_or_else(|e| e.into_inner()) = Some(dir.to_path_buf());
+        for s in self
+            .idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter_mut()
+        {
+            s.keep_stderr_in(dir);
+        }
+        Ok(())
+    }
+
+    /// The directory of the children's stderr files, once a command set it.
+    pub fn stderr_dir(&self) -> Option<PathBuf> {
+        self.stderr_dir
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The directory `--record` writes to.
+    pub fn record_dir(&self) -> Option<&Path> {
+        self.recorder.as_ref().map(Recorder::dir)
+    }
+
+    /// The stderr lines the adapter wrote during case `key` (taken: asked once).
+    pub fn take_case_stderr(&self, key: CaseKey) -> Vec<String> {
+        self.case_stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&key)
+            .unwrap_or_default()
+    }
+
+    fn new_session(&self) -> Result<Session, AdapterFailure> {
+        let mut s = Session::new(self.spec.clone())?;
+        if let Some(dir) = self.stderr_dir() {
+            s.keep_stderr_in(&dir);
+        }
+        Ok(s)
     }
 
     pub fn spec(&self) -> &AdapterSpec {
@@ -60,7 +127,7 @@ impl Pool {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut session = match idle {
             Some(s) => s,
-            None => Session::new(self.spec.clone())?,
+            None => self.new_session()?,
         };
         let info = session.info().cloned();
         self.give(session);
@@ -77,7 +144,7 @@ impl Pool {
 
     fn take(&self) -> Option<Session> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        idle.pop().or_else(|| Session::new(self.spec.clone()).ok())
+        idle.pop().or_else(|| self.new_session().ok())
     }
 
     fn give(&self, s: Session) {
@@ -93,11 +160,17 @@ impl Pool {
 
     /// The compactor under test of one case, configured like the reference `r`.
     pub fn compactor(self: &Arc<Self>, r: Reference) -> Box<dyn Compactor> {
+        let case = current_case();
         let mut session = self.take();
+        let mut stderr_mark = None;
         if let Some(s) = &mut session {
             s.reset_ids();
+            s.record_to(self.recorder.as_ref().and_then(|r| r.open(case)));
+            stderr_mark = s.stderr_mark();
         }
         Box::new(External {
+            case,
+            stderr_mark,
             pool: self.clone(),
             session,
             micro: r.micro_config(),
@@ -115,10 +188,7 @@ impl Pool {
     }
 }
 
-/// Hook names of the protocol (adapters/PROTOCOL.md, "Hooks").
-pub const HOOK_COOLING_DOWN: &str = "cooling_down";
-pub const HOOK_FALLBACK_STREAK: &str = "fallback_streak";
-pub const HOOK_USAGE: &str = "usage";
+pub use super::wire::{HOOK_COOLING_DOWN, HOOK_FALLBACK_STREAK, HOOK_USAGE};
 
 /// The summary service of a hook: a hook serves no summaries.
 struct NoSummaries;
@@ -152,6 +222,10 @@ fn restart_if_pending(
 pub struct External {
     pool: Arc<Pool>,
     session: Option<Session>,
+    /// The case the engine named (records and stderr are kept under it).
+    case: Option<CaseKey>,
+    /// Where the child's stderr was when the case began.
+    stderr_mark: Option<StderrMark>,
     micro: Option<MicroConfig>,
     /// The case's context window (0: not declared).
     context_window_tokens: u64,
@@ -173,7 +247,18 @@ pub struct External {
 
 impl Drop for External {
     fn drop(&mut self) {
-        if let Some(s) = self.session.take() {
+        if let Some(mut s) = self.session.take() {
+            if let Some(case) = self.case {
+                let lines = s.stderr_since(self.stderr_mark);
+                if !lines.is_empty() {
+                    self.pool
+                        .case_stderr
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(case, lines);
+                }
+            }
+            s.record_to(None);
             self.pool.give(s);
         }
     }

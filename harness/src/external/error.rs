@@ -25,6 +25,9 @@ pub enum FailureKind {
     /// The hello declares a policy the harness does not know, or bad parameters: bad
     /// input, refused before any case.
     BadPolicy(String),
+    /// The adapter's hello asks for something the harness does not offer (an unknown
+    /// hook): a configuration error, refused before any case where the command can.
+    Config(String),
 }
 
 /// One adapter failure: what, for which command and request, with its stderr tail.
@@ -49,6 +52,7 @@ impl FailureKind {
             FailureKind::AdapterError(_) => "adapter-error",
             FailureKind::BadTranscript(_) => "bad-transcript",
             FailureKind::BadPolicy(_) => "bad-policy",
+            FailureKind::Config(_) => "config",
         }
     }
 }
@@ -72,6 +76,7 @@ impl fmt::Display for FailureKind {
             FailureKind::AdapterError(e) => write!(f, "reported an error: {e}"),
             FailureKind::BadTranscript(e) => write!(f, "returned a bad transcript: {e}"),
             FailureKind::BadPolicy(e) => write!(f, "declared a bad policy in its hello: {e}"),
+            FailureKind::Config(e) => write!(f, "refused: {e}"),
         }
     }
 }

@@ -9,11 +9,16 @@ pub mod compactor;
 pub mod error;
 pub mod policies;
 pub mod needs;
+pub mod record;
 pub mod session;
 pub mod summaries;
 pub mod wire;
 
 pub use error::{AdapterFailure, FailureKind};
+
+/// The directory of an output directory where the adapter children's stderr files are
+/// kept.
+pub const ADAPTER_STDERR_DIR: &str = "adapter-stderr";
 pub use session::{AdapterSpec, Reply, Session, SummarizeCall, SummaryService, DEFAULT_TIMEOUT_MS};
 
 #[cfg(test)]

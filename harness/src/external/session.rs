@@ -5,8 +5,9 @@
 use super::argv;
 use super::child::AdapterChild;
 use super::error::{AdapterFailure, FailureKind};
+use super::record::{failure_line, record_line, Dir, Recording};
 use super::wire::{
-    AdapterMsg, Capabilities, ChatMessage, HarnessMsg, SummaryAnswer, PROTOCOL_VERSION,
+    AdapterMsg, Capabilities, ChatMessage, HarnessMsg, SummaryAnswer, KNOWN_HOOKS, PROTOCOL_VERSION,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -31,6 +32,9 @@ pub struct AdapterSpec {
     /// see [`AdapterSpec::argv`]. `None`: the working directory (the command line).
     #[serde(skip)]
     pub base_dir: Option<PathBuf>,
+    /// `--record DIR`: every case's messages are written under it (see `record`).
+    #[serde(skip)]
+    pub record: Option<PathBuf>,
 }
 
 impl AdapterSpec {
@@ -40,6 +44,15 @@ impl AdapterSpec {
             timeout_ms,
             env: Vec::new(),
             base_dir: None,
+            record: None,
+        }
+    }
+
+    /// The same adapter, every case's messages recorded under `dir`.
+    pub fn recording_to(self, dir: Option<PathBuf>) -> Self {
+        AdapterSpec {
+            record: dir,
+            ..self
         }
     }
 
@@ -122,6 +135,20 @@ pub struct Session {
     child: Option<AdapterChild>,
     info: Option<AdapterInfo>,
     next_id: u64,
+    /// Where the children's stderr files are kept (`None`: temporary files).
+    stderr_dir: Option<PathBuf>,
+    /// The record file of the case being served (`--record`).
+    record: Option<Recording>,
+    /// The record lines of the running child's hello exchange (each case's record file
+    /// starts with them).
+    hello_lines: Vec<String>,
+}
+
+/// A position in a child's stderr: which child, how many bytes it had written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StderrMark {
+    serial: u64,
+    len: u64,
 }
 
 impl Session {
@@ -139,7 +166,70 @@ impl Session {
             child: None,
             info: None,
             next_id: 1,
+            stderr_dir: None,
+            record: None,
+            hello_lines: Vec::new(),
         })
+    }
+
+    /// Keeps the children's stderr in `dir` (`child-<n>.log`): the running child's
+    /// temporary file is moved there (or, when it cannot be moved, the child is ended
+    /// and the next request starts one that writes there).
+    pub fn keep_stderr_in(&mut self, dir: &Path) {
+        self.stderr_dir = Some(dir.to_path_buf());
+        if let Some(child) = &mut self.child {
+            let serial = child.serial;
+            if !child.stderr.keep_in(dir, serial) {
+                self.child = None;
+                self.info = None;
+            }
+        }
+    }
+
+    /// Records the messages of the next requests into `rec` (the case's file), starting
+    /// it with the running child's hello exchange; `None` stops recording.
+    pub fn record_to(&mut self, rec: Option<Recording>) {
+        self.record = rec;
+        if let Some(r) = &mut self.record {
+            for line in &self.hello_lines {
+                r.write(line);
+            }
+        }
+    }
+
+    /// Where the running child's stderr is now (`None`: no child).
+    pub fn stderr_mark(&self) -> Option<StderrMark> {
+        self.child.as_ref().map(|c| StderrMark {
+            serial: c.serial,
+            len: c.stderr.len(),
+        })
+    }
+
+    /// The last stderr lines the running child wrote since `mark` (all of them when
+    /// the mark is of another child, or there was none).
+    pub fn stderr_since(&self, mark: Option<StderrMark>) -> Vec<String> {
+        let Some(child) = &self.child else {
+            return Vec::new();
+        };
+        let from = match mark {
+            Some(m) if m.serial == child.serial => m.len,
+            _ => 0,
+        };
+        child.stderr.tail_since(from)
+    }
+
+    /// The path of the running child's stderr file, when it is kept.
+    pub fn stderr_path(&self) -> Option<&Path> {
+        self.child.as_ref().map(|c| c.stderr.path.as_path())
+    }
+
+    fn log(&mut self, line: String, hello: bool) {
+        if let Some(r) = &mut self.record {
+            r.write(&line);
+        }
+        if hello {
+            self.hello_lines.push(line);
+        }
     }
 
     pub fn spec(&self) -> &AdapterSpec {
@@ -181,9 +271,10 @@ impl Session {
             id: 0,
             protocol: PROTOCOL_VERSION,
         };
-        let child = AdapterChild::spawn(&self.argv, &self.spec.env)
+        let child = AdapterChild::spawn(&self.argv, &self.spec.env, self.stderr_dir.as_deref())
             .map_err(|kind| self.fail(&hello, kind))?;
         self.child = Some(child);
+        self.hello_lines.clear();
         match self.handshake(&hello) {
             Ok(info) => {
                 self.info = Some(info);
@@ -195,8 +286,8 @@ impl Session {
 
     fn handshake(&mut self, hello: &HarnessMsg) -> Result<AdapterInfo, FailureKind> {
         let deadline = self.deadline();
-        self.send(hello)?;
-        match self.read(deadline, 0)? {
+        self.send_logged(hello, true)?;
+        match self.read_logged(deadline, 0, true)? {
             AdapterMsg::Hello {
                 protocol,
                 name,
@@ -211,6 +302,7 @@ impl Session {
                 }
                 let policies = super::policies::parse(&capabilities.policies)
                     .map_err(FailureKind::BadPolicy)?;
+                check_hooks(&capabilities)?;
                 Ok(AdapterInfo {
                     name,
                     version,
@@ -289,8 +381,13 @@ impl Session {
     }
 
     fn send(&mut self, msg: &HarnessMsg) -> Result<(), FailureKind> {
+        self.send_logged(msg, false)
+    }
+
+    fn send_logged(&mut self, msg: &HarnessMsg, hello: bool) -> Result<(), FailureKind> {
         let line = serde_json::to_string(msg)
             .map_err(|e| FailureKind::Protocol(format!("cannot encode request: {e}")))?;
+        self.log(record_line(Dir::ToAdapter, &line, true), hello);
         match self.child.as_mut() {
             Some(child) => {
                 child.send(line);
@@ -304,13 +401,24 @@ impl Session {
 
     /// The next adapter message of request `id`, checked for JSON, protocol and id.
     fn read(&mut self, deadline: Instant, id: u64) -> Result<AdapterMsg, FailureKind> {
+        self.read_logged(deadline, id, false)
+    }
+
+    fn read_logged(
+        &mut self,
+        deadline: Instant,
+        id: u64,
+        hello: bool,
+    ) -> Result<AdapterMsg, FailureKind> {
         let timeout_ms = self.spec.timeout_ms;
         let child = self.child.as_mut().ok_or(FailureKind::Exited {
             status: "not running".into(),
         })?;
         let line = child.recv(deadline, timeout_ms)?;
-        let value: Value = serde_json::from_str(&line)
-            .map_err(|e| FailureKind::InvalidJson(format!("{e}: {}", excerpt(&line))))?;
+        let parsed = serde_json::from_str::<Value>(&line);
+        self.log(record_line(Dir::FromAdapter, &line, parsed.is_ok()), hello);
+        let value: Value =
+            parsed.map_err(|e| FailureKind::InvalidJson(format!("{e}: {}", excerpt(&line))))?;
         let msg: AdapterMsg = serde_json::from_value(value)
             .map_err(|e| FailureKind::Protocol(format!("{e}: {}", excerpt(&line))))?;
         if msg.id() != id {
@@ -325,19 +433,43 @@ impl Session {
     /// Kills the child and describes the failure with its stderr tail.
     fn fail(&mut self, msg: &HarnessMsg, kind: FailureKind) -> AdapterFailure {
         let stderr_tail = match self.child.take() {
-            Some(mut child) => {
-                child.kill();
-                child.stderr.drained_tail()
-            }
+            Some(mut child) => child.kill_with_tail(),
             None => Vec::new(),
         };
         self.info = None;
+        self.hello_lines.clear();
+        let request = msg.describe();
+        let mut message = kind.to_string();
+        for line in &stderr_tail {
+            message.push_str("\n  | ");
+            message.push_str(line);
+        }
+        self.log(failure_line(kind.name(), &request, &message), false);
+        if let Some(r) = &mut self.record {
+            r.flush();
+        }
         AdapterFailure {
             command: self.spec.command.clone(),
-            request: msg.describe(),
+            request,
             kind,
             stderr_tail,
         }
+    }
+}
+
+/// Refuses a hello whose `capabilities.hooks` names a hook the harness never sends.
+fn check_hooks(capabilities: &Capabilities) -> Result<(), FailureKind> {
+    match capabilities
+        .hooks
+        .iter()
+        .find(|h| !KNOWN_HOOKS.contains(&h.as_str()))
+    {
+        None => Ok(()),
+        Some(unknown) => Err(FailureKind::Config(format!(
+            "its hello lists hook {unknown:?} in capabilities.hooks, which the harness never \
+             sends; the known hooks are {}",
+            KNOWN_HOOKS.join(", ")
+        ))),
     }
 }
 

@@ -62,7 +62,7 @@ fn unchanged_rows_come_back_equal() {
     let chat = book.to_chat(&before);
     assert_eq!(chat[2].tool_calls[0].id, "call_4");
     assert_eq!(chat[3].tool_call_id.as_deref(), Some("call_4"));
-    assert!(chat[4].db_persisted && chat[4].compactsim_id == Some(4));
+    assert!(chat[4].db_persisted == Some(true) && chat[4].compactsim_id == Some(4));
     let back = book
         .from_chat(&chat, &before, &mut ids_after(&before))
         .unwrap();
@@ -104,12 +104,12 @@ fn new_text_is_a_literal_judged_by_its_spelled_facts_and_sent_back_verbatim() {
         ChatMessage {
             role: "assistant".into(),
             content: Some(text.clone()),
-            compressed_summary: true,
+            compressed_summary: Some(true),
             ..chat[4].clone()
         },
     );
     chat[2].compactsim_id = None;
-    chat[2].db_persisted = false;
+    chat[2].db_persisted = None;
     let mut ids = ids_after(&before);
     let back = book.from_chat(&chat, &before, &mut ids).unwrap();
     let new = &back[2];
@@ -267,10 +267,10 @@ fn a_served_summary_is_the_previous_summary_of_the_next_prompt() {
         content: Some(text.clone()),
         tool_calls: Vec::new(),
         tool_call_id: None,
-        compressed_summary: true,
-        micro_compact_marker: true,
-        has_user_turn: false,
-        db_persisted: false,
+        compressed_summary: Some(true),
+        micro_compact_marker: Some(true),
+        has_user_turn: None,
+        db_persisted: None,
         compactsim_id: None,
     }];
     let back = book.from_chat(&chat, &[], &mut IdAlloc::default()).unwrap();
@@ -341,4 +341,94 @@ fn input_size_counts_the_quoted_transcript_text_only() {
     assert_eq!(quoted_chars(&format!("xx {multi}"), multi), multi.len());
     let head = "héllo wörld, a quoted héad";
     assert_eq!(quoted_chars(head, multi), head.len());
+}
+
+#[test]
+fn a_false_flag_the_adapter_wrote_is_sent_back_false() {
+    let before = transcript();
+    let mut book = TextBook::default();
+    let mut chat = book.to_chat(&before);
+    assert_eq!(chat[1].db_persisted, None, "an unset flag is absent");
+    // The adapter writes `_db_persisted: false` on row 1 and drops it from row 4.
+    chat[1].db_persisted = Some(false);
+    chat[4].db_persisted = Some(false);
+    chat[2].has_user_turn = Some(false);
+    let back = book
+        .from_chat(&chat, &before, &mut ids_after(&before))
+        .unwrap();
+    assert!(!back[4].flags.persisted, "false is not set");
+    let again = book.to_chat(&back);
+    assert_eq!(again[1].db_persisted, Some(false));
+    assert_eq!(again[4].db_persisted, Some(false));
+    assert_eq!(again[2].has_user_turn, Some(false));
+    assert_eq!(
+        again[3].db_persisted, None,
+        "a flag it never wrote stays absent"
+    );
+    let line = serde_json::to_string(&again[1]).unwrap();
+    assert!(line.contains("\"_db_persisted\":false"), "{line}");
+    // The harness setting the flag sends true.
+    let mut set = back.clone();
+    set[1].flags.persisted = true;
+    assert_eq!(book.to_chat(&set)[1].db_persisted, Some(true));
+}
+
+/// hermes-agent 0.19.0 relabels a user row merged into a summary as
+/// `[PRIOR CONTEXT …]` + one newline + the user's text: the user's text is recognised
+/// whether one newline or a blank line joins it.
+#[test]
+fn a_relabelled_user_text_is_recognised_after_one_newline_or_a_blank_line() {
+    let before = transcript();
+    let header = "[PRIOR CONTEXT -- for reference only; not a new message]";
+    let mut judged = Vec::new();
+    for join in ["\n", "\n\n"] {
+        let mut book = TextBook::default();
+        let chat = book.to_chat(&before);
+        let user = chat[1].content.clone().unwrap();
+        let text = format!("{header}{join}{user}\n[END OF PRIOR CONTEXT]\nSummary FACT-000009");
+        let mut rows = chat.clone();
+        rows[1].content = Some(text.clone());
+        rows[1].compressed_summary = Some(true);
+        let back = book
+            .from_chat(&rows, &before, &mut ids_after(&before))
+            .unwrap();
+        let segs = &back[1].content.segments;
+        assert_eq!(segs.len(), 3, "{join:?}: {segs:?}");
+        assert_eq!(segs[1], before[1].content.segments[0], "{join:?}");
+        assert_eq!(segs[0].kind, ContentKind::Scaffold);
+        assert_eq!(back[1].content.facts(), [FactId(1), FactId(9)]);
+        // The next request sends the row byte for byte as the adapter wrote it.
+        assert_eq!(book.to_chat(&back)[1].content.as_deref(), Some(&*text));
+        // Carried over unchanged, it is the same row again.
+        let mut next = book.to_chat(&back);
+        next.truncate(3);
+        let again = book.from_chat(&next, &back, &mut ids_after(&back)).unwrap();
+        assert_eq!(again[1], back[1]);
+        judged.push(
+            segs.iter()
+                .map(|s| (s.kind, s.origin, s.facts.clone()))
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(
+        judged[0][1..],
+        judged[1][1..],
+        "the same judgment either way"
+    );
+}
+
+#[test]
+fn a_known_text_inside_a_line_is_not_split_out() {
+    let before = transcript();
+    let mut book = TextBook::default();
+    let chat = book.to_chat(&before);
+    let user = chat[1].content.clone().unwrap();
+    let mut rows = chat.clone();
+    // Quoted inside a line, the text is the adapter's own (a literal naming its facts).
+    rows[1].content = Some(format!("quote: {user} end"));
+    let back = book
+        .from_chat(&rows, &before, &mut ids_after(&before))
+        .unwrap();
+    assert_eq!(back[1].content.segments.len(), 1);
+    assert_eq!(back[1].content.facts(), [FactId(1)]);
 }

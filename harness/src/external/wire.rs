@@ -9,6 +9,13 @@ use std::collections::BTreeMap;
 /// The protocol version this harness speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// Hook names of the protocol (adapters/PROTOCOL.md, "Hooks").
+pub const HOOK_COOLING_DOWN: &str = "cooling_down";
+pub const HOOK_FALLBACK_STREAK: &str = "fallback_streak";
+pub const HOOK_USAGE: &str = "usage";
+/// Every hook the harness sends: a hello listing another name is refused.
+pub const KNOWN_HOOKS: [&str; 3] = [HOOK_COOLING_DOWN, HOOK_FALLBACK_STREAK, HOOK_USAGE];
+
 /// One row of a transcript in OpenAI chat format, with the Hermes metadata keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
@@ -20,26 +27,33 @@ pub struct ChatMessage {
     pub tool_calls: Vec<ChatToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// The four Hermes metadata flags: `None` when absent. The harness sends a flag
+    /// that is true, and a false one when the adapter itself returned it false for that
+    /// row (flags round-trip as the adapter wrote them, false included).
     #[serde(
         rename = "_compressed_summary",
         default,
-        skip_serializing_if = "is_false"
+        skip_serializing_if = "Option::is_none"
     )]
-    pub compressed_summary: bool,
+    pub compressed_summary: Option<bool>,
     #[serde(
         rename = "_micro_compact_marker",
         default,
-        skip_serializing_if = "is_false"
+        skip_serializing_if = "Option::is_none"
     )]
-    pub micro_compact_marker: bool,
+    pub micro_compact_marker: Option<bool>,
     #[serde(
         rename = "_compressed_summary_has_user_turn",
         default,
-        skip_serializing_if = "is_false"
+        skip_serializing_if = "Option::is_none"
     )]
-    pub has_user_turn: bool,
-    #[serde(rename = "_db_persisted", default, skip_serializing_if = "is_false")]
-    pub db_persisted: bool,
+    pub has_user_turn: Option<bool>,
+    #[serde(
+        rename = "_db_persisted",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub db_persisted: Option<bool>,
     /// The harness's row id. Kept on rows the adapter carries over; absent on new rows.
     #[serde(
         rename = "_compactsim_id",
@@ -49,8 +63,17 @@ pub struct ChatMessage {
     pub compactsim_id: Option<u32>,
 }
 
-fn is_false(b: &bool) -> bool {
-    !*b
+impl ChatMessage {
+    /// The flags as the model reads them (absent and false alike: not set).
+    pub fn flags(&self) -> [bool; 4] {
+        [
+            self.compressed_summary,
+            self.micro_compact_marker,
+            self.has_user_turn,
+            self.db_persisted,
+        ]
+        .map(|f| f == Some(true))
+    }
 }
 
 /// One `tool_calls[]` entry.
