@@ -8,7 +8,7 @@ use crate::common;
 use common::{arg, compactsim, scratch, Run};
 use std::path::PathBuf;
 
-fn adapter(rel: &str) -> String {
+pub(crate) fn adapter(rel: &str) -> String {
     format!("python3 {}/../adapters/{rel}", env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -20,7 +20,7 @@ fn run_external(name: &str, adapter_cmd: &str, extra: &[&str]) -> (Run, PathBuf)
     run_external_cases(name, adapter_cmd, "8", extra)
 }
 
-fn run_external_cases(
+pub(crate) fn run_external_cases(
     name: &str,
     adapter_cmd: &str,
     cases: &str,
