@@ -54,6 +54,10 @@ pub enum Stream {
     /// micro marker appears), added after every other stream was fixed; its own stream,
     /// so it reshuffles no other.
     MarkerRestart,
+    /// The fake summarizer's overruns of a call's `max_tokens` (an answer that had to
+    /// shrink to fit runs over and is cut), added after every other stream was fixed;
+    /// its own stream, so it reshuffles no other.
+    SummarizerOverrun,
 }
 
 impl Stream {
@@ -73,6 +77,7 @@ impl Stream {
             Stream::LoopRestarts => 0x6c72_7374,      // "lrst"
             Stream::SummaryStorm => 0x7373_746f_726d, // "sstorm"
             Stream::MarkerRestart => 0x6d72_7374,     // "mrst"
+            Stream::SummarizerOverrun => 0x736f_7672, // "sovr"
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The summarizer as a compactor sees it ([`SummaryBackend`]), and the fake summarizer
 //! serving it directly.
 
-use super::{RollingSummary, Summarizer, SummaryCall};
+use super::{RollingSummary, Summarizer, SummaryCall, SummaryFailure};
 use compactsim_model::FactId;
 
 /// The summarizer as a compactor sees it: the harness answers every call (from its fake
@@ -19,6 +19,32 @@ pub trait SummaryBackend {
     /// Re-summarizes `summary` alone (micro defrag): same facts, smaller.
     fn condense(&mut self, summary: &RollingSummary) -> SummaryCall;
 
+    /// [`SummaryBackend::summarize`] asked for at most `max_tokens` tokens (`None`: no
+    /// cap). The fake summarizer writes its answer to fit (`fakes/src/summarizer`);
+    /// this default, for a backend that cannot, cuts an answer over the cap: a `length`
+    /// failure, reported through [`SummaryBackend::truncated`].
+    fn summarize_within(
+        &mut self,
+        previous: &RollingSummary,
+        input_facts: &[FactId],
+        input_tokens: u32,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        let call = self.summarize(previous, input_facts, input_tokens);
+        cut_at(self, call, max_tokens)
+    }
+
+    /// [`SummaryBackend::condense`] asked for at most `max_tokens` tokens; the default
+    /// cuts as [`SummaryBackend::summarize_within`]'s does.
+    fn condense_within(
+        &mut self,
+        summary: &RollingSummary,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        let call = self.condense(summary);
+        cut_at(self, call, max_tokens)
+    }
+
     /// A copy of the summarizer in its current state, answering what this one would
     /// answer next, when the backend has one (`compactsim diff` serves a second
     /// compactor from it). Default: none.
@@ -30,6 +56,26 @@ pub trait SummaryBackend {
     /// asked for (finish reason `length`): a failed call, not a summary. A backend that
     /// records calls records it so. Default: nothing recorded.
     fn truncated(&mut self) {}
+}
+
+/// `call` cut at `max_tokens`: an answer over it becomes a `length` failure, reported
+/// to `backend` as truncated.
+fn cut_at<B: SummaryBackend + ?Sized>(
+    backend: &mut B,
+    call: SummaryCall,
+    max_tokens: Option<u32>,
+) -> SummaryCall {
+    match (&call.result, max_tokens) {
+        (Ok(s), Some(max)) if s.tokens > max => {
+            backend.truncated();
+            SummaryCall {
+                result: Err(SummaryFailure::Length),
+                expanded: false,
+                latency_ms: call.latency_ms,
+            }
+        }
+        _ => call,
+    }
 }
 
 impl SummaryBackend for Summarizer {
@@ -44,6 +90,24 @@ impl SummaryBackend for Summarizer {
 
     fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
         Summarizer::condense(self, summary)
+    }
+
+    fn summarize_within(
+        &mut self,
+        previous: &RollingSummary,
+        input_facts: &[FactId],
+        input_tokens: u32,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        Summarizer::summarize_within(self, previous, input_facts, input_tokens, max_tokens)
+    }
+
+    fn condense_within(
+        &mut self,
+        summary: &RollingSummary,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        Summarizer::condense_within(self, summary, max_tokens)
     }
 
     fn fork(&self) -> Option<Summarizer> {

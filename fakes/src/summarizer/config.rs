@@ -19,6 +19,11 @@ pub const LOSSY_RETENTION_PER_MILLE_RANGE: (u32, u32) = (500, 990);
 pub const FAULT_ON_PER_MILLE: u32 = 500;
 /// Rate of a switched-on fault, per mille of calls: the drawn range.
 pub const FAULT_RATE_PER_MILLE_RANGE: (u32, u32) = (1, 80);
+/// Chance, per mille, that a call asking for `max_tokens` whose answer must shrink to
+/// fit runs over the cap instead (`finish_reason = length`): the drawn range, 1–3 % (a
+/// model asked for N tokens answers within them nearly always). Drawn per case from its
+/// own stream (`Stream::SummarizerOverrun`, knob `summarizer.overrun_per_mille`).
+pub const OVERRUN_PER_MILLE_RANGE: (u32, u32) = (10, 30);
 /// Generation speed in tokens per second: the drawn range (a 4-bit 7B model on a
 /// shared box up to a hosted API).
 pub const TOKENS_PER_S_RANGE: (u32, u32) = (15, 150);

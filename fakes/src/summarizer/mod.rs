@@ -18,6 +18,22 @@
 //!   error (with a class), empty output, `finish_reason = length`, expansion (output
 //!   larger than its input: size grows by more than the input), plus a latency in
 //!   virtual milliseconds from tokens in/out and a tokens/s speed.
+//! - `max_tokens` (`summarize_within`, `condense_within`: the cap a model call asks for):
+//!   the answer is written to fit, as a model asked for N tokens writes within them.
+//!   The call is drawn as above, then an answer larger than the cap is shrunk to it
+//!   ([`fit`]): its size becomes the cap; if the facts it keeps take more than the cap
+//!   to spell, it keeps every fact of the previous summary (a condense: every fact of
+//!   the summary) and then the input's facts in ascending id order, oldest first, while
+//!   they fit; the rest are dropped, as lossy retention drops facts. If the previous
+//!   summary's facts alone do not fit, there is no room: the answer is cut
+//!   (`finish_reason = length`). An `ok` answer that had to shrink runs over the cap
+//!   instead with the case's overrun rate, drawn from the case's own `SummarizerOverrun`
+//!   stream (`with_overrun`; 0 without it), so no draw of the Summarizer stream moves:
+//!   a `length` failure, logged as `length`. Dropping the input's newest facts, never
+//!   the previous summary's, is what keeps the cumulative contract the oracle relies on
+//!   (marker-contained: a superseded summary's facts are in its successor); the loss is
+//!   the summarizer's, visible in the served call's facts out, as retention's is.
+//!   `cap_counts` counts what the caps did (the run's coverage).
 //! - Scripted mode (`with_schedule`): every call still draws its fault from the stream
 //!   exactly as above (so the stream stays where an unscripted run would have it), then
 //!   the n-th call takes the n-th scheduled outcome instead (`ok` past the end). Every
@@ -26,6 +42,7 @@
 
 mod backend;
 mod config;
+mod fit;
 mod schedule;
 pub mod served;
 #[cfg(test)]
@@ -33,6 +50,7 @@ mod tests;
 
 pub use backend::SummaryBackend;
 pub use config::*;
+pub use fit::{fit, CapCounts};
 pub use schedule::SummaryOutcome;
 
 use crate::rng::{between, chance, weighted, SimRng};
@@ -108,6 +126,10 @@ const ERROR_CLASS_WEIGHTS: [(SummaryErrorClass, u32); 5] = [
 pub struct Summarizer {
     pub config: SummarizerConfig,
     rng: SimRng,
+    /// Overruns of the calls that ask for `max_tokens`: rate per mille and its stream.
+    overrun: (u32, Option<SimRng>),
+    /// What the `max_tokens` of the calls so far did.
+    caps: CapCounts,
     /// Scripted mode: the outcome of each call, in call order.
     schedule: Option<Vec<SummaryOutcome>>,
     /// The outcome every call so far took, in call order.
@@ -119,9 +141,24 @@ impl Summarizer {
         Summarizer {
             config,
             rng,
+            overrun: (0, None),
+            caps: CapCounts::default(),
             schedule: None,
             log: Vec::new(),
         }
+    }
+
+    /// A call that asks for `max_tokens` and must shrink to fit runs over instead (a
+    /// `length` failure) with chance `per_mille`, drawn from `rng` (the case's
+    /// `SummarizerOverrun` stream); never in scripted mode, where the schedule decides.
+    pub fn with_overrun(mut self, per_mille: u32, rng: SimRng) -> Self {
+        self.overrun = (per_mille, Some(rng));
+        self
+    }
+
+    /// What the `max_tokens` of the calls so far did.
+    pub fn cap_counts(&self) -> CapCounts {
+        self.caps
     }
 
     /// Scripted mode when `schedule` is set: the n-th call takes the n-th outcome, `ok`
@@ -146,6 +183,18 @@ impl Summarizer {
         input_facts: &[FactId],
         input_tokens: u32,
     ) -> SummaryCall {
+        self.summarize_within(previous, input_facts, input_tokens, None)
+    }
+
+    /// [`Summarizer::summarize`] asked for at most `max_tokens` tokens (`None`: no cap):
+    /// the answer is written to fit (see the module docs).
+    pub fn summarize_within(
+        &mut self,
+        previous: &RollingSummary,
+        input_facts: &[FactId],
+        input_tokens: u32,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
         let fault = self.next_outcome();
         let prompt_tokens = previous.tokens.saturating_add(input_tokens);
         let (tokens, expanded) = if fault == SummaryOutcome::Expansion {
@@ -159,12 +208,15 @@ impl Summarizer {
         };
         let facts = self.merge_facts(&previous.facts, input_facts);
         let tokens = tokens.max(tokens_to_spell(&facts));
-        self.finish(
-            fault,
-            prompt_tokens,
-            RollingSummary { facts, tokens },
-            expanded,
-        )
+        let summary = RollingSummary { facts, tokens };
+        let grown_past = previous.tokens.saturating_add(input_tokens);
+        let (fault, summary, expanded) = self.within(
+            max_tokens,
+            (fault, summary, expanded),
+            &previous.facts,
+            grown_past,
+        );
+        self.finish(fault, prompt_tokens, summary, expanded, max_tokens)
     }
 
     /// Re-summarizes `summary` alone (defrag): on success the same facts, the size shrunk
@@ -172,6 +224,16 @@ impl Summarizer {
     /// `summary` is too small to spell its facts, never smaller than that. An
     /// expansion fault returns 1.1–2× the summary instead.
     pub fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
+        self.condense_within(summary, None)
+    }
+
+    /// [`Summarizer::condense`] asked for at most `max_tokens` tokens (`None`: no cap):
+    /// the answer is written to fit, every fact kept (no room: `length`).
+    pub fn condense_within(
+        &mut self,
+        summary: &RollingSummary,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
         let fault = self.next_outcome();
         let (tokens, expanded) = if fault == SummaryOutcome::Expansion {
             (expansion_growth(&mut self.rng, summary.tokens), true)
@@ -190,7 +252,61 @@ impl Summarizer {
             facts: summary.facts.clone(),
             tokens,
         };
-        self.finish(fault, summary.tokens, result, expanded)
+        let (fault, result, expanded) = self.within(
+            max_tokens,
+            (fault, result, expanded),
+            &summary.facts,
+            summary.tokens,
+        );
+        self.finish(fault, summary.tokens, result, expanded, max_tokens)
+    }
+
+    /// The answer `(fault, summary, expanded)` of a call asked for `max_tokens`: an
+    /// answer over the cap is shrunk to it keeping `keep` first ([`fit`]), or cut
+    /// (`Length`): no room for `keep`, or the drawn overrun of an `ok` answer;
+    /// `expanded` stays only while the answer is still larger than `grown_past` (its
+    /// input). Counted in [`CapCounts`]. An overrun is logged as `length` (a replay of
+    /// the log cuts it without a draw); no room is not (it follows from the call, so the
+    /// logged outcome replays it, and an expansion's growth draw with it).
+    fn within(
+        &mut self,
+        max_tokens: Option<u32>,
+        (fault, summary, expanded): (SummaryOutcome, RollingSummary, bool),
+        keep: &[FactId],
+        grown_past: u32,
+    ) -> (SummaryOutcome, RollingSummary, bool) {
+        let Some(max) = max_tokens else {
+            return (fault, summary, expanded);
+        };
+        self.caps.asked += 1;
+        let answered = matches!(fault, SummaryOutcome::Ok | SummaryOutcome::Expansion);
+        if !answered || summary.tokens <= max {
+            return (fault, summary, expanded);
+        }
+        let Some(fitted) = fit(&summary, keep, max) else {
+            self.caps.no_room += 1;
+            return (SummaryOutcome::Length, summary, false);
+        };
+        if fault == SummaryOutcome::Ok && self.overruns() {
+            self.caps.overrun += 1;
+            if let Some(last) = self.log.last_mut() {
+                *last = SummaryOutcome::Length;
+            }
+            return (SummaryOutcome::Length, summary, false);
+        }
+        self.caps.fitted += 1;
+        self.caps.facts_dropped += (summary.facts.len() - fitted.facts.len()) as u64;
+        let expanded = expanded && fitted.tokens > grown_past;
+        (fault, fitted, expanded)
+    }
+
+    /// Whether a call that must shrink runs over its cap instead: drawn from the overrun
+    /// stream, never in scripted mode.
+    fn overruns(&mut self) -> bool {
+        match (&self.schedule, &mut self.overrun) {
+            (None, (per_mille, Some(rng))) => chance(rng, *per_mille),
+            _ => false,
+        }
     }
 
     /// The outcome of the next call: drawn, then replaced by the schedule if scripted;
@@ -260,6 +376,7 @@ impl Summarizer {
         prompt_tokens: u32,
         summary: RollingSummary,
         expanded: bool,
+        max_tokens: Option<u32>,
     ) -> SummaryCall {
         let (result, output_tokens) = match fault {
             SummaryOutcome::Error(class) => {
@@ -274,7 +391,11 @@ impl Summarizer {
                 };
             }
             SummaryOutcome::Empty => (Err(SummaryFailure::Empty), 0),
-            SummaryOutcome::Length => (Err(SummaryFailure::Length), self.config.max_tokens),
+            // Generation stops at the cap the call asked for, else at the model's own.
+            SummaryOutcome::Length => (
+                Err(SummaryFailure::Length),
+                max_tokens.unwrap_or(self.config.max_tokens),
+            ),
             SummaryOutcome::Expansion | SummaryOutcome::Ok => {
                 let out = summary.tokens;
                 (Ok(summary), out)

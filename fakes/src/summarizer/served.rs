@@ -60,13 +60,33 @@ impl SummaryBackend for Serving<'_> {
         input_facts: &[FactId],
         input_tokens: u32,
     ) -> SummaryCall {
-        let call = self.inner.summarize(previous, input_facts, input_tokens);
+        self.summarize_within(previous, input_facts, input_tokens, None)
+    }
+
+    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
+        self.condense_within(summary, None)
+    }
+
+    fn summarize_within(
+        &mut self,
+        previous: &RollingSummary,
+        input_facts: &[FactId],
+        input_tokens: u32,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        let call = self
+            .inner
+            .summarize_within(previous, input_facts, input_tokens, max_tokens);
         self.record(false, (input_tokens, input_facts), &call);
         call
     }
 
-    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
-        let call = self.inner.condense(summary);
+    fn condense_within(
+        &mut self,
+        summary: &RollingSummary,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        let call = self.inner.condense_within(summary, max_tokens);
         self.record(true, (0, &summary.facts), &call);
         call
     }

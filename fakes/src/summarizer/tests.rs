@@ -438,3 +438,244 @@ fn a_schedule_decides_each_call_whatever_the_rates() {
     logged.extend([SummaryOutcome::Ok; 2]);
     assert_eq!(s.log(), logged.as_slice());
 }
+
+/// `max_tokens`: the calls of [`calls_of`], each asking for `cap` (condenses too).
+fn capped_calls_of(
+    mut s: Summarizer,
+    seed: u64,
+    cap: u32,
+) -> (Vec<(RollingSummary, Vec<FactId>, SummaryCall)>, Summarizer) {
+    let mut prev = RollingSummary::default();
+    let mut inputs = stream(seed, Stream::Shape);
+    let mut out = Vec::new();
+    for i in 0..CALLS {
+        let input = facts(i * 40..i * 40 + between(&mut inputs, 0, 40));
+        let call = if i % 7 == 6 {
+            s.condense_within(&prev, Some(cap))
+        } else {
+            s.summarize_within(&prev, &input, between(&mut inputs, 0, 20_000), Some(cap))
+        };
+        out.push((prev.clone(), input, call.clone()));
+        if let Ok(next) = &call.result {
+            prev = next.clone();
+        }
+    }
+    (out, s)
+}
+
+fn overrun(seed: u64, per_mille: u32) -> (u32, SimRng) {
+    (per_mille, stream(seed, Stream::SummarizerOverrun))
+}
+
+#[test]
+fn an_answer_fits_the_max_tokens_it_was_asked_for_and_keeps_the_previous_facts() {
+    let mut fitted = 0;
+    for case in 0..CASES / 4 {
+        let seed = case_seed(13, case);
+        for cap in [1_024, 400, 96] {
+            let (per_mille, rng) = overrun(seed, 20);
+            let s = summarizer(drawn_config(case), seed).with_overrun(per_mille, rng);
+            let (calls, s) = capped_calls_of(s, seed, cap);
+            for (prev, _, call) in &calls {
+                if let Ok(summary) = &call.result {
+                    assert!(
+                        summary.tokens <= cap,
+                        "case {case}: {} > {cap}",
+                        summary.tokens
+                    );
+                    assert!(tokens_to_spell(&summary.facts) <= summary.tokens);
+                    let lost = missing(&prev.facts, &summary.facts);
+                    assert!(lost.is_empty(), "case {case}: previous facts lost {lost:?}");
+                }
+            }
+            fitted += s.cap_counts().fitted;
+            assert_eq!(s.cap_counts().asked, CALLS as u64);
+        }
+    }
+    assert!(fitted > 1_000, "the caps made answers shrink: {fitted}");
+}
+
+/// Facts of `small` missing from `large` (both ascending).
+fn missing(small: &[FactId], large: &[FactId]) -> Vec<FactId> {
+    small
+        .iter()
+        .filter(|f| large.binary_search(f).is_err())
+        .copied()
+        .collect()
+}
+
+#[test]
+fn facts_dropped_to_fit_are_the_newest_input_facts_deterministically() {
+    let previous = RollingSummary {
+        facts: facts(1_000..1_100),
+        tokens: 900,
+    };
+    let answer = RollingSummary {
+        facts: facts(0..50)
+            .into_iter()
+            .chain(facts(1_000..1_100))
+            .collect(),
+        tokens: 3_000,
+    };
+    // 100 previous facts take 300 tokens; 400 leaves room for 33 more.
+    let fitted = fit(&answer, &previous.facts, 400).unwrap();
+    assert_eq!(fitted.tokens, 400);
+    assert!(tokens_to_spell(&fitted.facts) <= 400);
+    let want: Vec<FactId> = facts(0..33)
+        .into_iter()
+        .chain(facts(1_000..1_100))
+        .collect();
+    assert_eq!(
+        fitted.facts, want,
+        "previous kept, then the oldest input facts"
+    );
+    assert_eq!(fit(&answer, &previous.facts, 400), Some(fitted), "no draw");
+    // Facts that fit: only the size shrinks.
+    let small = fit(&answer, &previous.facts, 10_000).unwrap();
+    assert_eq!((small.facts.len(), small.tokens), (150, 3_000));
+    let shrunk = fit(&answer, &previous.facts, 500).unwrap();
+    assert_eq!((shrunk.facts.len(), shrunk.tokens), (150, 500));
+    // No room for the previous facts, or none at all: no answer fits.
+    assert_eq!(fit(&answer, &previous.facts, 299), None);
+    assert_eq!(fit(&answer, &[], 0), None);
+    // Through the summarizer: a reliable one keeps the same facts on every seed.
+    let kept = |seed| {
+        let mut s = summarizer(SummarizerConfig::reliable(), seed);
+        let call = s.summarize_within(&previous, &facts(0..50), 5_000, Some(400));
+        assert_eq!(s.cap_counts().fitted, 1);
+        assert_eq!(s.cap_counts().facts_dropped, 17);
+        call.result.unwrap()
+    };
+    assert_eq!(kept(1).facts, want);
+    assert_eq!(kept(2), kept(1));
+    // A condense keeps every fact: no room below them is a `length` failure.
+    let mut s = summarizer(SummarizerConfig::reliable(), 1);
+    let condensed = s.condense_within(&previous, Some(350)).result.unwrap();
+    assert_eq!(
+        (condensed.facts, condensed.tokens),
+        (previous.facts.clone(), 350)
+    );
+    let cut = s.condense_within(&previous, Some(200));
+    assert_eq!(cut.result, Err(SummaryFailure::Length));
+    assert_eq!(
+        cut.latency_ms,
+        s.latency_ms(900, 200),
+        "generated up to the cap"
+    );
+    assert_eq!(s.cap_counts().no_room, 1);
+}
+
+#[test]
+fn overruns_fire_at_their_rate_from_their_own_stream() {
+    let (mut must_shrink, mut overruns) = (0u64, 0u64);
+    for case in 0..CASES {
+        let seed = case_seed(17, case);
+        let (per_mille, rng) = overrun(seed, 20);
+        let config = without_faults(drawn_config(case));
+        let s = summarizer(config, seed).with_overrun(per_mille, rng);
+        let (calls, s) = capped_calls_of(s, seed, 256);
+        let counts = s.cap_counts();
+        must_shrink += counts.fitted + counts.overrun;
+        overruns += counts.overrun;
+        let lengths = calls
+            .iter()
+            .filter(|(_, _, c)| c.result == Err(SummaryFailure::Length))
+            .count() as u64;
+        assert_eq!(lengths, counts.overrun + counts.no_room, "case {case}");
+        let logged = s
+            .log()
+            .iter()
+            .filter(|o| **o == SummaryOutcome::Length)
+            .count();
+        assert_eq!(
+            logged as u64, counts.overrun,
+            "an overrun is logged as length"
+        );
+    }
+    let per_mille = overruns * 1000 / must_shrink;
+    assert!(must_shrink > 5_000, "{must_shrink}");
+    assert!(
+        (12..=28).contains(&per_mille),
+        "{overruns} of {must_shrink}"
+    );
+    // Rate 0, or no overrun stream: never.
+    let seed = case_seed(17, 0);
+    let (_, rng) = overrun(seed, 0);
+    let none = summarizer(drawn_config(0), seed).with_overrun(0, rng);
+    assert_eq!(capped_calls_of(none, seed, 256).1.cap_counts().overrun, 0);
+    let plain = summarizer(drawn_config(0), seed);
+    assert_eq!(capped_calls_of(plain, seed, 256).1.cap_counts().overrun, 0);
+}
+
+/// The overrun stream is the case's own: with it, the Summarizer stream's draws are
+/// where they were (every call that did not overrun answers as without it), an uncapped
+/// call is the call it always was, and the stream is none of the older ones.
+#[test]
+fn overruns_move_no_draw_of_another_stream() {
+    for case in 0..CASES / 4 {
+        let seed = case_seed(19, case);
+        let config = drawn_config(case);
+        let (per_mille, rng) = overrun(seed, 30);
+        let never = summarizer(config.clone(), seed);
+        let sometimes = summarizer(config.clone(), seed).with_overrun(per_mille, rng);
+        let (a, _) = capped_calls_of(never, seed, 256);
+        let (b, s) = capped_calls_of(sometimes, seed, 256);
+        // Same calls up to the first overrun (after it the previous summary differs).
+        let first = b
+            .iter()
+            .position(|(_, _, c)| c.result == Err(SummaryFailure::Length))
+            .unwrap_or(b.len());
+        assert_eq!(a[..first], b[..first], "case {case}");
+        let (per_mille, rng) = overrun(seed, 30);
+        let uncapped = summarizer(config.clone(), seed).with_overrun(per_mille, rng);
+        assert_eq!(
+            calls_of(uncapped, seed),
+            calls_of(summarizer(config, seed), seed),
+            "no cap, no overrun draw"
+        );
+        assert!(s.cap_counts().asked > 0);
+    }
+    let all = [
+        Stream::Params,
+        Stream::Shape,
+        Stream::Summarizer,
+        Stream::Provider,
+        Stream::Gateway,
+        Stream::Faults,
+        Stream::Swarm,
+        Stream::FaultMix,
+        Stream::GatewayStop,
+        Stream::GatewayHygiene,
+        Stream::OpeningPaste,
+        Stream::LoopRestarts,
+        Stream::SummaryStorm,
+        Stream::MarkerRestart,
+    ];
+    let first = |s| crate::rng::next_seed(&mut stream(case_seed(19, 0), s));
+    for older in all {
+        assert_ne!(first(Stream::SummarizerOverrun), first(older), "{older:?}");
+    }
+}
+
+#[test]
+fn a_capped_case_replays_from_its_log_overruns_included() {
+    let mut overran = 0;
+    for case in 0..CASES / 4 {
+        let seed = case_seed(23, case);
+        let config = drawn_config(case);
+        let (per_mille, rng) = overrun(seed, 30);
+        let drawn = summarizer(config.clone(), seed).with_overrun(per_mille, rng);
+        let (calls, s) = capped_calls_of(drawn, seed, 200);
+        overran += s.cap_counts().overrun;
+        let scripted = summarizer(config, seed).with_schedule(Some(s.log().to_vec()));
+        let (replayed, r) = capped_calls_of(scripted, seed, 200);
+        assert_eq!(replayed, calls, "case {case}");
+        assert_eq!(r.log(), s.log());
+        assert_eq!(
+            r.cap_counts().overrun,
+            0,
+            "a schedule decides, nothing is drawn"
+        );
+    }
+    assert!(overran > 0);
+}

@@ -161,13 +161,33 @@ impl SummaryBackend for Recorder<'_> {
         facts: &[FactId],
         tokens: u32,
     ) -> SummaryCall {
-        let call = self.inner.summarize(previous, facts, tokens);
+        self.summarize_within(previous, facts, tokens, None)
+    }
+
+    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
+        self.condense_within(summary, None)
+    }
+
+    fn summarize_within(
+        &mut self,
+        previous: &RollingSummary,
+        facts: &[FactId],
+        tokens: u32,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        let call = self
+            .inner
+            .summarize_within(previous, facts, tokens, max_tokens);
         self.answers.push_back(call.clone());
         call
     }
 
-    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
-        let call = self.inner.condense(summary);
+    fn condense_within(
+        &mut self,
+        summary: &RollingSummary,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        let call = self.inner.condense_within(summary, max_tokens);
         self.answers.push_back(call.clone());
         call
     }
@@ -208,11 +228,29 @@ impl SummaryBackend for Replay {
         facts: &[FactId],
         tokens: u32,
     ) -> SummaryCall {
-        self.next(|s| s.summarize(previous, facts, tokens))
+        self.summarize_within(previous, facts, tokens, None)
     }
 
     fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
-        self.next(|s| s.condense(summary))
+        self.condense_within(summary, None)
+    }
+
+    fn summarize_within(
+        &mut self,
+        previous: &RollingSummary,
+        facts: &[FactId],
+        tokens: u32,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        self.next(|s| s.summarize_within(previous, facts, tokens, max_tokens))
+    }
+
+    fn condense_within(
+        &mut self,
+        summary: &RollingSummary,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        self.next(|s| s.condense_within(summary, max_tokens))
     }
 }
 

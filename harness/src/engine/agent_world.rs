@@ -16,10 +16,10 @@ use super::loop_restarts::LoopRestarts;
 use super::observer::Observer;
 use super::plan::{CasePlan, Source};
 use super::scramble::Labels;
+use super::setup::SummarizerStreams;
 use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, MakeCompactor, Record};
 use compactsim_fakes::provider::{Provider, ProviderOutcome};
 use compactsim_fakes::rng::SimRng;
-use compactsim_fakes::summarizer::Summarizer;
 use compactsim_hermes::agent::{AgentConfig, AgentLoop, Sink, RECOVERY_WINDOW_MS};
 use compactsim_hermes::agent::{AntiThrashPolicy, LoopOptions};
 use compactsim_hermes::compactor::micro::MicroCompactor;
@@ -167,7 +167,7 @@ pub(crate) fn build_agent(
     options: LoopOptions,
     setup: &CaseSetup,
     agent_setup: AgentSetup,
-    summarizer_rng: SimRng,
+    summarizer_rngs: SummarizerStreams,
     provider_rng: SimRng,
     make: MakeCompactor<'_>,
 ) -> AgentLoop {
@@ -183,8 +183,10 @@ pub(crate) fn build_agent(
     }
     let micro = both_micro(spec, &config, setup)
         .map(|micro| MicroCompactor::new(micro, config.bugs.clone()));
-    let summarizer = Summarizer::new(setup.summarizer.clone(), summarizer_rng)
-        .with_schedule(plan.and_then(|p| p.summary_outcomes.clone()));
+    let summarizer = setup.summarizer(
+        summarizer_rngs,
+        plan.and_then(|p| p.summary_outcomes.clone()),
+    );
     let provider = Provider::new(agent_setup.provider, provider_rng)
         .with_schedule(plan.and_then(|p| p.provider_outcomes.clone()));
     let runs_micro = micro.is_some();
@@ -406,6 +408,7 @@ impl<'s> CaseLoop<'s> {
         }
         result.checked = observer.oracle.checked();
         result.summary_calls = agent.summarizer.log().to_vec();
+        super::coverage::add_caps(&mut result.coverage, agent.summarizer.cap_counts());
         let log = AgentLog {
             provider_calls: agent.provider.log().to_vec(),
             resumed_turns: self.opened.resumed_turns,

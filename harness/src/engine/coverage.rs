@@ -55,6 +55,38 @@ pub const AGENT_COUNTERS: &[&str] = &[
     "turns.finished",
 ];
 
+/// What the `max_tokens` of summary calls did (`fakes/src/summarizer`, `CapCounts`):
+/// calls that asked for it, answers written to fit it, the facts they dropped, and the
+/// `length` failures (a drawn overrun, or no room for the facts the answer must keep).
+/// Listed only by a case whose compactor asked for `max_tokens` (the Rust reference
+/// never does; an external adapter may): a run whose calls never carry the cap cannot
+/// reach these paths, and its report stays as it was.
+pub const CAP_COUNTERS: &[&str] = &[
+    "summarizer.max_tokens.asked",
+    "summarizer.max_tokens.facts_dropped",
+    "summarizer.max_tokens.fitted",
+    "summarizer.max_tokens.length_no_room",
+    "summarizer.max_tokens.length_overrun",
+];
+
+/// Adds `caps` to `coverage`, every counter of [`CAP_COUNTERS`] (zeros too) when a call
+/// asked for `max_tokens`, none otherwise.
+pub fn add_caps(coverage: &mut Coverage, caps: compactsim_fakes::summarizer::CapCounts) {
+    if caps.asked == 0 {
+        return;
+    }
+    let values = [
+        caps.asked,
+        caps.facts_dropped,
+        caps.fitted,
+        caps.no_room,
+        caps.overrun,
+    ];
+    for (name, n) in CAP_COUNTERS.iter().zip(values) {
+        coverage.add(name, n);
+    }
+}
+
 /// The counters a run of `strategy` lists: micro's list is unchanged by the agent loop;
 /// `batch` lists the agent loop's; `both` adds the micro pass outcomes (the agent loop
 /// reports its repairs as `agent.repairs` and has no process restarts).
@@ -86,6 +118,7 @@ impl Coverage {
         debug_assert!(
             COUNTERS.contains(&counter)
                 || AGENT_COUNTERS.contains(&counter)
+                || CAP_COUNTERS.contains(&counter)
                 || crate::engine::gateway::GATEWAY_COUNTERS.contains(&counter),
             "uncatalogued counter {counter}"
         );

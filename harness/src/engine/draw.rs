@@ -27,6 +27,8 @@
 //! the knob draws ([`Draw::take`] hands them over):
 //! - `Shape`: the conversation's turns (`shapes/conversation.rs`, via `plan::Source`);
 //! - `Summarizer`: each summary call's size, fault and latency (`fakes/src/summarizer`);
+//! - `SummarizerOverrun`: each overrun of a summary call's `max_tokens`
+//!   (`fakes/src/summarizer`, `Summarizer::with_overrun`);
 //! - `Provider`: each main-model call's faults (`fakes/src/provider`);
 //! - `Faults`: a process restart per turn of a micro case (`engine/mod.rs`);
 //! - `LoopRestarts`: a process restart per turn of a `both` case (`loop_restarts.rs`;
@@ -48,12 +50,12 @@ use super::gateway::faults::{
 use super::loop_restarts::MARKER_RESTART_ON_PER_MILLE;
 use super::opening_paste::{OPENING_PASTE_ON_PER_MILLE, OPENING_PASTE_PER_MILLE_OF_TRIGGER};
 use super::plan::CasePlan;
-use super::setup::{CaseSetup, CaseSpec, GatewayStreams, LiveStreams};
+use super::setup::{CaseSetup, CaseSpec, GatewayStreams, LiveStreams, SummarizerStreams};
 use super::summary_storm::{SUMMARY_STORM_ERROR_PER_MILLE, SUMMARY_STORM_ON_PER_MILLE};
 use crate::shapes::{self, Family, OpeningPaste, ShapeParams};
 use compactsim_fakes::provider::ProviderConfig;
 use compactsim_fakes::rng::{self, between, chance, next_seed, weighted, SimRng, Stream};
-use compactsim_fakes::summarizer::SummarizerConfig;
+use compactsim_fakes::summarizer::{SummarizerConfig, OVERRUN_PER_MILLE_RANGE};
 use compactsim_hermes::compactor::micro::MicroConfig;
 use compactsim_hermes::compactor::threshold::{self, ThresholdConfig};
 use compactsim_hermes::strategy::Strategy;
@@ -191,6 +193,10 @@ pub const KNOBS: &[Knob] = &[
     // Summarizer
     knob("summarizer", "—", Stream::Summarizer, Range::Composite("SummarizerConfig::draw"),
         "the fake summarizer's sizes, fault rates, latency (plan: `summarizer`)"),
+    // SummarizerOverrun
+    knob("summarizer.overrun_per_mille", "—", Stream::SummarizerOverrun,
+        between_of(OVERRUN_PER_MILLE_RANGE),
+        "chance a summary call that asked for `max_tokens` and must shrink to fit runs over it (`finish_reason: length`)"),
     // Faults
     knob("restart_per_mille", "0", Stream::Faults, switch_of(300, (10, 80)),
         "chance per turn of a process restart (plan: `restart_per_mille`)"),
@@ -455,7 +461,10 @@ pub fn draw(spec: &CaseSpec) -> Case {
     let marker_restart = both && d.chance("marker_restart");
     let gateway = matches!(spec.strategy, Strategy::Gateway(_)).then(|| gateway(&mut d));
     let streams = LiveStreams {
-        summarizer: d.take(Stream::Summarizer),
+        summarizer: SummarizerStreams {
+            calls: d.take(Stream::Summarizer),
+            overrun: d.take(Stream::SummarizerOverrun),
+        },
         faults: d.take(Stream::Faults),
         provider: agent.is_some().then(|| d.take(Stream::Provider)),
         loop_restarts: matches!(spec.strategy, Strategy::Batch(_) | Strategy::Both(_))
@@ -501,12 +510,14 @@ fn setup(spec: &CaseSpec, d: &mut Draw, fresh: bool) -> CaseSetup {
         storm,
         d.composite("summarizer", SummarizerConfig::draw),
     ));
+    let summarizer_overrun_per_mille = d.between("summarizer.overrun_per_mille");
     let drawn_restart_per_mille = d.switch("restart_per_mille").unwrap_or(0);
     let restart_per_mille = plan.restart_per_mille.unwrap_or(drawn_restart_per_mille);
     CaseSetup {
         shape,
         thresholds,
         summarizer,
+        summarizer_overrun_per_mille,
         micro,
         restart_per_mille,
     }

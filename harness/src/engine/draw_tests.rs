@@ -95,6 +95,7 @@ fn the_one_entry_draws_only_what_its_strategy_uses() {
                 Stream::Params,
                 Stream::Swarm,
                 Stream::Summarizer,
+                Stream::SummarizerOverrun,
                 Stream::Faults,
             ];
             assert!(
@@ -139,6 +140,7 @@ const NAMES_STREAMS: &[&str] = &[
     "stories.rs",
     "engine/draw_tests.rs",
     "agent_tests.rs",
+    "external/tests.rs",
     "shapes/tests/mod.rs",
     "shapes/tests/contract.rs",
 ];

@@ -259,8 +259,10 @@ fn run_case_unguarded(
         msgs: Vec::new(),
         ids: IdAlloc::default(),
         conversation: Source::new(spec, &setup.shape),
-        summarizer: Summarizer::new(setup.summarizer.clone(), streams.summarizer)
-            .with_schedule(spec.plan.as_ref().and_then(|p| p.summary_outcomes.clone())),
+        summarizer: setup.summarizer(
+            streams.summarizer,
+            spec.plan.as_ref().and_then(|p| p.summary_outcomes.clone()),
+        ),
         compactor: make(
             Reference::new(BatchConfig::default(), Some(micro))
                 .with_context_window(setup.shape.context_length),
@@ -276,6 +278,7 @@ fn run_case_unguarded(
     let mut result = world.observer.result;
     result.checked = world.observer.oracle.checked();
     result.summary_calls = world.summarizer.log().to_vec();
+    coverage::add_caps(&mut result.coverage, world.summarizer.cap_counts());
     result
 }
 

@@ -8,7 +8,7 @@ use super::plan::CasePlan;
 use crate::compactor::CompactorSpec;
 use crate::shapes::{Family, ShapeParams};
 use compactsim_fakes::rng::{self, SimRng};
-use compactsim_fakes::summarizer::SummarizerConfig;
+use compactsim_fakes::summarizer::{Summarizer, SummarizerConfig, SummaryOutcome};
 use compactsim_hermes::bug_set::BugSet;
 use compactsim_hermes::compactor::micro::MicroConfig;
 use compactsim_hermes::compactor::threshold::Thresholds;
@@ -81,6 +81,9 @@ pub struct CaseSetup {
     pub shape: ShapeParams,
     pub thresholds: Thresholds,
     pub summarizer: SummarizerConfig,
+    /// Chance, per mille, that a summary call asking for `max_tokens` whose answer must
+    /// shrink to fit runs over the cap instead (knob `summarizer.overrun_per_mille`).
+    pub summarizer_overrun_per_mille: u32,
     pub micro: MicroConfig,
     /// Chance per turn of a process restart (in-memory compactor state lost), per mille.
     pub restart_per_mille: u32,
@@ -89,7 +92,7 @@ pub struct CaseSetup {
 /// The streams a case keeps drawing from after its knobs were drawn (see
 /// [`super::draw`]); a stream its strategy does not use is `None`.
 pub struct LiveStreams {
-    pub summarizer: SimRng,
+    pub summarizer: SummarizerStreams,
     /// The micro world's per-turn restarts.
     pub faults: SimRng,
     /// The provider's per-call draws (agent loop).
@@ -98,6 +101,13 @@ pub struct LiveStreams {
     pub loop_restarts: Option<SimRng>,
     /// The gateway's per-message draws (`gateway`).
     pub gateway: Option<GatewayStreams>,
+}
+
+/// The fake summarizer's streams: its calls, and the overruns of their `max_tokens`.
+#[derive(Clone)]
+pub struct SummarizerStreams {
+    pub calls: SimRng,
+    pub overrun: SimRng,
 }
 
 /// The gateway's per-message streams (`gateway/faults.rs`).
@@ -111,5 +121,16 @@ pub struct GatewayStreams {
 impl CaseSetup {
     pub fn family(&self) -> Family {
         self.shape.family
+    }
+
+    /// The case's fake summarizer on `streams`, scripted by `schedule` when set.
+    pub fn summarizer(
+        &self,
+        streams: SummarizerStreams,
+        schedule: Option<Vec<SummaryOutcome>>,
+    ) -> Summarizer {
+        Summarizer::new(self.summarizer.clone(), streams.calls)
+            .with_overrun(self.summarizer_overrun_per_mille, streams.overrun)
+            .with_schedule(schedule)
     }
 }

@@ -11,9 +11,9 @@ use super::chat::{spelled_facts, TextBook};
 use super::session::{SummarizeCall, SummaryService};
 use super::wire::SummaryAnswer;
 use compactsim_fakes::seam::SummaryBackend;
-use compactsim_fakes::summarizer::{RollingSummary, SummaryFailure};
+use compactsim_fakes::summarizer::{fit, RollingSummary, SummaryFailure};
 use compactsim_model::content::chars_to_spell;
-use compactsim_model::tokens::chars_for_rough_tokens;
+use compactsim_model::tokens::{chars_for_rough_tokens, rough_tokens};
 use compactsim_model::{ContentKind, FactId, MsgId, Segment, MERGE_SEPARATOR};
 use std::sync::Arc;
 
@@ -43,7 +43,8 @@ pub struct Served<'a> {
 impl SummaryService for Served<'_> {
     fn answer(&mut self, call: &SummarizeCall) -> SummaryAnswer {
         let prompt = prompt_text(call);
-        let mut previous = self.book.previous_summary(&prompt).unwrap_or_default();
+        let served = self.book.previous_summary(&prompt).unwrap_or_default();
+        let mut previous = served.clone();
         let spelled = spelled_facts(&prompt);
         let quoted = spelled
             .iter()
@@ -51,6 +52,9 @@ impl SummaryService for Served<'_> {
         previous.facts.extend(quoted);
         previous.facts.sort_unstable();
         previous.facts.dedup();
+        if let Some(max) = call.max_tokens {
+            previous.facts = previous_within(previous.facts, &served.facts, max);
+        }
         let input_facts: Vec<FactId> = spelled
             .into_iter()
             .filter(|f| previous.facts.binary_search(f).is_err())
@@ -60,19 +64,21 @@ impl SummaryService for Served<'_> {
             .iter()
             .map(|t| quoted_chars(&prompt, t))
             .sum();
-        let input_tokens =
-            compactsim_model::tokens::rough_tokens(u32::try_from(quoted_chars).unwrap_or(u32::MAX));
-        let result = self
-            .backend
-            .summarize(&previous, &input_facts, input_tokens);
+        let input_tokens = rough_tokens(u32::try_from(quoted_chars).unwrap_or(u32::MAX));
+        // The answer is written to fit the call's `max_tokens` (a `length` failure when
+        // it runs over: the backend's drawn overrun, or no room for its facts).
+        let result =
+            self.backend
+                .summarize_within(&previous, &input_facts, input_tokens, call.max_tokens);
         self.latency_ms += result.latency_ms;
         match result.result {
             Ok(summary) => {
                 let seg = self.serve(&summary);
                 let text = self.book.register_served(&seg, &summary);
                 match call.max_tokens {
-                    Some(max) if summary.tokens > max => {
-                        // Cut at the adapter's max_tokens: a failed call, as observed.
+                    Some(max) if rough_tokens(text.len() as u32) > max => {
+                        // A backend that wrote past the cap (the fake summarizer never
+                        // does): cut there, a failed call, as observed.
                         self.backend.truncated();
                         SummaryAnswer::Ok {
                             text: text[..chars_for_rough_tokens(max) as usize].to_string(),
@@ -104,6 +110,21 @@ impl SummaryService for Served<'_> {
                 }
             }
         }
+    }
+}
+
+/// The previous summary's `facts` as far as an answer within `max` tokens can carry them:
+/// all of them when they fit; else those of the served summary the prompt carries
+/// (`served`, ascending), then the others (facts of summary rows the prompt quotes, e.g. a
+/// tail row's own text merged beside a summary) oldest first while they fit. The rest
+/// are the call's input like any other quoted fact, which the summarizer may drop. The
+/// served summary's own facts are never cut here: when they alone do not fit, the
+/// summarizer has no room (`length`).
+fn previous_within(facts: Vec<FactId>, served: &[FactId], max: u32) -> Vec<FactId> {
+    let all = RollingSummary { facts, tokens: 0 };
+    match fit(&all, served, max) {
+        Some(fitted) => fitted.facts,
+        None => all.facts,
     }
 }
 

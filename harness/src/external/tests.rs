@@ -306,10 +306,62 @@ fn faults_reach_the_adapter() {
         backend.truncated, 0,
         "an answer within max_tokens is a summary"
     );
+    // A backend that does not write to fit (this script; the fake summarizer does): its
+    // answer over the cap is a `length` failure, recorded as the failed call it is.
     assert!(matches!(ask(&mut book, &mut backend, "x", Some(10)),
-        SummaryAnswer::Ok { text, finish_reason } if text.len() == 40 && finish_reason == "length"));
-    // The cut answer is recorded as the failed call the adapter saw.
+        SummaryAnswer::Ok { text, finish_reason } if text.is_empty() && finish_reason == "length"));
     assert_eq!(backend.truncated, 1);
+}
+
+/// The fake summarizer answers within the `max_tokens` a call asks for: the served text
+/// fits the cap (rough tokens), and only its drawn overruns come back `length`.
+#[test]
+fn the_fake_summarizer_answers_within_max_tokens() {
+    use compactsim_fakes::rng::{stream, Stream};
+    use compactsim_fakes::summarizer::{Summarizer, SummarizerConfig};
+    let mut book = TextBook::default();
+    let mut fake = Summarizer::new(SummarizerConfig::reliable(), stream(3, Stream::Summarizer))
+        .with_overrun(0, stream(3, Stream::SummarizerOverrun));
+    let input: String = (1..=400).map(|i| format!(" FACT-{i:06}")).collect();
+    let mut served = 0;
+    let mut s = Served {
+        book: &mut book,
+        backend: &mut fake,
+        served_calls: &mut served,
+        latency_ms: 0,
+        summary_facts: vec![],
+        input_texts: vec![Arc::from(input.as_str())],
+    };
+    for max in [1_024, 300, 64] {
+        let answer = s.answer(&SummarizeCall {
+            prompt: Some(format!("Summarize:{input}")),
+            messages: None,
+            max_tokens: Some(max),
+        });
+        let SummaryAnswer::Ok {
+            text,
+            finish_reason,
+        } = answer
+        else {
+            panic!("an answer: {answer:?}")
+        };
+        assert_eq!(finish_reason, "stop", "max {max}");
+        let tokens = compactsim_model::tokens::rough_tokens(text.len() as u32);
+        assert!(
+            tokens <= max && tokens > max / 2,
+            "{tokens} tokens for max {max}"
+        );
+        // The oldest facts are kept while they fit.
+        let facts = spelled_facts(&text);
+        assert!(!facts.is_empty() && facts.len() < 400, "{}", facts.len());
+        assert_eq!(
+            facts,
+            (1..=facts.len() as u32).map(FactId).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(fake.cap_counts().asked, 3);
+    assert_eq!(fake.cap_counts().fitted, 3);
+    assert_eq!(fake.cap_counts().overrun, 0);
 }
 
 #[test]

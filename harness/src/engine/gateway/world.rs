@@ -335,6 +335,7 @@ impl Gateway {
         }
         result.checked = self.checked;
         result.summary_calls = self.agent.summarizer.log().to_vec();
+        crate::engine::coverage::add_caps(&mut result.coverage, self.agent.summarizer.cap_counts());
         result
     }
 }

@@ -45,7 +45,8 @@ impl MicroCompactor {
         }
         ev.exchange = rows().map(|m| m.id).collect();
         let facts: Vec<_> = rows().flat_map(|m| m.content.facts()).collect();
-        let call = summarizer.summarize(&self.state.rolling, &facts, tokens);
+        let cap = self.config.summary_tokens_max;
+        let call = summarizer.summarize_within(&self.state.rolling, &facts, tokens, cap);
         ev.latency_ms = call.latency_ms;
         let end = ranges[ranges.len() - 1].1;
         match self.usable(call, summarizer) {

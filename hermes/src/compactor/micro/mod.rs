@@ -185,7 +185,8 @@ impl MicroCompactor {
             .flat_map(|m| m.content.facts())
             .collect();
         let tokens: u32 = msgs[start..end].iter().map(|m| m.tokens().rough).sum();
-        let call = summarizer.summarize(&self.state.rolling, &facts, tokens);
+        let cap = self.config.summary_tokens_max;
+        let call = summarizer.summarize_within(&self.state.rolling, &facts, tokens, cap);
         ev.latency_ms = call.latency_ms;
         match self.usable(call, summarizer) {
             Some(summary) => {
@@ -198,8 +199,9 @@ impl MicroCompactor {
     }
 
     /// The answer a pass adopts: not a failure, not larger than its input (unless
-    /// IOT-0.22.2-M3), and not over the `max_tokens` the pass asked for (cut with finish
-    /// reason `length`, recorded as a failed call).
+    /// IOT-0.22.2-M3), and not over the `max_tokens` the pass asked for (the call asks
+    /// for it, and the fake summarizer writes to fit; an answer of a backend that did
+    /// not is cut with finish reason `length`, recorded as a failed call).
     pub(super) fn usable(
         &self,
         call: compactsim_fakes::summarizer::SummaryCall,
@@ -327,7 +329,7 @@ impl MicroCompactor {
         ids: &mut IdAlloc,
         ev: &mut MicroPass,
     ) {
-        let call = summarizer.condense(&self.state.rolling);
+        let call = summarizer.condense_within(&self.state.rolling, self.config.summary_tokens_max);
         ev.latency_ms = call.latency_ms;
         let condensed = self.usable(call, summarizer);
         if self.bugs.has(Bug::HMDefrag) {
