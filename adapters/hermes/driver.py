@@ -114,7 +114,11 @@ class Driver:
             handlers["micro_pass"] = self.micro_pass
         serve(name, version(dist),
               {"micro_pass": self.micro, "batch_pass": True,
-               "hooks": ["cooling_down", "fallback_streak"]}, handlers)
+               "hooks": ["cooling_down", "fallback_streak"],
+               # compactsim's efficacy invariant: Hermes compacts at or below the window,
+               # by its batch passes (micro-compaction folds one exchange per turn).
+               "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"]},
+              handlers)
 
 
 def clean(m):

@@ -192,7 +192,10 @@ def main():
 
     serve("compactsim-reference-py", "1.0.0",
           {"micro_pass": True, "batch_pass": True,
-           "hooks": ["cooling_down", "fallback_streak", "usage"]},
+           "hooks": ["cooling_down", "fallback_streak", "usage"],
+           # Hermes's trigger (threshold x window, floored) is at or below the window;
+           # batch passes keep it, a micro pass folds one exchange and promises no size.
+           "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"]},
           {"micro_pass": micro.pass_, "batch_pass": batch_pass, "restart": restart,
            "hook": hook})
 

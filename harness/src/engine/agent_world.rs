@@ -27,7 +27,7 @@ use compactsim_hermes::compactor::micro::MicroConfig;
 use compactsim_hermes::compactor::reference::Reference;
 use compactsim_hermes::strategy::Strategy;
 use compactsim_invariants::threshold::TriggerSpec;
-use compactsim_invariants::{Oracle, OracleConfig};
+use compactsim_invariants::{DeclaredTrigger, Oracle, OracleConfig, TriggerPasses};
 use compactsim_model::{tokens_rough_total, Message};
 
 /// Transitions one turn may take before the case counts as looping. Every loop of the
@@ -45,16 +45,43 @@ pub(crate) fn all_ids() -> Vec<&'static str> {
 /// The oracle's contract parameters for an agent case, from its declared
 /// configuration: the trigger through the oracle's own derivation
 /// ([`compactsim_invariants::threshold`]), never the compactor's.
+///
+/// The compactor is taken to compact at that trigger (the reference does: it is the
+/// Hermes trigger); [`declared`] puts an external adapter's own declaration in its place.
 pub fn oracle_config(config: &AgentConfig) -> OracleConfig {
+    let trigger_tokens = compactsim_invariants::threshold::trigger_tokens(trigger_spec(config));
     OracleConfig {
         protect_first_n: config.batch.protect_first_n,
-        trigger_tokens: compactsim_invariants::threshold::trigger_tokens(trigger_spec(config)),
+        trigger_tokens,
         max_attempts: config.max_attempts,
         request_overhead_tokens: config.overhead_rough_tokens,
         recovery_window_ms: (config.policy() == AntiThrashPolicy::V2_2)
             .then_some(RECOVERY_WINDOW_MS),
+        declared_trigger: DeclaredTrigger::Tokens(trigger_tokens as u64),
+        window_tokens: config.thresholds.context_length as u64,
+        trigger_passes: REFERENCE_TRIGGER_PASSES,
+        window_passes_max: compactsim_invariants::EFFICACY_PASSES_MAX,
     }
 }
+
+/// `config` with the trigger the case's compactor declared, when it declares one (an
+/// external adapter: its hello's `capabilities.trigger`, else the window).
+pub fn declared(mut config: OracleConfig, spec: &CaseSpec) -> OracleConfig {
+    if let Some((trigger, passes)) = spec.compactor.declared_trigger() {
+        config.declared_trigger = trigger;
+        config.trigger_passes = passes;
+    }
+    config
+}
+
+/// The passes of the reference held to its trigger: batch compaction keeps the size
+/// under the Hermes trigger; micro-compaction folds one exchange per turn and promises
+/// no size (a micro-only case outgrows the window with it: the Hermes design leaves the
+/// size to batch compaction).
+pub const REFERENCE_TRIGGER_PASSES: TriggerPasses = TriggerPasses {
+    micro: false,
+    batch: true,
+};
 
 /// The declared keys that decide the trigger of `config`'s case.
 pub fn trigger_spec(config: &AgentConfig) -> TriggerSpec {
@@ -304,7 +331,7 @@ impl<'s> CaseLoop<'s> {
         } = case;
         let turns_max = spec.turns_max();
         let oracle = Oracle::with_only(
-            oracle_config(&agent.config),
+            declared(oracle_config(&agent.config), spec),
             &CasePlan::narrow(spec.plan.as_deref(), all_ids()),
         )
         .expect("catalogue ids");

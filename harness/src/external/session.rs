@@ -207,6 +207,12 @@ impl Session {
                         "adapter speaks protocol {protocol}, the harness {PROTOCOL_VERSION}"
                     )));
                 }
+                if let Some(t) = capabilities.trigger {
+                    t.check().map_err(FailureKind::Protocol)?;
+                }
+                capabilities
+                    .trigger_passes()
+                    .map_err(FailureKind::Protocol)?;
                 Ok(AdapterInfo {
                     name,
                     version,
