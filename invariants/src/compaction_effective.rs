@@ -6,28 +6,28 @@ use compactsim_model::{
 };
 
 /// A compactor does its job (universal): once the transcript is over the compactor's own
-/// declared trigger, its compaction passes bring it back under within
-/// [`EFFICACY_PASSES_MAX`] passes; and a pass never leaves a transcript it knows to be
-/// over the model's window there (no request could be sent: the micro world ends the
-/// case at the window, the agent loop's overflow recovery ends in
-/// `compression_exhausted`), unless the case shows why no compactor could.
+/// declared trigger, at most [`EFFICACY_PASSES_MAX`] of its passes in a row leave it there
+/// unchanged; and its passes do not leave a transcript known to be over the model's window
+/// there (no request could be sent: the micro world ends the case at the window, the
+/// agent loop's overflow recovery ends in `compression_exhausted`) beyond the retries the
+/// world gives (`OracleConfig::window_passes_max`) — unless the case shows why no
+/// compactor could.
 ///
 /// Judged from observations only. The size of the transcript is its rough token count
-/// (`ceil(chars / 4)` per row, the protocol's count) plus the case's request overhead
-/// (system prompt and tool schemas, 0 without an agent loop); the provider's ground
-/// truth adds evidence: a real usage reading at or over the trigger, or a request over
-/// the window, makes the unchanged transcript over it. The trigger is the adapter's
-/// declaration (hello `capabilities.trigger`: tokens, or a percentage of the window),
-/// else the case's window; a declaration is configuration, like the window, never a
-/// label. A pass "brings it under" when its `after` is under the trigger; only a pass can
-/// end a streak — a failed turn that rolls rows back, a session reset or a restart shrink
-/// the transcript without the compactor doing its job, so the passes over the trigger
-/// before and after them count together.
+/// (`ceil(chars / 4)` per row, the protocol's count); the provider's ground truth adds
+/// that a request it refused as over the window is over, until the list changes. The
+/// trigger is the adapter's declaration (hello `capabilities.trigger`: tokens, or a
+/// percentage of the window; `capabilities.trigger_passes`: which passes keep it), else
+/// the case's window; a declaration is configuration, like the window, never a label. Only
+/// a held pass that changes the list and leaves it under the trigger ends a streak — a
+/// failed turn that rolls rows back, a session reset or a restart shrink the transcript
+/// without the compactor doing its job, so the passes before and after them count
+/// together.
 ///
-/// Excused (quiet, and the reason is in the witness of nothing): every summarizer call the
-/// harness served during the streak's passes failed (at least one was served), or the
-/// rows no compactor may fold — system rows and real user rows — plus the overhead are
-/// alone at or over the limit.
+/// Excused (quiet): every summarizer call the harness served during the streak's passes
+/// failed (at least one was served), or what no compactor may fold — system rows, the user
+/// text of user rows, the turn in progress, and against the window the request overhead
+/// the last provider reading showed — is alone at or over the limit.
 #[derive(Clone, Debug)]
 pub struct CompactionEffective {
     /// Tokens at or over which the compactor promised to compact (0: not judged).
@@ -63,20 +63,24 @@ struct Streak {
     changed: u32,
     /// Passes in a row of the streak that left the transcript over the window.
     window_passes: u32,
+    /// Passes in a row of the streak that changed nothing, from turn `idle_from`.
+    idle: u32,
+    idle_from: u32,
 }
 
-/// Passes a compactor gets, once the transcript is over its trigger, to bring it under.
-/// Hermes's agent loop compacts up to 3 times in a turn's preflight (`range(3)`) and its
-/// overflow recovery retries `max_attempts` (3) times: 4 passes over the trigger without
-/// getting under is more than one turn of that loop ever needs.
+/// Passes in a row a compactor may leave a transcript over its trigger unchanged (and,
+/// where an agent loop recovers from overflows, over the window). A pass that compacts
+/// but stays over the trigger is progress (Hermes in a small window compacts several
+/// times before its tail fits); one that changes nothing is not.
 pub const EFFICACY_PASSES_MAX: u32 = 4;
 
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "compaction-effective",
-    statement: "once the transcript is over the compactor's declared trigger (else the \
-                window), its passes bring it under within 4 passes, and no pass leaves it \
-                over the window, unless every summary served failed or system and user \
-                text alone exceed the limit",
+    statement: "over the compactor's declared trigger (else the window) at most 4 passes \
+                in a row change nothing, and passes do not leave the transcript over the \
+                window (4 in a row in the agent loop, 1 micro-only), unless every summary \
+                served failed or system rows, user text and the turn in progress alone \
+                exceed the limit",
     catches: &[],
 };
 
@@ -252,6 +256,14 @@ impl CompactionEffective {
         } else {
             self.streak.window_passes = 0;
         }
+        if changed {
+            self.streak.idle = 0;
+        } else {
+            if self.streak.idle == 0 {
+                self.streak.idle_from = turn;
+            }
+            self.streak.idle += 1;
+        }
         let s = self.streak;
         let failed_words = match s.failed {
             0 => "none failed".to_string(),
@@ -285,7 +297,7 @@ impl CompactionEffective {
             )));
         }
         // Over by the provider's proof: judged, and excused, against the window.
-        if s.passes <= EFFICACY_PASSES_MAX
+        if s.idle <= EFFICACY_PASSES_MAX
             || self
                 .excuse(t.after, size < self.trigger, s.served, s.failed)
                 .is_some()
@@ -300,9 +312,12 @@ impl CompactionEffective {
             format!("transcript {size} tokens")
         };
         Some(Witness::default().fact(format!(
-            "{what} over trigger {} for {} (turns {}..{turn}); {} \
-             summaries served, {failed_words}; {rows}; the last: {}",
+            "{what} over trigger {} for {} in a row that changed nothing (turns \
+             {}..{turn}; {} over it since turn {}); {} summaries served, {failed_words}; \
+             {rows}; the last: {}",
             self.trigger,
+            passes(s.idle),
+            s.idle_from,
             passes(s.passes),
             s.first_turn,
             s.served,
@@ -433,8 +448,9 @@ mod tests {
         assert_eq!(fired[0].0, EFFICACY_PASSES_MAX + 1);
         let fact = &fired[0].1.facts[0];
         assert!(
-            fact.contains("over trigger 5000 for 5 passes (turns 0..4)")
-                && fact.contains("5 summaries served, none failed; rows unchanged"),
+            fact.contains(
+                "over trigger 5000 for 5 passes in a row that changed nothing (turns 0..4;"
+            ) && fact.contains("5 summaries served, none failed; rows unchanged"),
             "{fact}"
         );
     }
@@ -455,6 +471,18 @@ mod tests {
         let mut c = inv(DeclaredTrigger::Tokens(50_000));
         let mut steps: Vec<ServedStep> = vec![(append_event(0), Some(rows.clone()), vec![])];
         steps.extend(unchanged_passes(10, vec![]));
+        assert!(run_served(&mut c, &rows[..2], &steps).is_empty());
+    }
+
+    #[test]
+    fn quiet_while_passes_compact_though_still_over_the_trigger() {
+        let rows = big(8, 2_000);
+        let mut c = inv(DeclaredTrigger::Tokens(5_000));
+        let mut steps: Vec<ServedStep> = vec![(append_event(0), Some(rows.clone()), vec![])];
+        for k in 1..8u32 {
+            let keep = rows[..(16 - 2 * k) as usize].to_vec();
+            steps.push((pass(k), Some(keep), vec![served(true, 100, &[])]));
+        }
         assert!(run_served(&mut c, &rows[..2], &steps).is_empty());
     }
 
@@ -547,7 +575,9 @@ mod tests {
         }
         let fired = run_served(&mut c, &rows[..1], &steps);
         assert_eq!(fired.len(), 2, "passes 5 and 6: {fired:?}");
-        assert!(fired[0].1.facts[0].contains("for 5 passes (turns 0..0)"));
+        assert!(
+            fired[0].1.facts[0].contains("for 5 passes in a row that changed nothing (turns 0..0;")
+        );
     }
 
     #[test]
