@@ -115,7 +115,11 @@ class Driver:
         serve(name, version(dist),
               {"micro_pass": self.micro, "batch_pass": True,
                "hooks": ["cooling_down", "fallback_streak"],
-               "policies": HERMES_POLICIES}, handlers)
+               "policies": HERMES_POLICIES,
+               # compactsim's efficacy invariant: Hermes compacts at or below the window,
+               # by its batch passes (micro-compaction folds one exchange per turn).
+               "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"]},
+              handlers)
 
 
 def clean(m):

@@ -207,7 +207,10 @@ def main(name="compactsim-reference-py", policies=None, config=None):
     serve(name, "1.0.0",
           {"micro_pass": True, "batch_pass": True,
            "hooks": ["cooling_down", "fallback_streak", "usage"],
-           "policies": policies},
+           "policies": policies,
+           # Hermes's trigger (threshold x window, floored) is at or below the window;
+           # batch passes keep it, a micro pass folds one exchange and promises no size.
+           "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"]},
           {"micro_pass": configured(micro.pass_), "batch_pass": configured(batch_pass),
            "restart": restart, "hook": hook})
 

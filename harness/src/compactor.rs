@@ -5,10 +5,11 @@
 
 use crate::external::argv::quote;
 use crate::external::compactor::Pool;
+use crate::external::wire::TriggerDecl;
 use crate::external::{AdapterSpec, FailureKind, DEFAULT_TIMEOUT_MS};
 use compactsim_fakes::seam::Compactor;
 use compactsim_hermes::compactor::reference::Reference;
-use compactsim_invariants::Policies;
+use compactsim_invariants::{DeclaredTrigger, Policies, TriggerPasses};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
@@ -88,6 +89,27 @@ impl CompactorSpec {
             }
             CompactorSpec::Reference | CompactorSpec::InProcess { .. } => Ok(()),
         }
+    }
+
+    /// The trigger an external adapter declared in its hello (nothing declared: the
+    /// window) and the passes held to it (nothing declared: all); `None` for the
+    /// reference and in-process compactors, held to the window by their batch passes
+    /// (`agent_world::oracle_config`). An adapter that cannot greet declares
+    /// nothing (its case ends in an adapter failure anyway).
+    pub fn declared_trigger(&self) -> Option<(DeclaredTrigger, TriggerPasses)> {
+        let CompactorSpec::External(pool) = self else {
+            return None;
+        };
+        let capabilities = pool.hello().ok().map(|info| info.capabilities);
+        let trigger = match capabilities.as_ref().and_then(|c| c.trigger) {
+            None => DeclaredTrigger::Window,
+            Some(TriggerDecl::Tokens(n)) => DeclaredTrigger::Tokens(n),
+            Some(TriggerDecl::WindowPercent(p)) => DeclaredTrigger::WindowPercent(p),
+        };
+        let (micro, batch) = capabilities
+            .and_then(|c| c.trigger_passes().ok())
+            .unwrap_or((true, true));
+        Some((trigger, TriggerPasses { micro, batch }))
     }
 
     /// `reference`, an in-process compactor's name, or `external`.

@@ -8,6 +8,7 @@ use compactsim_model::{Event, Transition, Violation, Witness};
 mod api_valid;
 mod bounded_compaction;
 mod class;
+mod compaction_effective;
 mod count_non_growing;
 mod exchange_absorbed_once;
 mod fact_lists;
@@ -35,6 +36,9 @@ mod user_turns_intact;
 
 pub use api_valid::{ApiRule, ApiValid};
 pub use bounded_compaction::{BoundedCompaction, NOOP_STREAK_MAX, PREFLIGHT_PASSES_MAX};
+pub use compaction_effective::{
+    CompactionEffective, DeclaredTrigger, TriggerPasses, EFFICACY_PASSES_MAX,
+};
 pub use count_non_growing::CountNonGrowing;
 pub use exchange_absorbed_once::ExchangeAbsorbedOnce;
 pub use head_protected::{HeadProtected, RESTART_PROBE_EXTRA_ROWS};
@@ -88,6 +92,19 @@ pub struct OracleConfig {
     /// The policies the compactor under test declares: a policy invariant, or a policy
     /// rule of a universal one, runs only when its policy is declared (`policy.rs`).
     pub policies: Policies,
+    /// The trigger the compactor under test declared (hello `capabilities.trigger`;
+    /// nothing declared: the window), judged by `compaction-effective`.
+    pub declared_trigger: DeclaredTrigger,
+    /// The case's model window in tokens; 0 when unknown (`compaction-effective` is then
+    /// off unless the trigger is declared in tokens).
+    pub window_tokens: u64,
+    /// Which passes are held to the declared trigger (hello
+    /// `capabilities.trigger_passes`; absent: all).
+    pub trigger_passes: TriggerPasses,
+    /// Passes in a row `compaction-effective` lets a compactor leave the transcript over
+    /// the window: [`EFFICACY_PASSES_MAX`] where an agent loop recovers from an overflow;
+    /// 1 in a micro-only case, which ends at the window after the turn's pass.
+    pub window_passes_max: u32,
 }
 
 impl Default for OracleConfig {
@@ -99,6 +116,10 @@ impl Default for OracleConfig {
             request_overhead_tokens: 0,
             recovery_window_ms: None,
             policies: Policies::HERMES,
+            declared_trigger: DeclaredTrigger::Window,
+            window_tokens: 0,
+            trigger_passes: TriggerPasses::default(),
+            window_passes_max: EFFICACY_PASSES_MAX,
         }
     }
 }
@@ -194,6 +215,9 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
     (bounded_compaction::INFO, |c| {
         Box::new(BoundedCompaction::new(c))
     }),
+    (compaction_effective::INFO, |c| {
+        Box::new(CompactionEffective::new(c))
+    }),
     (no_infinite_loop::INFO, |c| Box::new(NoInfiniteLoop::new(c))),
     (preflight_evaluated::INFO, |c| {
         Box::new(PreflightEvaluated::new(c))
@@ -277,6 +301,7 @@ mod tests {
                 "marker-contained",
                 "marker-pristine",
                 "bounded-compaction",
+                "compaction-effective",
                 "no-infinite-loop",
                 "preflight-evaluated",
             ]

@@ -11,6 +11,7 @@ mod default_unchanged;
 mod diff_mode;
 mod docs_catalogue;
 mod docs_links;
+mod efficacy_cli;
 mod external_cli;
 mod external_fixtures;
 mod fuzz_cli;

@@ -27,7 +27,7 @@ use compactsim_hermes::compactor::micro::MicroConfig;
 use compactsim_hermes::compactor::reference::Reference;
 use compactsim_hermes::strategy::Strategy;
 use compactsim_invariants::threshold::TriggerSpec;
-use compactsim_invariants::{Oracle, OracleConfig, Policies};
+use compactsim_invariants::{DeclaredTrigger, Oracle, OracleConfig, TriggerPasses};
 use compactsim_model::{tokens_rough_total, Message};
 
 /// Transitions one turn may take before the case counts as looping. Every loop of the
@@ -44,19 +44,50 @@ pub(crate) fn all_ids() -> Vec<&'static str> {
 
 /// The oracle's contract parameters for an agent case, from its declared
 /// configuration: the trigger through the oracle's own derivation
-/// ([`compactsim_invariants::threshold`]), never the compactor's; `policies`: what the
-/// compactor under test declares.
-pub fn oracle_config(config: &AgentConfig, policies: Policies) -> OracleConfig {
+/// ([`compactsim_invariants::threshold`]), never the compactor's.
+///
+/// The compactor is held by `compaction-effective` to the window, by its batch passes
+/// (the reference: Hermes promises no size under its own trigger — its anti-thrash guard
+/// stops compacting a transcript it could not bring under, and an overflow brings it
+/// back); [`declared`] puts the compactor's own declarations in place (its policies; an
+/// external adapter's trigger).
+pub fn oracle_config(config: &AgentConfig) -> OracleConfig {
+    let trigger_tokens = compactsim_invariants::threshold::trigger_tokens(trigger_spec(config));
     OracleConfig {
-        policies,
+        policies: compactsim_invariants::Policies::HERMES,
         protect_first_n: config.batch.protect_first_n,
-        trigger_tokens: compactsim_invariants::threshold::trigger_tokens(trigger_spec(config)),
+        trigger_tokens,
         max_attempts: config.max_attempts,
         request_overhead_tokens: config.overhead_rough_tokens,
         recovery_window_ms: (config.policy() == AntiThrashPolicy::V2_2)
             .then_some(RECOVERY_WINDOW_MS),
+        declared_trigger: DeclaredTrigger::Window,
+        window_tokens: config.thresholds.context_length as u64,
+        trigger_passes: REFERENCE_TRIGGER_PASSES,
+        window_passes_max: compactsim_invariants::EFFICACY_PASSES_MAX,
     }
 }
+
+/// `config` with what the case's compactor declares: its policies, and the trigger when
+/// it declares one (an external adapter: its hello's `capabilities.trigger`, else the
+/// window).
+pub fn declared(mut config: OracleConfig, spec: &CaseSpec) -> OracleConfig {
+    config.policies = spec.compactor.policies();
+    if let Some((trigger, passes)) = spec.compactor.declared_trigger() {
+        config.declared_trigger = trigger;
+        config.trigger_passes = passes;
+    }
+    config
+}
+
+/// The passes of the reference held to its trigger: batch compaction keeps the size
+/// under the Hermes trigger; micro-compaction folds one exchange per turn and promises
+/// no size (a micro-only case outgrows the window with it: the Hermes design leaves the
+/// size to batch compaction).
+pub const REFERENCE_TRIGGER_PASSES: TriggerPasses = TriggerPasses {
+    micro: false,
+    batch: true,
+};
 
 /// The declared keys that decide the trigger of `config`'s case.
 pub fn trigger_spec(config: &AgentConfig) -> TriggerSpec {
@@ -308,7 +339,7 @@ impl<'s> CaseLoop<'s> {
         } = case;
         let turns_max = spec.turns_max();
         let oracle = Oracle::with_only(
-            oracle_config(&agent.config, spec.compactor.policies()),
+            declared(oracle_config(&agent.config), spec),
             &CasePlan::narrow(spec.plan.as_deref(), all_ids()),
         )
         .expect("catalogue ids");

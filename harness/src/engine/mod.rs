@@ -243,11 +243,18 @@ fn run_case_unguarded(
     let draw::Case { setup, streams, .. } = draw::draw(spec);
     let micro = MicroCompactor::new(setup.micro, spec.bugs.clone());
     let oracle = Oracle::with_only(
-        OracleConfig {
-            protect_first_n: setup.micro.protect_first_n,
-            policies: spec.compactor.policies(),
-            ..OracleConfig::default()
-        },
+        agent_world::declared(
+            OracleConfig {
+                protect_first_n: setup.micro.protect_first_n,
+                window_tokens: setup.shape.context_length as u64,
+                trigger_passes: agent_world::REFERENCE_TRIGGER_PASSES,
+                // The world ends the case after the turn whose pass left the transcript
+                // over the window: the compactor gets that one pass.
+                window_passes_max: 1,
+                ..OracleConfig::default()
+            },
+            spec,
+        ),
         &CasePlan::narrow(
             spec.plan.as_deref(),
             compactsim_invariants::micro_catalogue_ids(),

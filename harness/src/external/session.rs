@@ -303,6 +303,12 @@ impl Session {
                 let policies = super::policies::parse(&capabilities.policies)
                     .map_err(FailureKind::BadPolicy)?;
                 check_hooks(&capabilities)?;
+                if let Some(t) = capabilities.trigger {
+                    t.check().map_err(FailureKind::Protocol)?;
+                }
+                capabilities
+                    .trigger_passes()
+                    .map_err(FailureKind::Protocol)?;
                 Ok(AdapterInfo {
                     name,
                     version,

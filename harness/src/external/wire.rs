@@ -229,6 +229,57 @@ pub struct Capabilities {
     /// they choose the policy invariants and rules that judge it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub policies: BTreeMap<String, serde_json::Value>,
+    /// When the adapter means to compact (`compaction-effective` holds it to it);
+    /// absent: the case's context window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<TriggerDecl>,
+    /// Which passes keep the trigger's promise: `micro_pass`, `batch_pass`; absent: every
+    /// pass the adapter serves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_passes: Option<Vec<String>>,
+}
+
+impl Capabilities {
+    /// The passes held to the trigger: (micro, batch), or what is wrong with the list.
+    pub fn trigger_passes(&self) -> Result<(bool, bool), String> {
+        let Some(names) = &self.trigger_passes else {
+            return Ok((true, true));
+        };
+        let mut kinds = (false, false);
+        for name in names {
+            match name.as_str() {
+                "micro_pass" => kinds.0 = true,
+                "batch_pass" => kinds.1 = true,
+                other => {
+                    return Err(format!(
+                        "capabilities.trigger_passes names `{other}`, not micro_pass or batch_pass"
+                    ))
+                }
+            }
+        }
+        Ok(kinds)
+    }
+}
+
+/// `capabilities.trigger`: `{"tokens": N}` or `{"window_percent": P}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum TriggerDecl {
+    Tokens(u64),
+    WindowPercent(u32),
+}
+
+impl TriggerDecl {
+    /// A declaration the harness can hold an adapter to, or what is wrong with it.
+    pub fn check(self) -> Result<TriggerDecl, String> {
+        match self {
+            TriggerDecl::Tokens(0) => Err("capabilities.trigger tokens must be at least 1".into()),
+            TriggerDecl::WindowPercent(p) if !(1..=100).contains(&p) => Err(format!(
+                "capabilities.trigger window_percent must be 1..=100, not {p}"
+            )),
+            ok => Ok(ok),
+        }
+    }
 }
 
 impl HarnessMsg {

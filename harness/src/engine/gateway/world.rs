@@ -8,7 +8,7 @@
 use super::faults::{Crash, FaultPlan};
 use super::store::Store;
 use crate::engine::agent_world::{
-    agent_of, all_ids, budget_turns, open_session, oracle_config, AgentLog, GatewayLog,
+    agent_of, all_ids, budget_turns, declared, open_session, oracle_config, AgentLog, GatewayLog,
 };
 use crate::engine::draw::{self, Case};
 use crate::engine::observer::Observer;
@@ -19,8 +19,7 @@ use crate::engine::{empty_result, CaseOutcome, CaseResult, CaseSpec, MakeCompact
 use compactsim_hermes::agent::{AgentLoop, Flow, Sink, Stop};
 use compactsim_hermes::bug_set::BugSet;
 use compactsim_invariants::gateway::{GatewayOracle, GatewayStep};
-use compactsim_invariants::Oracle;
-use compactsim_invariants::Policies;
+use compactsim_invariants::{Oracle, OracleConfig};
 use compactsim_model::{GatewayEvent, Message, Role, SessionNo};
 
 /// An inbound message: its id, its turn script, and how often it was delivered.
@@ -40,8 +39,8 @@ pub(super) struct Gateway {
     pub bugs: BugSet,
     oracle: GatewayOracle,
     narrow: Vec<String>,
-    /// The policies the compactor under test declares (the transition oracles' rules).
-    policies: Policies,
+    /// The transition oracle's parameters (each process lifetime gets a fresh oracle).
+    oracle_config: OracleConfig,
     /// Checked counts of the transition oracles of ended process lifetimes.
     checked: Vec<(&'static str, u64)>,
     /// An inbound message that was not acknowledged: the platform redelivers it.
@@ -72,9 +71,8 @@ pub(crate) fn run_logged(
         .into_iter()
         .map(String::from)
         .collect();
-    let policies = spec.compactor.policies();
-    let oracle = Oracle::with_only(oracle_config(&agent.config, policies), &strs(&narrow))
-        .expect("catalogue ids");
+    let oracle_config = declared(oracle_config(&agent.config), spec);
+    let oracle = Oracle::with_only(oracle_config, &strs(&narrow)).expect("catalogue ids");
     let step_budget = budget_turns(spec)
         .saturating_add(1)
         .saturating_mul(STEPS_PER_TURN_BUDGET);
@@ -97,7 +95,7 @@ pub(crate) fn run_logged(
         bugs: spec.bugs.clone(),
         oracle: GatewayOracle::with_only(&CasePlan::narrow(spec.plan.as_deref(), gateway_ids())),
         narrow,
-        policies,
+        oracle_config,
         checked: Vec::new(),
         pending: None,
     };
@@ -290,11 +288,8 @@ impl Gateway {
     fn fresh_oracle(&mut self) {
         let ended = self.observer.oracle.checked();
         add_checked(&mut self.checked, ended);
-        self.observer.oracle = Oracle::with_only(
-            oracle_config(&self.agent.config, self.policies),
-            &strs(&self.narrow),
-        )
-        .expect("catalogue ids");
+        self.observer.oracle =
+            Oracle::with_only(self.oracle_config, &strs(&self.narrow)).expect("catalogue ids");
     }
 
     /// The process dies at `point`: the volatile store and every in-memory state of the
