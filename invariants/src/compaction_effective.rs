@@ -27,7 +27,8 @@ use compactsim_model::{
 /// Excused (quiet): every summarizer call the harness served during the streak's passes
 /// failed (at least one was served), or what no compactor may fold — system rows, the user
 /// text of user rows, the turn in progress, and against the window the request overhead
-/// the last provider reading showed — is alone at or over the limit.
+/// the last provider reading showed — is alone at or over the limit (against the window,
+/// the window less the reply's reserve, [`REPLY_RESERVE_PER_MILLE`]).
 #[derive(Clone, Debug)]
 pub struct CompactionEffective {
     /// Tokens at or over which the compactor promised to compact (0: not judged).
@@ -73,6 +74,12 @@ struct Streak {
 /// but stays over the trigger is progress (Hermes in a small window compacts several
 /// times before its tail fits); one that changes nothing is not.
 pub const EFFICACY_PASSES_MAX: u32 = 4;
+
+/// Room a request must leave in the window for the model's reply, per mille of the
+/// window (4,000 tokens of a 200,000-token window): a compactor that can bring the
+/// request only to within this reserve of the window has nowhere to go either, so the
+/// window excuse compares the floor with the window less this reserve.
+pub const REPLY_RESERVE_PER_MILLE: u64 = 20;
 
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "compaction-effective",
@@ -206,7 +213,10 @@ impl CompactionEffective {
         }
         let (rough, real) = Self::floor(rows);
         let (floor, limit) = if window {
-            (real + self.overhead_real, self.window)
+            (
+                real + self.overhead_real,
+                self.window - self.window * REPLY_RESERVE_PER_MILLE / 1000,
+            )
         } else {
             (rough, self.trigger)
         };
@@ -562,6 +572,24 @@ mod tests {
         let fired = run_served(&mut c, &rows[..1], &steps);
         assert_eq!(fired.len(), 1, "{fired:?}");
         assert_eq!(fired[0].0, 4 * EFFICACY_PASSES_MAX - 2);
+    }
+
+    #[test]
+    fn the_window_excuse_leaves_room_for_the_reply() {
+        let mut c = inv(DeclaredTrigger::Window);
+        let reserve = WINDOW * REPLY_RESERVE_PER_MILLE / 1000;
+        let rows = big(1, 100);
+        let (_, real) = CompactionEffective::floor(&rows);
+        // The floor (rows + overhead) just inside the reserve: excused.
+        c.overhead_real = WINDOW - reserve - real;
+        let why = c.excuse(&rows, true, 0, 0).expect("within the reply reserve: excused");
+        assert!(why.contains("no compactor could"), "{why}");
+        // One token more room than the reserve: the compactor could have made it.
+        c.overhead_real -= 1;
+        assert_eq!(c.excuse(&rows, true, 0, 0), None);
+        // Against a trigger the reserve does not apply.
+        c.trigger = real + 1;
+        assert_eq!(c.excuse(&rows, false, 0, 0), None);
     }
 
     #[test]
