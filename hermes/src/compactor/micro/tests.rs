@@ -305,3 +305,19 @@ fn gate_off_by_default_and_not_serialized() {
     let json = serde_json::to_string(&config).unwrap();
     assert!(!json.contains("reclaim_gate"), "{json}");
 }
+
+/// The scaffold a release is sent ends with the heading its
+/// `_rolling_summary_from_marker` reads the rolling summary back from, at the length of
+/// the generated scaffold (so no token count moves).
+#[test]
+fn the_released_scaffold_text_ends_with_the_heading_at_the_scaffold_length() {
+    let tokens = crate::profile::IOT_0_22_2_SCAFFOLD_TOKENS;
+    let text = marker::scaffold_text(tokens).expect("521 tokens hold the heading");
+    assert_eq!(
+        text.len() as u32,
+        compactsim_model::tokens::chars_for_rough_tokens(tokens)
+    );
+    assert!(text.is_ascii());
+    assert!(text.ends_with(&format!("\n\n{}", marker::HISTORICAL_TASK_HEADING)));
+    assert_eq!(marker::scaffold_text(5), None, "too short for the heading");
+}
