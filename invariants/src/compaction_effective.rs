@@ -582,7 +582,9 @@ mod tests {
         let (_, real) = CompactionEffective::floor(&rows);
         // The floor (rows + overhead) just inside the reserve: excused.
         c.overhead_real = WINDOW - reserve - real;
-        let why = c.excuse(&rows, true, 0, 0).expect("within the reply reserve: excused");
+        let why = c
+            .excuse(&rows, true, 0, 0)
+            .expect("within the reply reserve: excused");
         assert!(why.contains("no compactor could"), "{why}");
         // One token more room than the reserve: the compactor could have made it.
         c.overhead_real -= 1;
