@@ -76,10 +76,7 @@ fn agent(
     );
     let config_batch = config.batch.clone();
     let recorder = Recorder {
-        oracle: Oracle::new(oracle_config(
-            &config,
-            compactsim_invariants::Policies::HERMES,
-        )),
+        oracle: Oracle::new(oracle_config(&config)),
         events: vec![],
         violations: vec![],
         served: vec![],
