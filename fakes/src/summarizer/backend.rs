@@ -8,41 +8,36 @@ use compactsim_model::FactId;
 /// summarizer, with faults and latency), so a compactor never touches the harness's RNG.
 pub trait SummaryBackend {
     /// The new cumulative summary: `previous` updated with `input_facts` from
-    /// `input_tokens` tokens of serialized transcript.
-    fn summarize(
-        &mut self,
-        previous: &RollingSummary,
-        input_facts: &[FactId],
-        input_tokens: u32,
-    ) -> SummaryCall;
-
-    /// Re-summarizes `summary` alone (micro defrag): same facts, smaller.
-    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall;
-
-    /// [`SummaryBackend::summarize`] asked for at most `max_tokens` tokens (`None`: no
-    /// cap). The fake summarizer writes its answer to fit (`fakes/src/summarizer`);
-    /// this default, for a backend that cannot, cuts an answer over the cap: a `length`
-    /// failure, reported through [`SummaryBackend::truncated`].
+    /// `input_tokens` tokens of serialized transcript, asked for at most `max_tokens`
+    /// tokens (`None`: no cap). The fake summarizer writes its answer to fit
+    /// (`fakes/src/summarizer`); a backend that cannot cuts an answer over the cap with
+    /// [`cut_at`].
     fn summarize_within(
         &mut self,
         previous: &RollingSummary,
         input_facts: &[FactId],
         input_tokens: u32,
         max_tokens: Option<u32>,
+    ) -> SummaryCall;
+
+    /// Re-summarizes `summary` alone (micro defrag): same facts, smaller, asked for at
+    /// most `max_tokens` tokens.
+    fn condense_within(&mut self, summary: &RollingSummary, max_tokens: Option<u32>)
+        -> SummaryCall;
+
+    /// [`SummaryBackend::summarize_within`] with no cap.
+    fn summarize(
+        &mut self,
+        previous: &RollingSummary,
+        input_facts: &[FactId],
+        input_tokens: u32,
     ) -> SummaryCall {
-        let call = self.summarize(previous, input_facts, input_tokens);
-        cut_at(self, call, max_tokens)
+        self.summarize_within(previous, input_facts, input_tokens, None)
     }
 
-    /// [`SummaryBackend::condense`] asked for at most `max_tokens` tokens; the default
-    /// cuts as [`SummaryBackend::summarize_within`]'s does.
-    fn condense_within(
-        &mut self,
-        summary: &RollingSummary,
-        max_tokens: Option<u32>,
-    ) -> SummaryCall {
-        let call = self.condense(summary);
-        cut_at(self, call, max_tokens)
+    /// [`SummaryBackend::condense_within`] with no cap.
+    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
+        self.condense_within(summary, None)
     }
 
     /// A copy of the summarizer in its current state, answering what this one would
@@ -59,8 +54,8 @@ pub trait SummaryBackend {
 }
 
 /// `call` cut at `max_tokens`: an answer over it becomes a `length` failure, reported
-/// to `backend` as truncated.
-fn cut_at<B: SummaryBackend + ?Sized>(
+/// to `backend` as truncated (for a backend that cannot write to fit).
+pub fn cut_at<B: SummaryBackend + ?Sized>(
     backend: &mut B,
     call: SummaryCall,
     max_tokens: Option<u32>,
@@ -79,19 +74,6 @@ fn cut_at<B: SummaryBackend + ?Sized>(
 }
 
 impl SummaryBackend for Summarizer {
-    fn summarize(
-        &mut self,
-        previous: &RollingSummary,
-        input_facts: &[FactId],
-        input_tokens: u32,
-    ) -> SummaryCall {
-        Summarizer::summarize(self, previous, input_facts, input_tokens)
-    }
-
-    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
-        Summarizer::condense(self, summary)
-    }
-
     fn summarize_within(
         &mut self,
         previous: &RollingSummary,

@@ -48,7 +48,7 @@ pub mod served;
 #[cfg(test)]
 mod tests;
 
-pub use backend::SummaryBackend;
+pub use backend::{cut_at, SummaryBackend};
 pub use config::*;
 pub use fit::{fit, CapCounts};
 pub use schedule::SummaryOutcome;

@@ -54,19 +54,6 @@ impl<'a> Serving<'a> {
 }
 
 impl SummaryBackend for Serving<'_> {
-    fn summarize(
-        &mut self,
-        previous: &RollingSummary,
-        input_facts: &[FactId],
-        input_tokens: u32,
-    ) -> SummaryCall {
-        self.summarize_within(previous, input_facts, input_tokens, None)
-    }
-
-    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
-        self.condense_within(summary, None)
-    }
-
     fn summarize_within(
         &mut self,
         previous: &RollingSummary,

@@ -155,19 +155,6 @@ struct Recorder<'a> {
 }
 
 impl SummaryBackend for Recorder<'_> {
-    fn summarize(
-        &mut self,
-        previous: &RollingSummary,
-        facts: &[FactId],
-        tokens: u32,
-    ) -> SummaryCall {
-        self.summarize_within(previous, facts, tokens, None)
-    }
-
-    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
-        self.condense_within(summary, None)
-    }
-
     fn summarize_within(
         &mut self,
         previous: &RollingSummary,
@@ -222,19 +209,6 @@ impl Replay {
 }
 
 impl SummaryBackend for Replay {
-    fn summarize(
-        &mut self,
-        previous: &RollingSummary,
-        facts: &[FactId],
-        tokens: u32,
-    ) -> SummaryCall {
-        self.summarize_within(previous, facts, tokens, None)
-    }
-
-    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
-        self.condense_within(summary, None)
-    }
-
     fn summarize_within(
         &mut self,
         previous: &RollingSummary,

@@ -7,7 +7,7 @@ use super::wire::{ChatMessage, SummaryAnswer};
 use compactsim_fakes::ids::IdAlloc;
 use compactsim_fakes::seam::SummaryBackend;
 use compactsim_fakes::summarizer::{
-    RollingSummary, SummaryCall, SummaryErrorClass, SummaryFailure,
+    cut_at, RollingSummary, SummaryCall, SummaryErrorClass, SummaryFailure,
 };
 use compactsim_model::{
     CallId, Content, ContentKind, FactId, Flags, Message, MsgId, Role, Segment, ToolCall,
@@ -169,11 +169,12 @@ struct Scripted {
 }
 
 impl SummaryBackend for Scripted {
-    fn summarize(
+    fn summarize_within(
         &mut self,
         previous: &RollingSummary,
         facts: &[FactId],
         tokens: u32,
+        max_tokens: Option<u32>,
     ) -> SummaryCall {
         self.asked.push((previous.clone(), facts.to_vec(), tokens));
         let result = self.answer.clone().map(|mut s| {
@@ -182,15 +183,20 @@ impl SummaryBackend for Scripted {
             s.facts.dedup();
             s
         });
-        SummaryCall {
+        let call = SummaryCall {
             result,
             expanded: false,
             latency_ms: 10,
-        }
+        };
+        cut_at(self, call, max_tokens)
     }
 
-    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
-        self.summarize(summary, &[], 0)
+    fn condense_within(
+        &mut self,
+        summary: &RollingSummary,
+        max_tokens: Option<u32>,
+    ) -> SummaryCall {
+        self.summarize_within(summary, &[], 0, max_tokens)
     }
 
     fn truncated(&mut self) {

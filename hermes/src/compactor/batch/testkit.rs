@@ -4,7 +4,7 @@
 
 use super::SummaryBackend;
 use compactsim_fakes::ids::IdAlloc;
-use compactsim_fakes::summarizer::{RollingSummary, SummaryCall, SummaryFailure};
+use compactsim_fakes::summarizer::{cut_at, RollingSummary, SummaryCall, SummaryFailure};
 use compactsim_model::{
     Content, ContentKind, FactId, Flags, Message, MsgId, Role, Segment, ToolCall,
 };
@@ -160,11 +160,12 @@ impl Scripted {
 }
 
 impl SummaryBackend for Scripted {
-    fn summarize(
+    fn summarize_within(
         &mut self,
         previous: &RollingSummary,
         input_facts: &[FactId],
         input_tokens: u32,
+        max_tokens: Option<u32>,
     ) -> SummaryCall {
         self.seen.push(SeenCall {
             previous: previous.clone(),
@@ -182,15 +183,16 @@ impl SummaryBackend for Scripted {
                 Ok(RollingSummary { facts, tokens })
             }
         };
-        SummaryCall {
+        let call = SummaryCall {
             result,
             expanded: false,
             latency_ms: 1_000,
-        }
+        };
+        cut_at(self, call, max_tokens)
     }
 
     /// The batch compressor never condenses.
-    fn condense(&mut self, summary: &RollingSummary) -> SummaryCall {
+    fn condense_within(&mut self, summary: &RollingSummary, _: Option<u32>) -> SummaryCall {
         unreachable!("batch compressor condensed {summary:?}")
     }
 }
