@@ -12,6 +12,7 @@
 //! carried over (the text is not its author's). The book remembers each literal's bytes, so the next request sends
 //! the adapter exactly the text it wrote.
 
+use super::generated::GeneratedTexts;
 use super::wire::{ChatFunction, ChatMessage, ChatToolCall};
 use compactsim_fakes::ids::IdAlloc;
 use compactsim_fakes::summarizer::RollingSummary;
@@ -41,6 +42,8 @@ pub struct TextBook {
     /// The metadata flags the adapter wrote on each row it returned, as it wrote them
     /// (`Some(false)` included): sent back as written while the model does not set them.
     written_flags: HashMap<MsgId, [Option<bool>; 4]>,
+    /// Generated segment texts, written once per segment.
+    generated: GeneratedTexts,
 }
 
 impl TextBook {
@@ -51,7 +54,7 @@ impl TextBook {
                 return t.clone();
             }
         }
-        Arc::from(s.materialize())
+        self.generated.text(s)
     }
 
     /// The text of a whole content (segments joined by the merge separator).

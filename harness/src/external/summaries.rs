@@ -8,6 +8,8 @@
 //! it maps back to the summary's facts.
 
 use super::chat::{spelled_facts, TextBook};
+use super::quotes::quoted_chars_total;
+pub use super::quotes::{quoted_chars, QUOTED_PIECE_CHARS_MIN};
 use super::session::{SummarizeCall, SummaryService};
 use super::wire::SummaryAnswer;
 use compactsim_fakes::seam::SummaryBackend;
@@ -59,11 +61,7 @@ impl SummaryService for Served<'_> {
             .into_iter()
             .filter(|f| previous.facts.binary_search(f).is_err())
             .collect();
-        let quoted_chars: usize = self
-            .input_texts
-            .iter()
-            .map(|t| quoted_chars(&prompt, t))
-            .sum();
+        let quoted_chars = quoted_chars_total(&prompt, &self.input_texts);
         let input_tokens = rough_tokens(u32::try_from(quoted_chars).unwrap_or(u32::MAX));
         // The answer is written to fit the call's `max_tokens` (a `length` failure when
         // it runs over: the backend's drawn overrun, or no room for its facts).
@@ -159,61 +157,6 @@ fn without_trailing_whitespace(text: &str) -> Option<String> {
         out.extend(std::iter::repeat_n('.', text.len() - kept.len()));
         out
     })
-}
-
-/// A cut piece shorter than this is a coincidence (a shared word), not a quote.
-pub const QUOTED_PIECE_CHARS_MIN: usize = 24;
-
-/// Characters of `text` that `prompt` quotes: all of them when it quotes the text whole;
-/// else its longest quoted prefix plus its longest quoted suffix (an adapter that cuts a
-/// long tool output keeps its head and tail), each counted from
-/// [`QUOTED_PIECE_CHARS_MIN`] characters, at most the text's length.
-pub fn quoted_chars(prompt: &str, text: &str) -> usize {
-    if text.is_empty() || prompt.contains(text) {
-        return text.len();
-    }
-    // Most rows of a transcript are not in a given prompt: two searches reject them.
-    let min = QUOTED_PIECE_CHARS_MIN.min(text.len());
-    let head_quoted = text.is_char_boundary(min) && prompt.contains(&text[..min]);
-    let tail_quoted =
-        text.is_char_boundary(text.len() - min) && prompt.contains(&text[text.len() - min..]);
-    let piece = |k: usize| if k >= QUOTED_PIECE_CHARS_MIN { k } else { 0 };
-    let prefix = if head_quoted {
-        piece(longest_quoted(prompt, text, |k| &text[..k]))
-    } else {
-        0
-    };
-    let suffix = if tail_quoted {
-        piece(longest_quoted(prompt, text, |k| &text[text.len() - k..]))
-    } else {
-        0
-    };
-    (prefix + suffix).min(text.len())
-}
-
-/// The largest `k` (on a char boundary) with `part(k)` in `prompt`, by bisection: a
-/// quoted piece's sub-pieces are quoted too.
-fn longest_quoted<'t>(prompt: &str, text: &'t str, part: impl Fn(usize) -> &'t str) -> usize {
-    // Both ends stay on char boundaries; 0 always is one.
-    let boundary = |mut k: usize| {
-        while !(text.is_char_boundary(k) && text.is_char_boundary(text.len() - k)) {
-            k -= 1;
-        }
-        k
-    };
-    let (mut lo, mut hi) = (0usize, text.len());
-    while lo < hi {
-        let mid = boundary(lo + (hi - lo).div_ceil(2));
-        if mid <= lo {
-            break;
-        }
-        if prompt.contains(part(mid)) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    lo
 }
 
 /// The prompt as one text: `prompt`, or the contents of `messages` joined.
