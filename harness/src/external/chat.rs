@@ -19,7 +19,7 @@ use compactsim_fakes::summarizer::RollingSummary;
 use compactsim_model::{
     CallId, Content, ContentKind, Flags, Message, MsgId, Role, Segment, ToolCall, MERGE_SEPARATOR,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Literal segments carry a seed with this bit set (and their bytes in the book).
@@ -29,6 +29,9 @@ const LITERAL_SEED_TAG: u64 = 1 << 63;
 #[derive(Default)]
 pub struct TextBook {
     by_text: HashMap<Arc<str>, Segment>,
+    /// The addresses of the texts that key `by_text` (kept alive there, so no other
+    /// text has one): a text given again as the same `Arc` is known without hashing it.
+    known_addresses: HashSet<usize>,
     /// The known texts by their first line (up to the first `\n`), longest first: where
     /// a row's line starts, the known texts that can start there.
     by_first_line: HashMap<Arc<str>, Vec<Arc<str>>>,
@@ -78,9 +81,13 @@ impl TextBook {
 
     /// Makes `text` known as `s` (the first segment of a text keeps it).
     fn remember(&mut self, text: Arc<str>, s: &Segment) {
-        if text.is_empty() || self.by_text.contains_key(&text) {
+        if text.is_empty()
+            || self.known_addresses.contains(&address(&text))
+            || self.by_text.contains_key(&text)
+        {
             return;
         }
+        self.known_addresses.insert(address(&text));
         self.by_text.insert(text.clone(), s.clone());
         let first: Arc<str> = Arc::from(first_line(&text));
         let texts = self.by_first_line.entry(first).or_default();
@@ -299,6 +306,11 @@ impl TextBook {
         self.remember(text, &seg);
         seg
     }
+}
+
+/// Where a shared text's bytes are.
+fn address(text: &Arc<str>) -> usize {
+    Arc::as_ptr(text).cast::<u8>() as usize
 }
 
 /// The text up to its first line break.
