@@ -113,6 +113,11 @@ struct CompactorFlags {
     /// case (adapters/PROTOCOL.md, "Recording").
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
+    /// The highest adapter protocol version offered: 2 (default) sends transcript
+    /// deltas to an adapter that answers 2, 1 keeps every adapter on protocol 1.
+    /// Reports are the same either way.
+    #[arg(long, value_name = "1|2")]
+    protocol: Option<u32>,
 }
 
 /// The adapter of `--adapter`, recording to `--record` (its directory created) and
@@ -122,13 +127,21 @@ fn adapter_spec(
     command: &str,
     timeout_ms: u64,
 ) -> Result<compactsim_harness::external::AdapterSpec, Failure> {
+    use compactsim_harness::external::wire::PROTOCOL_VERSION_MAX;
     if let Some(dir) = &f.record {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::bad_input(format!("--record {}: {e}", dir.display())))?;
     }
+    let protocol = f.protocol.unwrap_or(PROTOCOL_VERSION_MAX);
+    if !(1..=PROTOCOL_VERSION_MAX).contains(&protocol) {
+        return Err(Failure::bad_input(format!(
+            "--protocol must be 1..={PROTOCOL_VERSION_MAX}, got {protocol}"
+        )));
+    }
     Ok(
         compactsim_harness::external::AdapterSpec::new(command, timeout_ms)
-            .recording_to(f.record.clone()),
+            .recording_to(f.record.clone())
+            .offering_protocol(protocol),
     )
 }
 
@@ -137,11 +150,13 @@ fn adapter_spec(
 /// external compactor they are bad input.
 fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<CompactorSpec, Failure> {
     match (f.compactor.as_str(), &f.adapter) {
-        ("reference", None) if f.adapter_timeout_ms.is_none() && f.record.is_none() => {
+        ("reference", None)
+            if f.adapter_timeout_ms.is_none() && f.record.is_none() && f.protocol.is_none() =>
+        {
             Ok(CompactorSpec::Reference)
         }
         ("reference", _) => Err(Failure::bad_input(
-            "--adapter, --adapter-timeout-ms and --record need --compactor external",
+            "--adapter, --adapter-timeout-ms, --record and --protocol need --compactor external",
         )),
         ("external", None) => Err(Failure::bad_input(
             "--compactor external needs --adapter 'CMD ARGS'",

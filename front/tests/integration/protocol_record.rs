@@ -7,6 +7,7 @@ use crate::common;
 
 use crate::external_cli::{adapter, run_external_cases, text};
 use common::{arg, compactsim, scratch, Run};
+use compactsim_harness::external::delta::Edit;
 use compactsim_harness::external::wire::{AdapterMsg, HarnessMsg};
 use serde_json::Value;
 use std::io::Write;
@@ -45,8 +46,12 @@ fn a_recorded_case_replays_into_a_fresh_adapter() {
         let msg = v["msg"].clone();
         match v["dir"].as_str() {
             Some("to_adapter") => {
-                serde_json::from_value::<HarnessMsg>(msg.clone())
-                    .unwrap_or_else(|e| panic!("line {i}: {e}"));
+                // A protocol 2 pass carries edits instead of the transcript.
+                match msg.get("edits") {
+                    Some(edits) => serde_json::from_value::<Vec<Edit>>(edits.clone()).map(drop),
+                    None => serde_json::from_value::<HarnessMsg>(msg.clone()).map(drop),
+                }
+                .unwrap_or_else(|e| panic!("line {i}: {e}"));
                 to.push(serde_json::to_string(&msg).unwrap());
             }
             Some("from_adapter") => {

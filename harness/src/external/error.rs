@@ -20,6 +20,10 @@ pub enum FailureKind {
     WrongId { expected: u64, got: u64 },
     /// The adapter answered `error`.
     AdapterError(String),
+    /// Protocol 2: the two sides hold different transcripts (a digest that does not
+    /// match, a delta against rows the base does not have), found by the adapter (its
+    /// `error` with code `desync`) or by the harness (a result's edits).
+    Desync(String),
     /// The reply transcript cannot be a transcript (unknown role, bad tool call id).
     BadTranscript(String),
     /// The hello declares a policy the harness does not know, or bad parameters: bad
@@ -50,6 +54,7 @@ impl FailureKind {
             FailureKind::Protocol(_) => "protocol",
             FailureKind::WrongId { .. } => "wrong-id",
             FailureKind::AdapterError(_) => "adapter-error",
+            FailureKind::Desync(_) => "desync",
             FailureKind::BadTranscript(_) => "bad-transcript",
             FailureKind::BadPolicy(_) => "bad-policy",
             FailureKind::Config(_) => "config",
@@ -74,6 +79,10 @@ impl fmt::Display for FailureKind {
                 )
             }
             FailureKind::AdapterError(e) => write!(f, "reported an error: {e}"),
+            FailureKind::Desync(e) => write!(
+                f,
+                "desynchronised: the transcript it holds is not the harness's (refused): {e}"
+            ),
             FailureKind::BadTranscript(e) => write!(f, "returned a bad transcript: {e}"),
             FailureKind::BadPolicy(e) => write!(f, "declared a bad policy in its hello: {e}"),
             FailureKind::Config(e) => write!(f, "refused: {e}"),

@@ -6,6 +6,7 @@ pub mod argv;
 pub mod chat;
 pub mod child;
 pub mod compactor;
+pub mod delta;
 pub mod error;
 pub mod generated;
 pub mod needs;

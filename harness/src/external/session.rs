@@ -4,10 +4,12 @@
 
 use super::argv;
 use super::child::AdapterChild;
+use super::delta::Held;
 use super::error::{AdapterFailure, FailureKind};
 use super::record::{failure_line, record_line, Dir, Recording};
 use super::wire::{
-    AdapterMsg, Capabilities, ChatMessage, HarnessMsg, SummaryAnswer, KNOWN_HOOKS, PROTOCOL_VERSION,
+    AdapterMsg, Capabilities, ChatMessage, HarnessMsg, SummaryAnswer, ERROR_CODE_DESYNC,
+    KNOWN_HOOKS, PROTOCOL_DELTAS, PROTOCOL_VERSION, PROTOCOL_VERSION_MAX,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -35,6 +37,11 @@ pub struct AdapterSpec {
     /// `--record DIR`: every case's messages are written under it (see `record`).
     #[serde(skip)]
     pub record: Option<PathBuf>,
+    /// The highest protocol version the harness offers (`--protocol`): 2 uses
+    /// transcript deltas with an adapter that answers 2, 1 keeps every adapter on 1.
+    /// Reports do not depend on it.
+    #[serde(skip)]
+    pub protocol_max: u32,
 }
 
 impl AdapterSpec {
@@ -45,6 +52,15 @@ impl AdapterSpec {
             env: Vec::new(),
             base_dir: None,
             record: None,
+            protocol_max: PROTOCOL_VERSION_MAX,
+        }
+    }
+
+    /// The same adapter, offered protocol versions up to `max` (1 or 2).
+    pub fn offering_protocol(self, max: u32) -> Self {
+        AdapterSpec {
+            protocol_max: max,
+            ..self
         }
     }
 
@@ -126,6 +142,8 @@ pub struct AdapterInfo {
     pub capabilities: Capabilities,
     /// `capabilities.policies`, checked.
     pub policies: compactsim_invariants::Policies,
+    /// The protocol version the conversation speaks (the one the adapter answered).
+    pub protocol: u32,
 }
 
 /// One adapter, restarted after each failure.
@@ -142,6 +160,9 @@ pub struct Session {
     /// The record lines of the running child's hello exchange (each case's record file
     /// starts with them).
     hello_lines: Vec<String>,
+    /// Protocol 2: the transcript the running child holds (empty after hello and
+    /// `restart`; a pass request's, then its result's).
+    held: Held,
 }
 
 /// A position in a child's stderr: which child, how many bytes it had written.
@@ -169,6 +190,7 @@ impl Session {
             stderr_dir: None,
             record: None,
             hello_lines: Vec::new(),
+            held: Held::default(),
         })
     }
 
@@ -257,9 +279,9 @@ impl Session {
         summaries: &mut dyn SummaryService,
     ) -> Result<Reply, AdapterFailure> {
         self.ensure_started()?;
-        let msg = build(self.next_id);
+        let mut msg = build(self.next_id);
         self.next_id += 1;
-        let outcome = self.exchange(&msg, summaries);
+        let outcome = self.exchange(&mut msg, summaries);
         outcome.map_err(|kind| self.fail(&msg, kind))
     }
 
@@ -270,11 +292,17 @@ impl Session {
         let hello = HarnessMsg::Hello {
             id: 0,
             protocol: PROTOCOL_VERSION,
+            protocols: if self.spec.protocol_max >= PROTOCOL_DELTAS {
+                (PROTOCOL_VERSION..=self.spec.protocol_max.min(PROTOCOL_VERSION_MAX)).collect()
+            } else {
+                Vec::new()
+            },
         };
         let child = AdapterChild::spawn(&self.argv, &self.spec.env, self.stderr_dir.as_deref())
             .map_err(|kind| self.fail(&hello, kind))?;
         self.child = Some(child);
         self.hello_lines.clear();
+        self.held = Held::default();
         match self.handshake(&hello) {
             Ok(info) => {
                 self.info = Some(info);
@@ -295,9 +323,12 @@ impl Session {
                 capabilities,
                 ..
             } => {
-                if protocol != PROTOCOL_VERSION {
+                let offered = PROTOCOL_VERSION..=self.spec.protocol_max.min(PROTOCOL_VERSION_MAX);
+                if !offered.contains(&protocol) {
                     return Err(FailureKind::Protocol(format!(
-                        "adapter speaks protocol {protocol}, the harness {PROTOCOL_VERSION}"
+                        "adapter speaks protocol {protocol}, the harness offered {}..={}",
+                        offered.start(),
+                        offered.end()
                     )));
                 }
                 let policies = super::policies::parse(&capabilities.policies)
@@ -314,6 +345,7 @@ impl Session {
                     version,
                     capabilities,
                     policies,
+                    protocol,
                 })
             }
             other => Err(FailureKind::Protocol(format!(
@@ -325,12 +357,12 @@ impl Session {
 
     fn exchange(
         &mut self,
-        msg: &HarnessMsg,
+        msg: &mut HarnessMsg,
         summaries: &mut dyn SummaryService,
     ) -> Result<Reply, FailureKind> {
         let deadline = self.deadline();
         let id = msg.id();
-        self.send(msg)?;
+        self.send_request(msg)?;
         let mut calls = 0u32;
         loop {
             match self.read(deadline, id)? {
@@ -361,24 +393,94 @@ impl Session {
                 }
                 AdapterMsg::Result {
                     transcript,
+                    edits,
+                    digest,
                     value,
                     labels,
                     ..
                 } => {
+                    let transcript = self.result_transcript(msg, transcript, edits, digest)?;
                     return Ok(Reply {
                         transcript,
                         value,
                         labels,
                         summarize_calls: calls,
-                    })
+                    });
                 }
-                AdapterMsg::Error { message, .. } => {
-                    return Err(FailureKind::AdapterError(message))
+                AdapterMsg::Error { message, code, .. } => {
+                    return Err(match code.as_deref() {
+                        Some(ERROR_CODE_DESYNC) => FailureKind::Desync(message),
+                        _ => FailureKind::AdapterError(message),
+                    })
                 }
                 AdapterMsg::Hello { .. } => {
                     return Err(FailureKind::Protocol("hello in reply to a request".into()))
                 }
             }
+        }
+    }
+
+    /// The protocol version of the running conversation.
+    fn protocol(&self) -> u32 {
+        self.info.as_ref().map_or(PROTOCOL_VERSION, |i| i.protocol)
+    }
+
+    /// Sends a request; under protocol 2 a pass carries edits against the transcript
+    /// the child holds, which becomes the pass's, and `restart` empties it.
+    fn send_request(&mut self, msg: &mut HarnessMsg) -> Result<(), FailureKind> {
+        if self.protocol() < PROTOCOL_DELTAS {
+            return self.send(msg);
+        }
+        match msg {
+            HarnessMsg::MicroPass { .. } | HarnessMsg::BatchPass { .. } => {
+                let (line, next) = super::delta::pass_line(msg, &self.held)
+                    .map_err(|e| FailureKind::Protocol(format!("cannot encode request: {e}")))?;
+                self.held = next;
+                self.send_line(line, false)
+            }
+            HarnessMsg::Restart { .. } => {
+                self.held = Held::default();
+                self.send(msg)
+            }
+            _ => self.send(msg),
+        }
+    }
+
+    /// The transcript of a result: sent whole, or (protocol 2, a pass) as edits of the
+    /// request's, checked against its digest; under protocol 2 it becomes the held one.
+    fn result_transcript(
+        &mut self,
+        msg: &HarnessMsg,
+        transcript: Option<Vec<ChatMessage>>,
+        edits: Option<Vec<super::delta::Edit>>,
+        digest: Option<String>,
+    ) -> Result<Option<Vec<ChatMessage>>, FailureKind> {
+        let pass = matches!(
+            msg,
+            HarnessMsg::MicroPass { .. } | HarnessMsg::BatchPass { .. }
+        );
+        let deltas = pass && self.protocol() >= PROTOCOL_DELTAS;
+        match (transcript, edits, digest) {
+            (t, None, None) => {
+                if let (true, Some(rows)) = (deltas, &t) {
+                    self.held = Held::new(rows.clone());
+                }
+                Ok(t)
+            }
+            (None, Some(edits), Some(digest)) if deltas => {
+                let next = self.held.decode(edits, &digest).map_err(|e| {
+                    FailureKind::Desync(format!("the result's edits of the request: {e}"))
+                })?;
+                let rows = next.rows.clone();
+                self.held = next;
+                Ok(Some(rows))
+            }
+            _ if !deltas => Err(FailureKind::Protocol(
+                "edits or digest in a result that is not a protocol 2 pass result".into(),
+            )),
+            _ => Err(FailureKind::Protocol(
+                "a result carries either a transcript, or edits with a digest".into(),
+            )),
         }
     }
 
@@ -393,6 +495,10 @@ impl Session {
     fn send_logged(&mut self, msg: &HarnessMsg, hello: bool) -> Result<(), FailureKind> {
         let line = serde_json::to_string(msg)
             .map_err(|e| FailureKind::Protocol(format!("cannot encode request: {e}")))?;
+        self.send_line(line, hello)
+    }
+
+    fn send_line(&mut self, line: String, hello: bool) -> Result<(), FailureKind> {
         self.log(record_line(Dir::ToAdapter, &line, true), hello);
         match self.child.as_mut() {
             Some(child) => {
@@ -444,6 +550,7 @@ impl Session {
         };
         self.info = None;
         self.hello_lines.clear();
+        self.held = Held::default();
         let request = msg.describe();
         let mut message = kind.to_string();
         for line in &stderr_tail {

@@ -3,11 +3,19 @@
 //! reads from its stdout. Unknown keys in adapter messages are a protocol violation,
 //! except inside chat messages (an adapter may carry its own row keys).
 
+use super::delta::Edit;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The protocol version this harness speaks.
+/// The protocol version of the harness's `hello` (every adapter speaks it).
 pub const PROTOCOL_VERSION: u32 = 1;
+/// Protocol 2: pass requests and results carry transcript deltas (see `delta`).
+pub const PROTOCOL_DELTAS: u32 = 2;
+/// The highest protocol version this harness speaks.
+pub const PROTOCOL_VERSION_MAX: u32 = PROTOCOL_DELTAS;
+/// The `code` of an adapter `error` that refuses a delta against a transcript it does
+/// not hold (protocol 2).
+pub const ERROR_CODE_DESYNC: &str = "desync";
 
 /// Hook names of the protocol (adapters/PROTOCOL.md, "Hooks").
 pub const HOOK_COOLING_DOWN: &str = "cooling_down";
@@ -128,6 +136,10 @@ pub enum HarnessMsg {
     Hello {
         id: u64,
         protocol: u32,
+        /// The versions the harness offers (absent: 1 only); the adapter's hello
+        /// answers the one it speaks.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        protocols: Vec<u32>,
     },
     MicroPass {
         id: u64,
@@ -205,13 +217,25 @@ pub enum AdapterMsg {
         id: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         transcript: Option<Vec<ChatMessage>>,
+        /// Protocol 2: the new transcript as edits of the request's (see `delta`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        edits: Option<Vec<Edit>>,
+        /// Protocol 2: the digest of the transcript `edits` make.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        digest: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         value: Option<serde_json::Value>,
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         labels: BTreeMap<String, serde_json::Value>,
     },
-    /// The adapter could not handle request `id` (an adapter failure, exit 4).
-    Error { id: u64, message: String },
+    /// The adapter could not handle request `id` (an adapter failure, exit 4);
+    /// `code` `desync` (protocol 2): a delta against a transcript it does not hold.
+    Error {
+        id: u64,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+    },
 }
 
 /// What an adapter implements.

@@ -1,0 +1,328 @@
+//! Protocol 2's transcript deltas (adapters/PROTOCOL.md, "Protocol 2"): both sides keep
+//! the transcript the adapter holds; a pass request and its reply carry only `edits`
+//! against it, and a `digest` of the whole transcript the edits make, so a side that
+//! holds another transcript is detected, never trusted.
+//!
+//! `edits` is a list whose items are either `[start, count]` (rows `start..start+count`
+//! of the base, in order) or a chat message (a row sent whole); the transcript is their
+//! concatenation. The digest is FNV-1a 64 folded over one 64-bit word per row, the word
+//! being `len << 32 | crc32` of the row's compact JSON (the bytes serde_json writes, as
+//! Python's `json.dumps(row, separators=(",", ":"), ensure_ascii=False)` does for a row
+//! in the harness's key order), written as 16 lowercase hex digits.
+
+use super::wire::{ChatMessage, HarnessMsg, Trigger};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// One item of `edits` as read from an adapter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Edit {
+    /// `[start, count]`: rows of the base.
+    Copy(usize, usize),
+    /// A row sent whole.
+    Row(ChatMessage),
+}
+
+/// One item of `edits` as the harness writes it (rows borrowed, not cloned).
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(untagged)]
+pub enum EditRef<'a> {
+    Copy(usize, usize),
+    Row(&'a ChatMessage),
+}
+
+/// A transcript one side believes the adapter holds, with each row's digest word.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Held {
+    pub rows: Vec<ChatMessage>,
+    words: Vec<u64>,
+}
+
+impl Held {
+    /// `rows` with their words computed.
+    pub fn new(rows: Vec<ChatMessage>) -> Held {
+        let words = rows.iter().map(row_word).collect();
+        Held { rows, words }
+    }
+
+    /// The digest of the whole transcript.
+    pub fn digest(&self) -> String {
+        digest_of(&self.words)
+    }
+
+    /// The edits that make `next` from this transcript, and `next` as the new held
+    /// transcript. A row of `next` equal to a row of the base with the same
+    /// `_compactsim_id` (or, without an id, the row after the last one copied) is
+    /// copied; consecutive copies form one `[start, count]`.
+    pub fn encode(&self, next: Vec<ChatMessage>) -> (Vec<Source>, Held) {
+        let by_id = self.index_by_id();
+        let mut sources: Vec<Source> = Vec::with_capacity(next.len());
+        let mut words = Vec::with_capacity(next.len());
+        let mut after_last: Option<usize> = None;
+        for row in &next {
+            let at = row
+                .compactsim_id
+                .and_then(|id| by_id.get(&id).copied())
+                .or(after_last)
+                .filter(|&j| self.rows.get(j) == Some(row));
+            match at {
+                Some(j) => {
+                    words.push(self.words[j]);
+                    after_last = Some(j + 1);
+                    match sources.last_mut() {
+                        Some(Source::Base(start, count)) if *start + *count == j => *count += 1,
+                        _ => sources.push(Source::Base(j, 1)),
+                    }
+                }
+                None => {
+                    words.push(row_word(row));
+                    after_last = None;
+                    sources.push(Source::New(words.len() - 1));
+                }
+            }
+        }
+        (sources, Held { rows: next, words })
+    }
+
+    /// The edits of [`Held::encode`] over the rows of `next` (the held transcript it
+    /// returned), for the wire.
+    pub fn edit_refs<'a>(sources: &[Source], next: &'a Held) -> Vec<EditRef<'a>> {
+        sources
+            .iter()
+            .map(|s| match *s {
+                Source::Base(start, count) => EditRef::Copy(start, count),
+                Source::New(i) => EditRef::Row(&next.rows[i]),
+            })
+            .collect()
+    }
+
+    /// The transcript `edits` make from this one, checked against `digest`; the error
+    /// says what does not match.
+    pub fn decode(&self, edits: Vec<Edit>, digest: &str) -> Result<Held, String> {
+        let mut rows = Vec::new();
+        let mut words = Vec::new();
+        for (k, edit) in edits.into_iter().enumerate() {
+            match edit {
+                Edit::Copy(start, count) => {
+                    let end = start.checked_add(count).filter(|&e| e <= self.rows.len());
+                    let Some(end) = end else {
+                        return Err(format!(
+                            "edit {k} copies rows {start}..{start}+{count} of a base of {} rows",
+                            self.rows.len()
+                        ));
+                    };
+                    rows.extend_from_slice(&self.rows[start..end]);
+                    words.extend_from_slice(&self.words[start..end]);
+                }
+                Edit::Row(row) => {
+                    words.push(row_word(&row));
+                    rows.push(row);
+                }
+            }
+        }
+        let held = Held { rows, words };
+        let got = held.digest();
+        if got != digest {
+            return Err(format!(
+                "digest {digest:?} does not match the transcript its edits make \
+                 ({} rows, digest {got:?})",
+                held.rows.len()
+            ));
+        }
+        Ok(held)
+    }
+
+    fn index_by_id(&self) -> BTreeMap<u32, usize> {
+        let mut by_id = BTreeMap::new();
+        for (j, row) in self.rows.iter().enumerate() {
+            if let Some(id) = row.compactsim_id {
+                by_id.entry(id).or_insert(j);
+            }
+        }
+        by_id
+    }
+}
+
+/// The wire line of a pass request under protocol 2: its transcript taken out of `msg`
+/// and sent as edits of `held` with the digest; returns the line and the transcript the
+/// adapter holds once it reads it. Rows are written in the order of [`ChatMessage`]'s
+/// fields, as in protocol 1.
+pub fn pass_line(msg: &mut HarnessMsg, held: &Held) -> Result<(String, Held), String> {
+    let (kind, id, trigger, force, input) = match msg {
+        HarnessMsg::MicroPass { id, input } => ("micro_pass", *id, None, None, input),
+        HarnessMsg::BatchPass {
+            id,
+            trigger,
+            force,
+            input,
+        } => ("batch_pass", *id, Some(*trigger), Some(*force), input),
+        other => return Err(format!("{} is not a pass", other.describe())),
+    };
+    let (sources, next) = held.encode(std::mem::take(&mut input.transcript));
+    let wire = PassDelta {
+        kind,
+        id,
+        trigger,
+        force,
+        turn: input.turn,
+        edits: Held::edit_refs(&sources, &next),
+        digest: next.digest(),
+        context_window_tokens: input.context_window_tokens,
+        now_ms: input.now_ms,
+        config: &input.config,
+    };
+    let line = serde_json::to_string(&wire).map_err(|e| e.to_string())?;
+    Ok((line, next))
+}
+
+/// A pass request under protocol 2, as written.
+#[derive(Serialize)]
+struct PassDelta<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trigger: Option<Trigger>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    force: Option<bool>,
+    turn: u32,
+    edits: Vec<EditRef<'a>>,
+    digest: String,
+    context_window_tokens: u64,
+    now_ms: u64,
+    config: &'a BTreeMap<String, Value>,
+}
+
+/// Where a row of an encoded transcript comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `count` rows of the base from `start`.
+    Base(usize, usize),
+    /// The row at this index of the new transcript, sent whole.
+    New(usize),
+}
+
+const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// FNV-1a 64 folded over whole words, as 16 lowercase hex digits.
+fn digest_of(words: &[u64]) -> String {
+    let h = words
+        .iter()
+        .fold(FNV_OFFSET_BASIS, |h, &w| (h ^ w).wrapping_mul(FNV_PRIME));
+    format!("{h:016x}")
+}
+
+/// A row's digest word: byte length of its compact JSON << 32 | its CRC-32.
+pub fn row_word(row: &ChatMessage) -> u64 {
+    // A ChatMessage always serializes (strings, bools and integers only).
+    let json = serde_json::to_vec(row).unwrap_or_default();
+    ((json.len() as u64) << 32) | u64::from(crc32(&json))
+}
+
+/// CRC-32 (IEEE 802.3, reflected, the one of zlib and Python's `zlib.crc32`).
+pub fn crc32(bytes: &[u8]) -> u32 {
+    const TABLE: [u32; 256] = crc32_table();
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc = TABLE[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8);
+    }
+    !crc
+}
+
+const fn crc32_table() -> [u32; 256] {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 != 0 {
+                0xedb8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        table[i] = c;
+        i += 1;
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: Option<u32>, text: &str) -> ChatMessage {
+        ChatMessage {
+            role: "user".into(),
+            content: Some(text.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            compressed_summary: None,
+            micro_compact_marker: None,
+            has_user_turn: None,
+            db_persisted: None,
+            compactsim_id: id,
+        }
+    }
+
+    #[test]
+    fn crc32_is_the_zlib_one() {
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+        assert_eq!(crc32(b""), 0);
+    }
+
+    #[test]
+    fn the_digest_is_the_one_python_computes() {
+        // python3 -c 'import sys; sys.path.insert(0, "adapters/reference"); import protocol as p
+        //   rows = [{"role": "user", "content": "a\n\"é\u0001", "_compactsim_id": 0},
+        //           {"role": "user", "content": "b"}]
+        //   print(p.digest([p.row_word(p.canonical_row(r)) for r in rows]))'
+        let held = Held::new(vec![row(Some(0), "a\n\"é\u{1}"), row(None, "b")]);
+        assert_eq!(held.digest(), PYTHON_DIGEST);
+    }
+
+    /// What adapters/reference/protocol.py computes for the rows of the test above.
+    const PYTHON_DIGEST: &str = "15c9569069f40c87";
+
+    #[test]
+    fn encode_copies_equal_rows_and_sends_changed_ones_whole() {
+        let base = Held::new(vec![row(Some(0), "s"), row(Some(1), "u"), row(None, "x")]);
+        let next = vec![
+            row(Some(0), "s"),
+            row(Some(1), "u"),
+            row(Some(2), "x"),
+            row(None, "n"),
+        ];
+        let (sources, held) = base.encode(next.clone());
+        assert_eq!(
+            sources,
+            vec![Source::Base(0, 2), Source::New(2), Source::New(3)]
+        );
+        let edits: Vec<Edit> =
+            serde_json::from_value(serde_json::to_value(Held::edit_refs(&sources, &held)).unwrap())
+                .unwrap();
+        let decoded = base.decode(edits, &held.digest()).unwrap();
+        assert_eq!(decoded.rows, next);
+        assert_eq!(decoded, held);
+    }
+
+    #[test]
+    fn a_copy_past_the_base_or_a_wrong_digest_is_refused() {
+        let base = Held::new(vec![row(Some(0), "s")]);
+        let err = base.decode(vec![Edit::Copy(0, 2)], "0").unwrap_err();
+        assert!(
+            err.contains("copies rows 0..0+2 of a base of 1 rows"),
+            "{err}"
+        );
+        let err = base
+            .decode(vec![Edit::Copy(0, 1)], "0000000000000000")
+            .unwrap_err();
+        assert!(err.contains("does not match"), "{err}");
+        assert!(base.decode(vec![Edit::Copy(0, 1)], &base.digest()).is_ok());
+    }
+}
