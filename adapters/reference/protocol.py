@@ -127,13 +127,16 @@ class Held:
         for j, r in enumerate(self.rows):
             by_id.setdefault(r.get("_compactsim_id"), j)
         edits, rows, words, after = [], [], [], None
+        n = len(self.rows)
         for r in returned:
             j = handed.get(id(r))
             if j is None or r != self.rows[j]:
-                r = canonical_row(r)
+                # A row equal to a held one as a dict is that row (held rows are canonical).
                 j = by_id.get(r.get("_compactsim_id"), after) if "_compactsim_id" in r else after
-                if j is not None and (j >= len(self.rows) or r != self.rows[j]):
-                    j = None
+                if j is None or j >= n or r != self.rows[j]:
+                    r = canonical_row(r)
+                    if j is not None and (j >= n or r != self.rows[j]):
+                        j = None
             if j is None:
                 rows.append(r)
                 words.append(row_word(r))
