@@ -199,3 +199,23 @@ fn declared_hooks_are_asked_and_answered_over_the_wire() {
         assert!(all.contains(needle), "{mode}: {all}");
     }
 }
+
+/// The children of the files in `dir/adapter-stderr` (one stderr file per child).
+fn children_started(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join("adapter-stderr")).map_or(0, |d| d.count())
+}
+
+/// A child per worker, started once: the agent-loop cases read the adapter's declared
+/// trigger from its first hello, never starting (or borrowing) another child to greet.
+#[test]
+fn each_worker_starts_one_child_for_all_its_cases() {
+    let cmd = adapter("reference/compactor.py");
+    for (jobs, most) in [("1", 1), ("2", 2)] {
+        let name = format!("children-j{jobs}");
+        let extra = ["--strategy", "batch", "--jobs", jobs];
+        let (o, dir) = run_external_cases(&name, &cmd, "6", &extra);
+        assert_ne!(o.code, 4, "{}", text(&o));
+        let n = children_started(&dir);
+        assert!((1..=most).contains(&n), "--jobs {jobs}: {n} children");
+    }
+}

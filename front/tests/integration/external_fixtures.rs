@@ -134,6 +134,31 @@ fn a_slow_start_within_its_limit_greets_and_the_request_limit_is_named() {
     }
 }
 
+/// Answers nothing: the harness side of a case that ends (panics) while serving a
+/// summarize call.
+struct Panicking;
+
+impl SummaryService for Panicking {
+    fn answer(&mut self, _call: &SummarizeCall) -> SummaryAnswer {
+        panic!("the summary service failed")
+    }
+}
+
+/// A case that ends inside a request (a panic unwinding through a summarize call) leaves
+/// the session mid-request: its child awaits an answer, so the pool must not hand it to
+/// the next case (which would send `restart` into the pending call).
+#[test]
+fn a_request_cut_short_by_a_panic_leaves_the_session_mid_request() {
+    let command = adapter("reference/fixtures/stall.py");
+    let mut s = Session::new(AdapterSpec::new(command, 600_000)).unwrap();
+    assert!(!s.mid_request());
+    let cut = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        s.request(micro, &mut Panicking)
+    }));
+    assert!(cut.is_err(), "the summary service panicked");
+    assert!(s.mid_request());
+}
+
 #[test]
 fn garbage_is_invalid_json() {
     expect_failure("garbage", "invalid-json", "fixture garbage");
