@@ -106,9 +106,19 @@ struct CompactorFlags {
     /// The external adapter's command line, split without a shell.
     #[arg(long, value_name = "'CMD ARGS'")]
     adapter: Option<String>,
-    /// Per-request timeout of the adapter in milliseconds.
+    /// Per-request limit of the adapter in milliseconds: the longest it may stay silent
+    /// after the harness's last message of a request [default: 60000].
     #[arg(long, value_name = "MS")]
     adapter_timeout_ms: Option<u64>,
+    /// Start-up limit of the adapter in milliseconds: from the start of a child to its
+    /// hello (a cold venv import) [default: 120000].
+    #[arg(long, value_name = "MS")]
+    adapter_startup_timeout_ms: Option<u64>,
+    /// Stall watchdog bound in milliseconds: an exchange with the adapter without any
+    /// message for this long ends the run with exit 4 and both sides' state [default:
+    /// twice the longer limit].
+    #[arg(long, value_name = "MS")]
+    adapter_watchdog_ms: Option<u64>,
     /// Write every message to and from the adapter into DIR, one JSON-lines file per
     /// case (adapters/PROTOCOL.md, "Recording").
     #[arg(long, value_name = "DIR")]
@@ -120,14 +130,39 @@ struct CompactorFlags {
     protocol: Option<u32>,
 }
 
-/// The adapter of `--adapter`, recording to `--record` (its directory created) and
-/// refused before any case when its hello asks for what the harness does not offer.
+impl CompactorFlags {
+    /// Whether any flag of an external adapter is given.
+    fn any_adapter_flag(&self) -> bool {
+        self.adapter_timeout_ms.is_some()
+            || self.adapter_startup_timeout_ms.is_some()
+            || self.adapter_watchdog_ms.is_some()
+            || self.record.is_some()
+            || self.protocol.is_some()
+    }
+}
+
+/// The adapter of `--adapter` with its limits, recording to `--record` (its directory
+/// created).
 fn adapter_spec(
     f: &CompactorFlags,
     command: &str,
-    timeout_ms: u64,
 ) -> Result<compactsim_harness::external::AdapterSpec, Failure> {
     use compactsim_harness::external::wire::PROTOCOL_VERSION_MAX;
+    use compactsim_harness::external::{DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TIMEOUT_MS};
+    let timeout_ms = args::adapter_limit_ms(
+        "--adapter-timeout-ms",
+        f.adapter_timeout_ms,
+        DEFAULT_TIMEOUT_MS,
+    )?;
+    let startup_ms = args::adapter_limit_ms(
+        "--adapter-startup-timeout-ms",
+        f.adapter_startup_timeout_ms,
+        DEFAULT_STARTUP_TIMEOUT_MS,
+    )?;
+    let watchdog_ms = match f.adapter_watchdog_ms {
+        None => None,
+        given => Some(args::adapter_limit_ms("--adapter-watchdog-ms", given, 0)?),
+    };
     if let Some(dir) = &f.record {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::bad_input(format!("--record {}: {e}", dir.display())))?;
@@ -140,6 +175,8 @@ fn adapter_spec(
     }
     Ok(
         compactsim_harness::external::AdapterSpec::new(command, timeout_ms)
+            .with_startup_timeout_ms(startup_ms)
+            .with_watchdog_ms(watchdog_ms)
             .recording_to(f.record.clone())
             .offering_protocol(protocol),
     )
@@ -150,13 +187,10 @@ fn adapter_spec(
 /// external compactor they are bad input.
 fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<CompactorSpec, Failure> {
     match (f.compactor.as_str(), &f.adapter) {
-        ("reference", None)
-            if f.adapter_timeout_ms.is_none() && f.record.is_none() && f.protocol.is_none() =>
-        {
-            Ok(CompactorSpec::Reference)
-        }
+        ("reference", None) if !f.any_adapter_flag() => Ok(CompactorSpec::Reference),
         ("reference", _) => Err(Failure::bad_input(
-            "--adapter, --adapter-timeout-ms, --record and --protocol need --compactor external",
+            "--adapter, --adapter-timeout-ms, --adapter-startup-timeout-ms, \
+             --adapter-watchdog-ms, --record and --protocol need --compactor external",
         )),
         ("external", None) => Err(Failure::bad_input(
             "--compactor external needs --adapter 'CMD ARGS'",
@@ -165,16 +199,8 @@ fn choose_compactor(f: &CompactorFlags, has_bugs: bool) -> Result<CompactorSpec,
             "bug switches apply to the reference compactor, not to --compactor external",
         )),
         ("external", Some(cmd)) => {
-            let timeout_ms = f
-                .adapter_timeout_ms
-                .unwrap_or(compactsim_harness::external::DEFAULT_TIMEOUT_MS);
-            if timeout_ms == 0 {
-                return Err(Failure::bad_input(
-                    "--adapter-timeout-ms must be at least 1",
-                ));
-            }
-            let spec = CompactorSpec::external(adapter_spec(f, cmd, timeout_ms)?)
-                .map_err(Failure::bad_input)?;
+            let spec =
+                CompactorSpec::external(adapter_spec(f, cmd)?).map_err(Failure::bad_input)?;
             Ok(spec)
         }
         (other, _) => Err(Failure::bad_input(format!(
@@ -529,17 +555,9 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
     let Some(command) = f.adapter.clone() else {
         return Err(Failure::bad_input("diff needs --adapter 'CMD ARGS'"));
     };
-    let timeout_ms = f
-        .adapter_timeout_ms
-        .unwrap_or(compactsim_harness::external::DEFAULT_TIMEOUT_MS);
-    if timeout_ms == 0 {
-        return Err(Failure::bad_input(
-            "--adapter-timeout-ms must be at least 1",
-        ));
-    }
     let k = &a.case.knobs;
-    let compactor = CompactorSpec::external(adapter_spec(f, &command, timeout_ms)?)
-        .map_err(Failure::bad_input)?;
+    let compactor =
+        CompactorSpec::external(adapter_spec(f, &command)?).map_err(Failure::bad_input)?;
     let (strategy, era) = k.strategy_and_era(&compactor)?;
     let params = CaseParams::parse_with(
         a.case.seed.unwrap_or(args::SEED_DEFAULT),

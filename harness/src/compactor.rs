@@ -6,7 +6,7 @@
 use crate::external::argv::quote;
 use crate::external::compactor::Pool;
 use crate::external::wire::TriggerDecl;
-use crate::external::{AdapterSpec, FailureKind, DEFAULT_TIMEOUT_MS};
+use crate::external::{AdapterSpec, FailureKind, DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TIMEOUT_MS};
 use compactsim_fakes::seam::Compactor;
 use compactsim_hermes::compactor::reference::Reference;
 use compactsim_invariants::{DeclaredTrigger, Policies, TriggerPasses};
@@ -153,6 +153,13 @@ impl CompactorSpec {
                 let mut s = format!(" --compactor external --adapter {}", quote(&spec.command));
                 if spec.timeout_ms != DEFAULT_TIMEOUT_MS {
                     s.push_str(&format!(" --adapter-timeout-ms {}", spec.timeout_ms));
+                }
+                if spec.startup_timeout_ms != DEFAULT_STARTUP_TIMEOUT_MS {
+                    let ms = spec.startup_timeout_ms;
+                    s.push_str(&format!(" --adapter-startup-timeout-ms {ms}"));
+                }
+                if let Some(ms) = spec.watchdog_ms {
+                    s.push_str(&format!(" --adapter-watchdog-ms {ms}"));
                 }
                 s
             }

@@ -10,6 +10,7 @@ use compactsim_hermes::bugs::Bug;
 use compactsim_hermes::profile::Profile;
 use compactsim_hermes::strategy::Strategy;
 
+use compactsim_harness::external::ADAPTER_TIMEOUT_MS_MAX;
 pub use compactsim_harness::runner::{
     CASES_DEFAULT, CASES_MAX, JOBS_MAX, PASSES_DEFAULT, PASSES_MAX, SEED_DEFAULT, STRATEGY_DEFAULT,
 };
@@ -245,6 +246,18 @@ pub fn jobs(jobs: Option<usize>) -> Result<usize, Failure> {
     }
 }
 
+/// Validates an adapter limit flag (`--adapter-timeout-ms` and the like): `default`
+/// when absent, else between 1 and [`ADAPTER_TIMEOUT_MS_MAX`] milliseconds.
+pub fn adapter_limit_ms(flag: &str, value: Option<u64>, default: u64) -> Result<u64, Failure> {
+    match value {
+        None => Ok(default),
+        Some(ms) if (1..=ADAPTER_TIMEOUT_MS_MAX).contains(&ms) => Ok(ms),
+        Some(ms) => Err(Failure::bad_input(format!(
+            "{flag} must be between 1 and {ADAPTER_TIMEOUT_MS_MAX}, got {ms}"
+        ))),
+    }
+}
+
 /// Validates `--cases`.
 pub fn check_cases(cases: u32) -> Result<u32, Failure> {
     if cases == 0 || cases > CASES_MAX {
@@ -282,6 +295,18 @@ mod tests {
         assert_eq!(jobs(Some(JOBS_MAX + 1)).unwrap_err().exit, Exit::BadInput);
         assert_eq!(jobs(Some(usize::MAX)).unwrap_err().exit, Exit::BadInput);
         assert_eq!(jobs(Some(JOBS_MAX)), Ok(JOBS_MAX));
+    }
+
+    #[test]
+    fn adapter_limits_are_bounded() {
+        let flag = "--adapter-timeout-ms";
+        assert_eq!(adapter_limit_ms(flag, None, 7), Ok(7));
+        assert_eq!(adapter_limit_ms(flag, Some(1), 7), Ok(1));
+        for bad in [0, ADAPTER_TIMEOUT_MS_MAX + 1, u64::MAX] {
+            let e = adapter_limit_ms(flag, Some(bad), 7).unwrap_err();
+            assert_eq!(e.exit, Exit::BadInput);
+            assert!(e.message.contains(flag), "{}", e.message);
+        }
         let empty = Shard {
             index: 0,
             count: 16,

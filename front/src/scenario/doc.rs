@@ -57,7 +57,10 @@ pub struct CompactorDoc {
     /// the file's directory or its nearest ancestor where they exist, see
     /// `AdapterSpec::argv`).
     pub adapter: Option<Spanned<String>>,
+    /// The per-request limit (`--adapter-timeout-ms`).
     pub timeout_ms: Option<Spanned<u64>>,
+    /// The start-up limit (`--adapter-startup-timeout-ms`).
+    pub startup_timeout_ms: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Deserialize)]

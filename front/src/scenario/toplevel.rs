@@ -80,8 +80,21 @@ pub fn bugs(ids: &[Spanned<String>], strategy: Strategy) -> Result<BugSet, Locat
     Ok(BugSet::of(&bugs))
 }
 
-/// Adapter timeouts a file may ask for, milliseconds (the command line's bound too).
-pub const ADAPTER_TIMEOUT_MS_MAX: u64 = 3_600_000;
+/// Adapter limits a file may ask for, milliseconds (the command line's bound too).
+pub use compactsim_harness::external::ADAPTER_TIMEOUT_MS_MAX;
+
+/// An adapter limit of `[compactor]`: `default` when absent, else between 1 and
+/// [`ADAPTER_TIMEOUT_MS_MAX`].
+fn limit_ms(key: &str, value: &Option<Spanned<u64>>, default: u64) -> Result<u64, Located> {
+    match value {
+        None => Ok(default),
+        Some(t) if (1..=ADAPTER_TIMEOUT_MS_MAX).contains(t.get_ref()) => Ok(*t.get_ref()),
+        Some(t) => at(
+            t.span(),
+            format!("{key} must be between 1 and {ADAPTER_TIMEOUT_MS_MAX}"),
+        ),
+    }
+}
 
 /// `[compactor]`: the external adapter the file runs (`None`: the reference). Bug
 /// switches belong to the reference models, so a file with both is refused.
@@ -103,6 +116,12 @@ pub fn compactor(
             if let Some(key) = &c.timeout_ms {
                 return at(key.span(), "timeout_ms applies to kind = \"external\"");
             }
+            if let Some(key) = &c.startup_timeout_ms {
+                return at(
+                    key.span(),
+                    "startup_timeout_ms applies to kind = \"external\"",
+                );
+            }
             Ok(None)
         }
         "external" => {
@@ -121,16 +140,16 @@ pub fn compactor(
                     "bug switches apply to the reference compactor, not to kind = \"external\"",
                 );
             }
-            let timeout_ms = match &c.timeout_ms {
-                None => compactsim_harness::external::DEFAULT_TIMEOUT_MS,
-                Some(t) if (1..=ADAPTER_TIMEOUT_MS_MAX).contains(t.get_ref()) => *t.get_ref(),
-                Some(t) => {
-                    return at(
-                        t.span(),
-                        format!("timeout_ms must be between 1 and {ADAPTER_TIMEOUT_MS_MAX}"),
-                    )
-                }
-            };
+            let timeout_ms = limit_ms(
+                "timeout_ms",
+                &c.timeout_ms,
+                compactsim_harness::external::DEFAULT_TIMEOUT_MS,
+            )?;
+            let startup_timeout_ms = limit_ms(
+                "startup_timeout_ms",
+                &c.startup_timeout_ms,
+                compactsim_harness::external::DEFAULT_STARTUP_TIMEOUT_MS,
+            )?;
             // Relative paths of the command are the file's (see `AdapterSpec::argv`).
             let dir = path.parent().unwrap_or(Path::new("."));
             let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -139,6 +158,7 @@ pub fn compactor(
                     adapter.get_ref().clone(),
                     timeout_ms,
                 )
+                .with_startup_timeout_ms(startup_timeout_ms)
                 .written_in(dir),
             ))
         }
@@ -327,12 +347,13 @@ mod tests {
     #[test]
     fn the_compactor_table_declares_an_external_adapter_and_is_written_back() {
         let s = parse_str(
-            "format = 1\nexpect = \"clean\"\n[compactor]\nkind = \"external\"\nadapter = \"python3 a.py --x 'y z'\"\ntimeout_ms = 1500\n",
+            "format = 1\nexpect = \"clean\"\n[compactor]\nkind = \"external\"\nadapter = \"python3 a.py --x 'y z'\"\ntimeout_ms = 1500\nstartup_timeout_ms = 90000\n",
         )
         .unwrap();
         let adapter = s.spec.plan.as_ref().unwrap().compactor.clone().unwrap();
         assert_eq!(adapter.command, "python3 a.py --x 'y z'");
         assert_eq!(adapter.timeout_ms, 1500);
+        assert_eq!(adapter.startup_timeout_ms, 90_000);
         let text = render(&Header::default(), &s.spec, &s.expect);
         assert!(text.contains("[compactor]\nkind = \"external\""), "{text}");
         let back = parse_str(&text).unwrap();
@@ -358,6 +379,11 @@ mod tests {
                 "kind = \"external\"\nadapter = \"a\"\ntimeout_ms = 0\n",
                 (6, 14),
                 "between 1",
+            ),
+            (
+                "kind = \"external\"\nadapter = \"a\"\nstartup_timeout_ms = 3600001\n",
+                (6, 22),
+                "startup_timeout_ms must be between 1",
             ),
             (
                 "kind = \"reference\"\nadapter = \"a\"\n",

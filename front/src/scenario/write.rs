@@ -105,8 +105,11 @@ fn plan_tables(out: &mut String, plan: &CasePlan) {
         let _ = writeln!(out, "turns_max = {n}");
     }
     if let Some(adapter) = &plan.compactor {
-        let timeout = (adapter.timeout_ms != compactsim_harness::external::DEFAULT_TIMEOUT_MS)
-            .then(|| adapter.timeout_ms.to_string());
+        use compactsim_harness::external::{DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TIMEOUT_MS};
+        let timeout =
+            (adapter.timeout_ms != DEFAULT_TIMEOUT_MS).then(|| adapter.timeout_ms.to_string());
+        let startup = (adapter.startup_timeout_ms != DEFAULT_STARTUP_TIMEOUT_MS)
+            .then(|| adapter.startup_timeout_ms.to_string());
         table(
             out,
             "compactor",
@@ -114,6 +117,7 @@ fn plan_tables(out: &mut String, plan: &CasePlan) {
                 ("kind", Some(quoted("external"))),
                 ("adapter", Some(quoted(&adapter.command))),
                 ("timeout_ms", timeout),
+                ("startup_timeout_ms", startup),
             ],
         );
     }

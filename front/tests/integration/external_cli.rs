@@ -102,8 +102,41 @@ fn a_hanging_adapter_is_exit_4_naming_the_timeout() {
         out.contains(&format!("`{cmd}` at request 2 (micro_pass turn 0)")),
         "{out}"
     );
-    assert!(out.contains("no reply within 5000 ms (killed)"), "{out}");
+    assert!(
+        out.contains("no message from the adapter within 5000 ms, the per-request limit"),
+        "{out}"
+    );
+    assert!(out.contains("--adapter-timeout-ms MS"), "{out}");
     assert!(out.contains("fixture hang: sleeping forever"), "{out}");
+}
+
+/// An adapter that stops reading (it asks a summary, then neither reads the answer nor
+/// writes): both pipes empty, both sides waiting. The watchdog (bound given small,
+/// under the per-request limit) ends the run with exit 4 naming the case, the request
+/// and both sides' state; no report is half-written.
+#[test]
+fn a_stall_is_exit_4_naming_the_case_the_request_and_both_sides() {
+    let cmd = adapter("reference/fixtures/stall.py");
+    let (o, dir) = run_external_cases("stall", &cmd, "1", &["--adapter-watchdog-ms", "3000"]);
+    let out = text(&o);
+    assert_eq!(o.code, 4, "{out}");
+    for want in [
+        format!("adapter stall: no message crossed the pipes of `{cmd}` for "),
+        "the watchdog bound is 3000 ms; --adapter-watchdog-ms raises it".into(),
+        "case: seed 20260731 case 0".into(),
+        "request in flight: request 2 (micro_pass turn 0)".into(),
+        "harness: waits for the adapter's next message of request 2".into(),
+        r#"since it sent: {"type":"summary","id":2,"call":0"#.into(),
+        r#"adapter: last said: {"type": "summarize", "id": 2, "call": 0"#.into(),
+        ", alive, ".into(),
+        "| fixture stall: asked a summary, stopped reading".into(),
+    ] {
+        assert!(out.contains(&want), "{want:?} missing:\n{out}");
+    }
+    assert!(
+        !dir.join("report.json").exists(),
+        "a stalled run writes no report"
+    );
 }
 
 #[test]
@@ -164,5 +197,25 @@ fn declared_hooks_are_asked_and_answered_over_the_wire() {
         let all = text(&o);
         assert!(all.contains("hook cooling_down"), "{mode}: {all}");
         assert!(all.contains(needle), "{mode}: {all}");
+    }
+}
+
+/// The children of the files in `dir/adapter-stderr` (one stderr file per child).
+fn children_started(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join("adapter-stderr")).map_or(0, |d| d.count())
+}
+
+/// A child per worker, started once: the agent-loop cases read the adapter's declared
+/// trigger from its first hello, never starting (or borrowing) another child to greet.
+#[test]
+fn each_worker_starts_one_child_for_all_its_cases() {
+    let cmd = adapter("reference/compactor.py");
+    for (jobs, most) in [("1", 1), ("2", 2)] {
+        let name = format!("children-j{jobs}");
+        let extra = ["--strategy", "batch", "--jobs", jobs];
+        let (o, dir) = run_external_cases(&name, &cmd, "6", &extra);
+        assert_ne!(o.code, 4, "{}", text(&o));
+        let n = children_started(&dir);
+        assert!((1..=most).contains(&n), "--jobs {jobs}: {n} children");
     }
 }

@@ -11,8 +11,7 @@ use compactsim_harness::external::{AdapterSpec, Session, SummarizeCall, SummaryS
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// Per-request timeout of the fixtures; the hello shares it, so it is long enough for a
-/// Python start on a loaded 2-core machine.
+/// Per-request limit of the fixtures (their hello has the default start-up limit).
 const FIXTURE_TIMEOUT_MS: u64 = 5_000;
 /// Bound on a failing request beyond its timeout (kill, reap, stderr drain). Far from
 /// the timeout, so machine load cannot flake it; what it proves is that the request
@@ -67,7 +66,10 @@ fn expect_failure(fixture: &str, kind: &str, stderr_needle: &str) {
             took >= Duration::from_millis(FIXTURE_TIMEOUT_MS),
             "{fixture}: {took:?}"
         );
-        let want = format!("no reply within {FIXTURE_TIMEOUT_MS} ms (killed)");
+        let want = format!(
+            "no message from the adapter within {FIXTURE_TIMEOUT_MS} ms, the per-request \
+             limit (killed); --adapter-timeout-ms MS"
+        );
         assert!(err.to_string().contains(&want), "{fixture}: {err}");
     }
     let msg = err.to_string();
@@ -88,6 +90,73 @@ fn crash_is_an_exit_with_the_traceback() {
 #[test]
 fn hang_is_a_timeout() {
     expect_failure("hang", "timeout", "fixture hang: sleeping forever");
+}
+
+/// A child silent before its hello hits the start-up limit, and the failure names that
+/// limit and the flag that raises it (not the per-request one).
+#[test]
+fn a_slow_start_hits_the_startup_limit_naming_its_flag() {
+    let command = adapter("reference/fixtures/slow_start.py");
+    let spec = AdapterSpec::new(command.clone(), 600_000).with_startup_timeout_ms(1_000);
+    let err = Session::new(spec)
+        .unwrap()
+        .request(micro, &mut Canned)
+        .unwrap_err();
+    let msg = err.to_string();
+    assert_eq!(err.kind.name(), "timeout", "{msg}");
+    assert_eq!(err.request, "request 0 (hello)", "{msg}");
+    for want in [
+        "no hello within 1000 ms, the start-up limit (killed)",
+        "--adapter-startup-timeout-ms MS (a scenario file's startup_timeout_ms) raises it",
+        command.as_str(),
+    ] {
+        assert!(msg.contains(want), "{want:?} missing: {msg}");
+    }
+}
+
+/// A start slower than the per-request limit but within the start-up limit greets; the
+/// request it then never answers hits the per-request limit, named with its flag.
+#[test]
+fn a_slow_start_within_its_limit_greets_and_the_request_limit_is_named() {
+    let command = format!("{} 2", adapter("reference/fixtures/slow_start.py"));
+    let spec = AdapterSpec::new(command, 1_000).with_startup_timeout_ms(600_000);
+    let mut s = Session::new(spec).unwrap();
+    let err = s.request(micro, &mut Canned).unwrap_err();
+    let msg = err.to_string();
+    assert_eq!(err.kind.name(), "timeout", "{msg}");
+    assert_eq!(err.request, "request 1 (micro_pass turn 1)", "{msg}");
+    for want in [
+        "no message from the adapter within 1000 ms, the per-request limit (killed)",
+        "--adapter-timeout-ms MS (a scenario file's timeout_ms) raises it",
+        "fixture slow_start: never answering the pass",
+    ] {
+        assert!(msg.contains(want), "{want:?} missing: {msg}");
+    }
+}
+
+/// Answers nothing: the harness side of a case that ends (panics) while serving a
+/// summarize call.
+struct Panicking;
+
+impl SummaryService for Panicking {
+    fn answer(&mut self, _call: &SummarizeCall) -> SummaryAnswer {
+        panic!("the summary service failed")
+    }
+}
+
+/// A case that ends inside a request (a panic unwinding through a summarize call) leaves
+/// the session mid-request: its child awaits an answer, so the pool must not hand it to
+/// the next case (which would send `restart` into the pending call).
+#[test]
+fn a_request_cut_short_by_a_panic_leaves_the_session_mid_request() {
+    let command = adapter("reference/fixtures/stall.py");
+    let mut s = Session::new(AdapterSpec::new(command, 600_000)).unwrap();
+    assert!(!s.mid_request());
+    let cut = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        s.request(micro, &mut Panicking)
+    }));
+    assert!(cut.is_err(), "the summary service panicked");
+    assert!(s.mid_request());
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! which the harness removes once the child is reaped, however it ended: an adapter
 //! killed before its own cleanup runs leaves nothing behind.
 
-use super::error::FailureKind;
+use super::error::{FailureKind, Limit};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -270,10 +270,10 @@ impl AdapterChild {
         }
     }
 
-    /// The next stdout line, or why there is none before `deadline`.
-    pub fn recv(&mut self, deadline: Instant, timeout_ms: u64) -> Result<String, FailureKind> {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(wait) {
+    /// The next stdout line, or why there is none within `timeout_ms` from now (`limit`
+    /// names that limit in the failure; the child is killed when it is hit).
+    pub fn recv(&mut self, timeout_ms: u64, limit: Limit) -> Result<String, FailureKind> {
+        match self.lines.recv_timeout(Duration::from_millis(timeout_ms)) {
             Ok(Line::Text(s)) => Ok(s),
             Ok(Line::TooLong) => Err(FailureKind::InvalidJson(format!(
                 "line longer than {LINE_LIMIT_BYTES} bytes"
@@ -284,7 +284,7 @@ impl AdapterChild {
             }),
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
-                Err(FailureKind::Timeout { timeout_ms })
+                Err(FailureKind::Timeout { timeout_ms, limit })
             }
         }
     }
@@ -319,6 +319,11 @@ impl AdapterChild {
         let tail = self.stderr.tail();
         self.stderr.remove_unless_kept();
         tail
+    }
+
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The child's scratch directory while it runs.
@@ -384,10 +389,9 @@ mod tests {
         );
         let argv = ["sh".to_string(), "-c".to_string(), script];
         let mut child = AdapterChild::spawn(&argv, &[], None).expect("sh starts");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let dir = PathBuf::from(child.recv(deadline, 20_000).expect("the directory"));
+        let dir = PathBuf::from(child.recv(20_000, Limit::Request).expect("the directory"));
         assert_eq!(Some(dir.as_path()), child.scratch_dir());
-        assert_eq!(child.recv(deadline, 20_000).expect("made"), "made");
+        assert_eq!(child.recv(20_000, Limit::Request).expect("made"), "made");
         assert!(
             dir.join("home").is_dir(),
             "the child could write its scratch directory"

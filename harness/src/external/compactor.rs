@@ -35,6 +35,10 @@ pub struct Pool {
     /// The policies the adapter declared in its first hello (no policy when that hello
     /// failed: the cases then end in the adapter failure).
     policies: OnceLock<Policies>,
+    /// What the adapter said in its first successful hello: asked again (each case
+    /// reads the declared trigger), it is answered from here, so a case never starts,
+    /// or borrows, another child to greet.
+    info: OnceLock<AdapterInfo>,
     /// `--record`: the directory of the cases' record files.
     recorder: Option<Recorder>,
     /// Where the children's stderr files are kept (`None`: temporary files).
@@ -66,6 +70,7 @@ impl Pool {
             spec,
             idle: Mutex::new(Vec::new()),
             policies: OnceLock::new(),
+            info: OnceLock::new(),
             stderr_dir: Mutex::new(stderr_dir),
             case_stderr: Mutex::new(HashMap::new()),
         })
@@ -121,9 +126,13 @@ impl Pool {
         &self.spec
     }
 
-    /// What the adapter said in its `hello` (a session is started for it and kept idle
-    /// for the cases); a child that cannot start or greet is an adapter failure.
+    /// What the adapter said in its first `hello` (a session is started for it and kept
+    /// idle for the cases; later calls answer from memory); a child that cannot start or
+    /// greet is an adapter failure.
     pub fn hello(&self) -> Result<AdapterInfo, AdapterFailure> {
+        if let Some(info) = self.info.get() {
+            return Ok(info.clone());
+        }
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut session = match idle {
             Some(s) => s,
@@ -131,6 +140,9 @@ impl Pool {
         };
         let info = session.info().cloned();
         self.give(session);
+        if let Ok(i) = &info {
+            let _ = self.info.set(i.clone());
+        }
         info
     }
 
@@ -147,7 +159,13 @@ impl Pool {
         idle.pop().or_else(|| self.new_session().ok())
     }
 
+    /// Keeps `s` for the next case, unless a request is still in flight in it (its case
+    /// ended inside the request): that child owes a reply or awaits an answer, and is
+    /// ended instead.
     fn give(&self, s: Session) {
+        if s.mid_request() {
+            return;
+        }
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(s);
     }
 

@@ -8,8 +8,8 @@ use std::fmt;
 pub enum FailureKind {
     /// The command could not be split or the program could not be started.
     Spawn(String),
-    /// No reply within the timeout.
-    Timeout { timeout_ms: u64 },
+    /// No message from the adapter within `limit` (the child is killed).
+    Timeout { timeout_ms: u64, limit: Limit },
     /// The child exited (or closed stdout) before replying; `status` as the OS reports it.
     Exited { status: String },
     /// A line that is not JSON, or longer than the line limit.
@@ -32,6 +32,44 @@ pub enum FailureKind {
     /// The adapter's hello asks for something the harness does not offer (an unknown
     /// hook): a configuration error, refused before any case where the command can.
     Config(String),
+}
+
+/// Which time limit an adapter hit: each is named in the failure with what raises it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// From the start of the child to its `hello` (the cold import of its packages).
+    Startup,
+    /// From the harness's last message of a request (the request itself, or the answer
+    /// to a `summarize` call) to the adapter's next message.
+    Request,
+}
+
+impl Limit {
+    /// The limit's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Startup => "start-up limit",
+            Limit::Request => "per-request limit",
+        }
+    }
+
+    /// What the harness waited for.
+    fn waited_for(self) -> &'static str {
+        match self {
+            Limit::Startup => "no hello",
+            Limit::Request => "no message from the adapter",
+        }
+    }
+
+    /// The flag and the scenario key that raise the limit.
+    pub fn raised_by(self) -> &'static str {
+        match self {
+            Limit::Startup => {
+                "--adapter-startup-timeout-ms MS (a scenario file's startup_timeout_ms)"
+            }
+            Limit::Request => "--adapter-timeout-ms MS (a scenario file's timeout_ms)",
+        }
+    }
 }
 
 /// One adapter failure: what, for which command and request, with its stderr tail.
@@ -66,9 +104,13 @@ impl fmt::Display for FailureKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FailureKind::Spawn(e) => write!(f, "could not start: {e}"),
-            FailureKind::Timeout { timeout_ms } => {
-                write!(f, "no reply within {timeout_ms} ms (killed)")
-            }
+            FailureKind::Timeout { timeout_ms, limit } => write!(
+                f,
+                "{} within {timeout_ms} ms, the {} (killed); {} raises it",
+                limit.waited_for(),
+                limit.name(),
+                limit.raised_by()
+            ),
             FailureKind::Exited { status } => write!(f, "exited before replying ({status})"),
             FailureKind::InvalidJson(e) => write!(f, "wrote a line that is not JSON: {e}"),
             FailureKind::Protocol(e) => write!(f, "protocol violation: {e}"),

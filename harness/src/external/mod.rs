@@ -15,14 +15,18 @@ pub mod quotes;
 pub mod record;
 pub mod session;
 pub mod summaries;
+pub mod watchdog;
 pub mod wire;
 
-pub use error::{AdapterFailure, FailureKind};
+pub use error::{AdapterFailure, FailureKind, Limit};
 
 /// The directory of an output directory where the adapter children's stderr files are
 /// kept.
 pub const ADAPTER_STDERR_DIR: &str = "adapter-stderr";
-pub use session::{AdapterSpec, Reply, Session, SummarizeCall, SummaryService, DEFAULT_TIMEOUT_MS};
+pub use session::{
+    AdapterSpec, Reply, Session, SummarizeCall, SummaryService, ADAPTER_TIMEOUT_MS_MAX,
+    DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TIMEOUT_MS,
+};
 
 #[cfg(test)]
 mod tests;

@@ -5,8 +5,9 @@
 use super::argv;
 use super::child::AdapterChild;
 use super::delta::Held;
-use super::error::{AdapterFailure, FailureKind};
+use super::error::{AdapterFailure, FailureKind, Limit};
 use super::record::{failure_line, record_line, Dir, Recording};
+use super::watchdog::{Phase, Watch, Watched};
 use super::wire::{
     AdapterMsg, Capabilities, ChatMessage, HarnessMsg, SummaryAnswer, ERROR_CODE_DESYNC,
     KNOWN_HOOKS, PROTOCOL_DELTAS, PROTOCOL_VERSION, PROTOCOL_VERSION_MAX,
@@ -14,11 +15,22 @@ use super::wire::{
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// Default per-request timeout (a Python adapter importing a large package on a busy
-/// machine needs seconds for its hello).
-pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// Default per-request limit: the longest the adapter may stay silent after the
+/// harness's last message of a request (the request, or the answer to one of its
+/// `summarize` calls: the harness's own time between messages never counts). A real
+/// release's longest silence is one pass between two messages, well under a second of
+/// CPU; on a 2-core machine at load 30 a process gets about a fifteenth of a core, so a
+/// 1-second silence stretches to some 15 s: 60 s leaves four times that.
+pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
+/// Default start-up limit: from the start of a child to its `hello`. A cold venv import
+/// of a Hermes release is the slow part (seconds of CPU and disk on an idle machine;
+/// tens of seconds at load 10–30, where 30 s lost cases): 120 s, twice the per-request
+/// limit, paid once per child.
+pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 120_000;
+/// Longest limit a command line or a scenario file may ask for, milliseconds.
+pub const ADAPTER_TIMEOUT_MS_MAX: u64 = 3_600_000;
 /// Most `summarize` calls one request may make (a loop in the adapter is a failure).
 pub const SUMMARIZE_CALLS_MAX: u32 = 64;
 
@@ -27,7 +39,12 @@ pub const SUMMARIZE_CALLS_MAX: u32 = 64;
 pub struct AdapterSpec {
     /// The command line as given to `--adapter` (split without a shell).
     pub command: String,
+    /// The per-request limit ([`Limit::Request`]).
     pub timeout_ms: u64,
+    /// The start-up limit ([`Limit::Startup`]).
+    pub startup_timeout_ms: u64,
+    /// The watchdog's bound (`None`: [`AdapterSpec::watchdog_bound_ms`] derives it).
+    pub watchdog_ms: Option<u64>,
     /// Extra environment for the child (e.g. a temporary HERMES_HOME).
     pub env: Vec<(String, String)>,
     /// Where relative paths of the command were written (a scenario file's directory):
@@ -49,6 +66,8 @@ impl AdapterSpec {
         AdapterSpec {
             command: command.into(),
             timeout_ms,
+            startup_timeout_ms: DEFAULT_STARTUP_TIMEOUT_MS,
+            watchdog_ms: None,
             env: Vec::new(),
             base_dir: None,
             record: None,
@@ -62,6 +81,30 @@ impl AdapterSpec {
             protocol_max: max,
             ..self
         }
+    }
+
+    /// The same adapter with start-up limit `ms`.
+    pub fn with_startup_timeout_ms(self, ms: u64) -> Self {
+        AdapterSpec {
+            startup_timeout_ms: ms,
+            ..self
+        }
+    }
+
+    /// The same adapter watched with bound `ms` (`None`: the derived bound).
+    pub fn with_watchdog_ms(self, ms: Option<u64>) -> Self {
+        AdapterSpec {
+            watchdog_ms: ms,
+            ..self
+        }
+    }
+
+    /// The watchdog's bound: as given, else twice the longer limit, so that a silent
+    /// adapter ends in its timeout first and the watchdog catches only what the
+    /// timeouts cannot (see `watchdog`).
+    pub fn watchdog_bound_ms(&self) -> u64 {
+        self.watchdog_ms
+            .unwrap_or(2 * self.timeout_ms.max(self.startup_timeout_ms))
     }
 
     /// The same adapter, every case's messages recorded under `dir`.
@@ -163,6 +206,8 @@ pub struct Session {
     /// Protocol 2: the transcript the running child holds (empty after hello and
     /// `restart`; a pass request's, then its result's).
     held: Held,
+    /// The exchange in flight, under the stall watchdog (`None` between requests).
+    watch: Option<Watch>,
 }
 
 /// A position in a child's stderr: which child, how many bytes it had written.
@@ -191,6 +236,7 @@ impl Session {
             record: None,
             hello_lines: Vec::new(),
             held: Held::default(),
+            watch: None,
         })
     }
 
@@ -278,11 +324,38 @@ impl Session {
         build: impl FnOnce(u64) -> HarnessMsg,
         summaries: &mut dyn SummaryService,
     ) -> Result<Reply, AdapterFailure> {
-        self.ensure_started()?;
         let mut msg = build(self.next_id);
         self.next_id += 1;
-        let outcome = self.exchange(&mut msg, summaries);
-        outcome.map_err(|kind| self.fail(&msg, kind))
+        let outcome = self.ensure_started().and_then(|()| {
+            self.watch = Some(self.watched(&msg, self.spec.watchdog_bound_ms()));
+            self.exchange(&mut msg, summaries)
+                .map_err(|k| self.fail(&msg, k))
+        });
+        self.watch = None;
+        outcome
+    }
+
+    /// Whether a request is in flight: a case that ended inside one (a panic unwound
+    /// through it) leaves the adapter owing a reply or awaiting an answer, and the
+    /// session must not serve another case.
+    pub fn mid_request(&self) -> bool {
+        self.watch.is_some()
+    }
+
+    /// The watchdog's view of exchange `msg` as it starts, watched with `bound_ms`.
+    fn watched(&self, msg: &HarnessMsg, bound_ms: u64) -> Watch {
+        Watch::start(Watched {
+            case: super::record::current_case(),
+            command: self.spec.command.clone(),
+            request: msg.describe(),
+            last_sent: String::new(),
+            last_heard: String::new(),
+            phase: Phase::AwaitingAdapter,
+            pid: self.child.as_ref().map(AdapterChild::pid),
+            stderr: self.child.as_ref().map(|c| c.stderr.clone()),
+            progress_at: Instant::now(),
+            bound_ms,
+        })
     }
 
     fn ensure_started(&mut self) -> Result<(), AdapterFailure> {
@@ -303,7 +376,13 @@ impl Session {
         self.child = Some(child);
         self.hello_lines.clear();
         self.held = Held::default();
-        match self.handshake(&hello) {
+        // A cold start is slow, not stalled: a hello is watched with at least twice its
+        // start-up limit, so the start-up timeout ends a silent one first.
+        let bound_ms = (2 * self.spec.startup_timeout_ms).max(self.spec.watchdog_bound_ms());
+        self.watch = Some(self.watched(&hello, bound_ms));
+        let greeted = self.handshake(&hello);
+        self.watch = None;
+        match greeted {
             Ok(info) => {
                 self.info = Some(info);
                 Ok(())
@@ -313,9 +392,8 @@ impl Session {
     }
 
     fn handshake(&mut self, hello: &HarnessMsg) -> Result<AdapterInfo, FailureKind> {
-        let deadline = self.deadline();
         self.send_logged(hello, true)?;
-        match self.read_logged(deadline, 0, true)? {
+        match self.read_logged(0, true, Limit::Startup)? {
             AdapterMsg::Hello {
                 protocol,
                 name,
@@ -360,12 +438,11 @@ impl Session {
         msg: &mut HarnessMsg,
         summaries: &mut dyn SummaryService,
     ) -> Result<Reply, FailureKind> {
-        let deadline = self.deadline();
         let id = msg.id();
         self.send_request(msg)?;
         let mut calls = 0u32;
         loop {
-            match self.read(deadline, id)? {
+            match self.read(id)? {
                 AdapterMsg::Summarize {
                     call,
                     prompt,
@@ -500,6 +577,9 @@ impl Session {
 
     fn send_line(&mut self, line: String, hello: bool) -> Result<(), FailureKind> {
         self.log(record_line(Dir::ToAdapter, &line, true), hello);
+        if let Some(w) = &self.watch {
+            w.sent(&line);
+        }
         match self.child.as_mut() {
             Some(child) => {
                 child.send(line);
@@ -511,22 +591,32 @@ impl Session {
         }
     }
 
-    /// The next adapter message of request `id`, checked for JSON, protocol and id.
-    fn read(&mut self, deadline: Instant, id: u64) -> Result<AdapterMsg, FailureKind> {
-        self.read_logged(deadline, id, false)
+    /// The next adapter message of request `id`, checked for JSON, protocol and id,
+    /// within the per-request limit from now (the harness's last message).
+    fn read(&mut self, id: u64) -> Result<AdapterMsg, FailureKind> {
+        self.read_logged(id, false, Limit::Request)
     }
 
     fn read_logged(
         &mut self,
-        deadline: Instant,
         id: u64,
         hello: bool,
+        limit: Limit,
     ) -> Result<AdapterMsg, FailureKind> {
-        let timeout_ms = self.spec.timeout_ms;
+        let timeout_ms = match limit {
+            Limit::Startup => self.spec.startup_timeout_ms,
+            Limit::Request => self.spec.timeout_ms,
+        };
         let child = self.child.as_mut().ok_or(FailureKind::Exited {
             status: "not running".into(),
         })?;
-        let line = child.recv(deadline, timeout_ms)?;
+        if let Some(w) = &self.watch {
+            w.child(child.pid(), child.stderr.clone());
+        }
+        let line = child.recv(timeout_ms, limit)?;
+        if let Some(w) = &self.watch {
+            w.heard(&line);
+        }
         let parsed = serde_json::from_str::<Value>(&line);
         self.log(record_line(Dir::FromAdapter, &line, parsed.is_ok()), hello);
         let value: Value =
