@@ -397,3 +397,5 @@ impl World {
 }
 #[cfg(test)]
 mod profile_tests;
+#[cfg(test)]
+mod verdicts_tests;
