@@ -14,7 +14,7 @@ the baseline, never against a clean run.
 
   scripts/hermes-mutants.py [--cases 48] [--jobs 2] [--release batch|micro|both]
                             [--only NAME[,NAME...]] [--out target/compactsim/mutants]
-                            [--bin target/release/compactsim]
+                            [--bin target/release/compactsim] [--table-only]
 
 Needs the release build (`cargo build --release -p compactsim`) and the venvs
 (`bash adapters/hermes/setup-venv.sh`). Exit 0 when every run finished; the table says
@@ -102,9 +102,16 @@ def table(release, cases, base, rows):
     for name, caught, new in rows:
         fired = ", ".join(f"{k} {v}" for k, v in sorted(new.items(), key=lambda kv: (-kv[1], kv[0])))
         description = mutants.FAULTS[(release, name)][0]
-        lines.append(f"| {name} | {'yes' if caught else 'no'} | {caught} | {fired or '-'} "
-                     f"| {description} |")
+        lines.append(f"| {name} | {verdict(new)} | {caught} | {fired or '-'} | {description} |")
     return "\n".join(lines) + "\n"
+
+
+def verdict(new):
+    """`yes` when an invariant (or the liveness budget) newly fired; `crash` when only the
+    adapter failed (an exception in the patched code: no invariant judged it); `no`."""
+    if set(new) - {"internal"}:
+        return "yes"
+    return "crash" if new else "no"
 
 
 def count(by_case):
@@ -123,6 +130,8 @@ def main():
     p.add_argument("--only", default="", help="comma-separated fault names")
     p.add_argument("--out", default="target/compactsim/mutants")
     p.add_argument("--bin", default="target/release/compactsim")
+    p.add_argument("--table-only", action="store_true",
+                   help="print the tables from the reports already under --out, run nothing")
     a = p.parse_args()
     binary = os.path.join(ROOT, a.bin)
     a.out = os.path.join(ROOT, a.out)
@@ -131,12 +140,15 @@ def main():
     for release in releases:
         names = [n for n in mutants.names(release) if not only or n in only]
         out = os.path.join(a.out, release)
-        base = verdicts_by_case(run(binary, release, a.cases, a.jobs,
-                                    os.path.join(out, "baseline"), None))
+        def report(name, mutant):
+            if a.table_only:
+                return os.path.join(out, name, "report.json")
+            return run(binary, release, a.cases, a.jobs, os.path.join(out, name), mutant)
+
+        base = verdicts_by_case(report("baseline", None))
         rows = []
         for name in names:
-            got = verdicts_by_case(run(binary, release, a.cases, a.jobs,
-                                       os.path.join(out, name), name))
+            got = verdicts_by_case(report(name, name))
             caught, new = compare(base, got)
             rows.append((name, caught, new))
             print(f"{release} {name}: {caught} case(s) caught", file=sys.stderr, flush=True)

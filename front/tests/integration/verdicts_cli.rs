@@ -55,12 +55,19 @@ fn all_lists_every_invariant_per_case_and_first_only_the_first() {
     assert!(text.contains("also fired: "), "{text}");
     assert!(text.contains("fired (all verdicts)"), "{text}");
     let first_line = String::from_utf8_lossy(&o_first.stdout);
-    assert!(first_line.lines().next().unwrap().contains(" verdicts=first "));
+    assert!(first_line
+        .lines()
+        .next()
+        .unwrap()
+        .contains(" verdicts=first "));
 
     let (ra, rf) = (report(&all), report(&first));
     assert_eq!(rf["header"]["params"]["verdicts"], "first");
     assert!(ra["header"]["params"].get("verdicts").is_none());
-    let (ca, cf) = (ra["cases"].as_array().unwrap(), rf["cases"].as_array().unwrap());
+    let (ca, cf) = (
+        ra["cases"].as_array().unwrap(),
+        rf["cases"].as_array().unwrap(),
+    );
     let mut later = 0;
     for (a, f) in ca.iter().zip(cf) {
         assert_eq!(a["outcome"], f["outcome"], "case {}", a["case"]);
@@ -72,7 +79,9 @@ fn all_lists_every_invariant_per_case_and_first_only_the_first() {
     assert!(later > 0, "no case fired a second invariant");
     let rows = ra["summary"]["invariants"].as_array().unwrap();
     let fired = |r: &Value| r["fired"].as_u64().unwrap();
-    assert!(rows.iter().any(|r| fired(r) > r["violated"].as_u64().unwrap()));
+    assert!(rows
+        .iter()
+        .any(|r| fired(r) > r["violated"].as_u64().unwrap()));
     for row in rows {
         let cases = ca
             .iter()

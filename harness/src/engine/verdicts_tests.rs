@@ -72,3 +72,8 @@ fn judging_past_the_first_violation_is_deterministic() {
     let b = run_case(&spec, record(Verdicts::All));
     assert_eq!(a, b);
 }
+
+#[test]
+fn a_gateway_case_with_two_faults_reports_both_in_all_and_one_in_first() {
+    check("gateway", &[Bug::H29335, Bug::H4095, Bug::H10896]);
+}
