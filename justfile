@@ -41,6 +41,12 @@ hermes-batch *ARGS: hermes-venvs
 hermes-micro *ARGS: hermes-venvs
     cargo run --release -p compactsim -- run --compactor external --adapter 'target/hermes-venvs/hermes-iot-0.22.2.post1/bin/python adapters/hermes/hermes_micro.py' --out target/compactsim/hermes-micro {{ARGS}}
 
+# Mutation testing of both pinned releases: each fault of adapters/hermes/mutants.py
+# patched in at import time, a Markdown table of what the oracle caught (MUTANTS.md).
+hermes-mutants *ARGS: hermes-venvs
+    cargo build --release -p compactsim
+    python3 scripts/hermes-mutants.py {{ARGS}}
+
 # The crate graph and its check (dependencies point down the layers, no module loop).
 crate-graph:
     bash scripts/crate-graph.sh

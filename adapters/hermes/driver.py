@@ -4,14 +4,18 @@ batch passes through `compress()`, micro passes through `_micro_compact()` where
 package has it, and the compressor's own state reported as labels.
 """
 
+import os
 from importlib.metadata import version
 
+import mutants
 import offline
 from protocol import HERMES_POLICIES, serve
 
 
 class Driver:
     def __init__(self, cc, micro):
+        # Mutation testing (MUTANTS.md): the fault COMPACTSIM_MUTANT names, if any.
+        mutants.apply(cc, "micro" if micro else "batch", os.environ)
         self.cc = cc
         self.micro = micro
         self.compressor = None

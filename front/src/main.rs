@@ -7,6 +7,7 @@ use compactsim::cli::{
     console, diff, list, merge, replay, run, scenario, selftest, shrink, study, sweep,
 };
 use compactsim_harness::compactor::CompactorSpec;
+use compactsim_harness::engine::Verdicts;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -236,6 +237,11 @@ enum Command {
         /// No progress bar (it is shown only when stderr is a terminal).
         #[arg(long)]
         quiet: bool,
+        /// all: judge each case past its first violation and report every invariant
+        /// that fired (with its first step); first: stop each case at its first
+        /// violation (faster; the outcome and first violation are the same).
+        #[arg(long, default_value = "all", value_name = "all|first")]
+        verdicts: String,
     },
     /// The suite under many root seeds: one line per seed, a total; exit = worst outcome.
     Sweep(SweepArgs),
@@ -610,6 +616,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
             shard,
             shrink_time,
             quiet,
+            verdicts,
         } => {
             let jobs = args::jobs(jobs)?;
             let req = run::RunRequest {
@@ -620,6 +627,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
                 out: out.unwrap_or_else(|| PathBuf::from("target/compactsim").join(name)),
                 shrink_time: shrink::shrink_time(shrink_time)?,
                 quiet,
+                verdicts: Verdicts::parse(&verdicts).map_err(Failure::bad_input)?,
             };
             run::run(&req)
         }

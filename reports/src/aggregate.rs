@@ -11,6 +11,7 @@ pub const FAILURES_KEPT_MAX: usize = 100;
 struct InvariantCounts {
     checked: u64,
     violated: u64,
+    fired: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,7 +72,8 @@ impl Aggregator {
 
     /// Adds one finished case: its row, the number of transitions it ran, how many
     /// transitions each invariant checked, and how often each coverage counter fired.
-    /// A `Violation` outcome counts as one violation of its invariant.
+    /// A `Violation` outcome counts as one violation of its invariant; every verdict of
+    /// the row counts once in its invariant's `fired`.
     pub fn add_case<'a>(
         &mut self,
         row: &CaseRow,
@@ -102,6 +104,9 @@ impl Aggregator {
                 self.totals.cases_liveness += 1;
                 family.liveness += 1;
             }
+        }
+        for v in &row.verdicts {
+            slot(&mut self.invariants, &v.invariant).fired += 1;
         }
         for (id, checked) in checks {
             slot(&mut self.invariants, id).checked += checked;
@@ -141,6 +146,7 @@ impl Aggregator {
             let mine = slot(&mut self.invariants, &id);
             mine.checked += c.checked;
             mine.violated += c.violated;
+            mine.fired += c.fired;
         }
         for (name, c) in other.families {
             let mine = slot(&mut self.families, &name);
@@ -172,6 +178,7 @@ impl Aggregator {
                     let counts = InvariantCounts {
                         checked: r.checked,
                         violated: r.violated,
+                        fired: r.fired,
                     };
                     (r.id, counts)
                 })
@@ -210,6 +217,7 @@ impl Aggregator {
                     id,
                     checked: c.checked,
                     violated: c.violated,
+                    fired: c.fired,
                 })
                 .collect(),
             families: self

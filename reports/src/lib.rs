@@ -52,7 +52,7 @@ pub use merge::{
 pub use repro::{write_repro, REPRO_TXT};
 pub use schema::{
     CaseRow, Failure, FamilyRow, Header, InvariantRow, Outcome, PoliciesJudged, Report, Summary,
-    Totals, SCHEMA_VERSION,
+    Totals, Verdict, SCHEMA_VERSION,
 };
 pub use terminal::{header_line, render_table};
 pub use writer::{read_report, ReportWriter, REPORT_JSON};

@@ -91,8 +91,21 @@ pub struct CaseRow {
     pub turns: u32,
     pub passes: u32,
     pub outcome: Outcome,
+    /// Every invariant that fired in the case, each once with its first step, in the
+    /// order they fired (`--verdicts first`: those of the first failing transition).
+    /// Absent for a clean case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<Verdict>,
     pub tokens_max: u64,
     pub messages_max: u32,
+}
+
+/// One invariant that fired in a case: where it first fired.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub invariant: String,
+    pub step: u32,
+    pub turn: u32,
 }
 
 /// Run-wide counts.
@@ -110,12 +123,18 @@ pub struct Totals {
     pub transitions: u64,
 }
 
-/// Per-invariant counts: how many transitions it checked, how many cases it failed.
+/// Per-invariant counts: how many transitions it checked, how many cases it failed
+/// first, how many cases it fired in at all.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InvariantRow {
     pub id: String,
     pub checked: u64,
+    /// Cases whose first violation is of this invariant (their outcome).
     pub violated: u64,
+    /// Cases in which this invariant fired at any step (every verdict of the case,
+    /// the liveness one included).
+    #[serde(default)]
+    pub fired: u64,
 }
 
 /// Per-shape-family counts.

@@ -20,7 +20,8 @@ pub fn header_line(header: &Header) -> String {
     line
 }
 
-/// A totals line, a table per invariant (id, checked, violated), a table per shape
+/// A totals line, a table per invariant (id, checked, cases it failed first, cases it
+/// fired in at any step), a table per shape
 /// family (cases, failed, liveness, turns, passes) and the coverage counters never
 /// reached.
 pub fn render_table(header: &Header, summary: &Summary) -> String {
@@ -47,13 +48,15 @@ pub(crate) fn invariant_table(summary: &Summary) -> Table {
     let mut table = Table::new(&[
         ("invariant", Align::Left),
         ("checked", Align::Right),
-        ("violated", Align::Right),
+        ("violated first", Align::Right),
+        ("fired (all verdicts)", Align::Right),
     ]);
     for row in &summary.invariants {
         table.row(vec![
             row.id.clone(),
             row.checked.to_string(),
             row.violated.to_string(),
+            row.fired.to_string(),
         ]);
     }
     table

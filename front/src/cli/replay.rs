@@ -11,7 +11,13 @@ use std::fmt::Write;
 pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
     let suite = params.suite(case, 1);
     let spec = suite.spec(case);
-    let r = run_case(&spec, Record { trace: true });
+    let r = run_case(
+        &spec,
+        Record {
+            trace: true,
+            ..Record::default()
+        },
+    );
     let mut out = String::new();
     let _ = writeln!(
         out,

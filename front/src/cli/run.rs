@@ -4,12 +4,12 @@ use super::args::{CaseParams, Shard};
 use super::exit::{Exit, Failure};
 use super::failures;
 use compactsim_harness::compactor::CompactorSpec;
-use compactsim_harness::engine::{counters, CaseOutcome, CaseResult, CaseSpec, Record};
+use compactsim_harness::engine::{counters, CaseOutcome, CaseResult, CaseSpec, Record, Verdicts};
 use compactsim_harness::external::argv::quote;
 use compactsim_harness::runner::run_suite;
 use compactsim_harness::shapes::Family;
 use compactsim_reports::{
-    self as reports, Aggregator, CaseRow, Header, Outcome, PoliciesJudged, ReportWriter,
+    self as reports, Aggregator, CaseRow, Header, Outcome, PoliciesJudged, ReportWriter, Verdict,
 };
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -47,6 +47,8 @@ pub struct RunRequest {
     pub shrink_time: Duration,
     /// No progress bar even on a terminal.
     pub quiet: bool,
+    /// `--verdicts`: judge each case past its first violation (`all`) or not.
+    pub verdicts: Verdicts,
 }
 
 /// The report header: every parameter that decides the run, none that varies between
@@ -71,6 +73,9 @@ pub fn header(req: &RunRequest) -> Header {
     }
     if let Some(adapter) = req.params.compactor.adapter() {
         params.insert("adapter".to_string(), adapter.command.clone());
+    }
+    if req.verdicts != Verdicts::All {
+        params.insert("verdicts".to_string(), req.verdicts.to_string());
     }
     Header {
         tool: "compactsim".into(),
@@ -127,6 +132,15 @@ pub fn row(r: &CaseResult) -> CaseRow {
         turns: r.turns,
         passes: r.passes,
         outcome,
+        verdicts: r
+            .verdicts
+            .iter()
+            .map(|v| Verdict {
+                invariant: v.invariant.clone(),
+                step: v.step,
+                turn: v.turn,
+            })
+            .collect(),
         tokens_max: r.tokens_max,
         messages_max: r.messages_max,
     }
@@ -172,6 +186,9 @@ fn seed_line(req: &RunRequest) -> String {
     }
     if let Some(adapter) = req.params.compactor.adapter() {
         line.push_str(&format!(" adapter={}", quote(&adapter.command)));
+    }
+    if req.verdicts != Verdicts::All {
+        line.push_str(&format!(" verdicts={}", req.verdicts));
     }
     let bugs = if req.params.bugs.is_empty() {
         "none".to_string()
@@ -222,7 +239,10 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     run_suite(
         &req.params.suite(first, cases),
         req.jobs,
-        Record::default(),
+        Record {
+            trace: false,
+            verdicts: req.verdicts,
+        },
         |r| {
             bar.inc(1);
             exit = exit.worst(exit_of(&r.outcome));
@@ -304,7 +324,13 @@ pub fn agent_line(coverage: &std::collections::BTreeMap<String, u64>) -> String 
 /// The trace of the last turns of a case (rerun deterministically with the trace on).
 fn last_turns(params: &CaseParams, case: u32) -> Vec<String> {
     let spec = params.suite(case, 1).spec(case);
-    let r = compactsim_harness::engine::run_case(&spec, Record { trace: true });
+    let r = compactsim_harness::engine::run_case(
+        &spec,
+        Record {
+            trace: true,
+            ..Record::default()
+        },
+    );
     let last = r.trace.last().map_or(0, |l| l.event.turn());
     let from = last.saturating_sub(LIVENESS_TRACE_TURNS - 1);
     r.trace
@@ -312,6 +338,17 @@ fn last_turns(params: &CaseParams, case: u32) -> Vec<String> {
         .filter(|l| l.event.turn() >= from)
         .map(|l| l.to_string())
         .collect()
+}
+
+/// The invariants a failing case broke after its first one, with where each first
+/// fired (`None` when there are none).
+fn also_fired(verdicts: &[compactsim_model::Violation]) -> Option<String> {
+    let later: Vec<String> = verdicts
+        .iter()
+        .skip(1)
+        .map(|v| format!("{} at turn {} (step {})", v.invariant, v.turn, v.step))
+        .collect();
+    (!later.is_empty()).then(|| later.join(", "))
 }
 
 /// Prints a failure (the first few), records it in the summary and in repro.txt.
@@ -349,6 +386,9 @@ fn note_failure(
             for l in last_turns(params, r.case) {
                 crate::outln!("    {l}");
             }
+        }
+        if let Some(also) = also_fired(&r.verdicts) {
+            crate::outln!("  also fired: {also}");
         }
         crate::outln!("  repro: {line}");
     }

@@ -224,7 +224,13 @@ pub fn run_all_with(
         scenarios
             .into_par_iter()
             .map(|scenario| {
-                let result = run_case(&scenario.spec, Record { trace });
+                let result = run_case(
+                    &scenario.spec,
+                    Record {
+                        trace,
+                        ..Record::default()
+                    },
+                );
                 let holds = scenario.holds(&result);
                 bar.inc(1);
                 Ran {
@@ -512,7 +518,13 @@ pub fn replay_file(path: &Path, chosen: &CompactorSpec) -> Result<(String, Exit)
         );
         return Ok((out, Exit::Clean));
     }
-    let r = run_case(&s.spec, Record { trace: true });
+    let r = run_case(
+        &s.spec,
+        Record {
+            trace: true,
+            ..Record::default()
+        },
+    );
     let mut out = render_trace(&s, &r);
     let exit = exit_of(&[Ran {
         scenario: s.clone(),

@@ -91,7 +91,13 @@ fn a_recorded_agent_case_written_as_a_file_replays_the_same_run() {
         let text = scenario::render(&Header::default(), &planned, &Expect::Clean);
         let back = parse(&text).unwrap();
         assert_eq!(back.spec, planned, "case {case}");
-        let replay = run_case(&back.spec, Record { trace: true });
+        let replay = run_case(
+            &back.spec,
+            Record {
+                trace: true,
+                ..Record::default()
+            },
+        );
         assert_eq!(replay.outcome, rec.result.outcome, "case {case}");
         assert_eq!(replay.trace, rec.result.trace, "case {case}");
     }

@@ -33,3 +33,4 @@ mod seeds;
 mod selftest_external_cli;
 mod shrink_cli;
 mod sweep_cli;
+mod verdicts_cli;

@@ -68,7 +68,7 @@ proptest! {
         let original = spec(root_seed, case, bug, strategy);
         let rec = record(&original);
         let planned = original.clone().with_plan(rec.plan);
-        let replay = run_case(&planned, Record { trace: true });
+        let replay = run_case(&planned, Record { trace: true, ..Record::default() });
         prop_assert_eq!(&replay.outcome, &rec.result.outcome);
         prop_assert_eq!(&replay.tokens_per_turn, &rec.result.tokens_per_turn);
         prop_assert_eq!(&replay.trace, &rec.result.trace);
@@ -128,7 +128,13 @@ fn recorded_gateway_cases_replay_turn_for_turn() {
             original.strategy = gateway;
             let rec = record(&original);
             let planned = original.clone().with_plan(rec.plan);
-            let replay = run_case(&planned, Record { trace: true });
+            let replay = run_case(
+                &planned,
+                Record {
+                    trace: true,
+                    ..Record::default()
+                },
+            );
             let what = format!("case {case} bug {bug:?}");
             assert_eq!(replay.outcome, rec.result.outcome, "{what}");
             assert_eq!(replay.tokens_per_turn, rec.result.tokens_per_turn, "{what}");

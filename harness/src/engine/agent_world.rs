@@ -17,7 +17,7 @@ use super::observer::Observer;
 use super::plan::{CasePlan, Source};
 use super::scramble::Labels;
 use super::setup::SummarizerStreams;
-use super::{empty_result, CaseOutcome, CaseResult, CaseSetup, CaseSpec, MakeCompactor, Record};
+use super::{empty_result, CaseResult, CaseSetup, CaseSpec, MakeCompactor, Record};
 use compactsim_fakes::provider::{Provider, ProviderOutcome};
 use compactsim_fakes::rng::SimRng;
 use compactsim_hermes::agent::{AgentConfig, AgentLoop, Sink, RECOVERY_WINDOW_MS};
@@ -393,7 +393,7 @@ impl<'s> CaseLoop<'s> {
         spec.bugs.at_turn(turn);
         self.done = true;
         let (agent, observer) = (&mut self.agent, &mut self.observer);
-        if observer.result.outcome != CaseOutcome::Clean {
+        if observer.halted() {
             return;
         }
         let script = self
@@ -435,7 +435,7 @@ impl<'s> CaseLoop<'s> {
         let (mut agent, observer) = (self.agent, self.observer);
         let mut result = observer.result;
         if let Some(failure) = agent.failure.take() {
-            result.outcome = CaseOutcome::Internal(failure.to_string());
+            result.outcome = super::internal_unless_failed(result.outcome, failure.to_string());
         }
         result.checked = observer.oracle.checked();
         result.summary_calls = agent.summarizer.log().to_vec();
@@ -499,7 +499,7 @@ fn resume(
     turns_max: u32,
     before: u32,
 ) -> u32 {
-    if fill_per_mille == 0 || observer.result.outcome != CaseOutcome::Clean {
+    if fill_per_mille == 0 || observer.halted() {
         return 0;
     }
     let target = agent.config.trigger_tokens() as u64 * fill_per_mille as u64 / 1000;

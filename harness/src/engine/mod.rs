@@ -1,6 +1,7 @@
 //! The engine: runs one case turn by turn, emits a trace event for every transition,
 //! lets the oracle observe each one, applies the fault plan, and stops at the first
-//! violation or at the case's turn budget.
+//! violation (or, with [`Verdicts::All`], goes on judging after it) or at the case's
+//! turn budget.
 
 mod agent_setup;
 pub(crate) mod agent_world;
@@ -17,6 +18,7 @@ pub mod scramble;
 mod setup;
 pub mod summary_storm;
 mod trace;
+pub mod verdicts;
 mod work_budget;
 
 pub use agent_setup::AgentSetup;
@@ -24,6 +26,7 @@ pub use agent_world::{describe, oracle_config, STEPS_PER_TURN_BUDGET};
 pub use coverage::{counters, Coverage, AGENT_COUNTERS, COUNTERS};
 pub use setup::*;
 pub use trace::TraceLine;
+pub use verdicts::Verdicts;
 pub use work_budget::CASE_WORK_ROWS_MAX;
 
 use crate::shapes::Family;
@@ -76,6 +79,10 @@ pub struct CaseResult {
     pub passes: u32,
     pub transitions: u32,
     pub outcome: CaseOutcome,
+    /// Every invariant that fired, each with its first violation, in the order they
+    /// fired (with [`Verdicts::First`]: those of the first failing transition). The
+    /// liveness invariant is among them when the case ran out of its budget.
+    pub verdicts: Vec<Violation>,
     pub tokens_max: u64,
     pub messages_max: u32,
     /// Transcript tokens after each turn's last transition.
@@ -91,10 +98,13 @@ pub struct CaseResult {
     pub gateway_trace: Vec<(u32, String)>,
 }
 
-/// Options that change what a case records, never what it does.
+/// Options that change what a case records, never what it does up to its first
+/// violation (with [`Verdicts::All`] it goes on after it; its outcome is the same).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Record {
     pub trace: bool,
+    /// Whether the case is judged past its first violation.
+    pub verdicts: Verdicts,
 }
 
 /// Builds the compactor under test of a case from the reference compactor the case's
@@ -205,6 +215,16 @@ fn quote_adapter_stderr(
     }
 }
 
+/// The outcome of a case whose compactor failed (`what`): a harness failure, unless an
+/// invariant failed before (a case judged past its first violation keeps it: the
+/// outcome is the same as if it had stopped there).
+pub(crate) fn internal_unless_failed(outcome: CaseOutcome, what: String) -> CaseOutcome {
+    match outcome {
+        CaseOutcome::Clean | CaseOutcome::Internal(_) => CaseOutcome::Internal(what),
+        failed => failed,
+    }
+}
+
 pub(crate) fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
     CaseResult {
         case: spec.case,
@@ -214,6 +234,7 @@ pub(crate) fn empty_result(spec: &CaseSpec, family: Family) -> CaseResult {
         passes: 0,
         transitions: 0,
         outcome: CaseOutcome::Clean,
+        verdicts: Vec::new(),
         tokens_max: 0,
         messages_max: 0,
         tokens_per_turn: Vec::new(),
@@ -353,7 +374,9 @@ impl World {
             }
             Err(MicroStop::Sink) => false,
             Err(MicroStop::Failure(f)) => {
-                self.observer.result.outcome = CaseOutcome::Internal(f.to_string());
+                let outcome =
+                    std::mem::replace(&mut self.observer.result.outcome, CaseOutcome::Clean);
+                self.observer.result.outcome = internal_unless_failed(outcome, f.to_string());
                 false
             }
         };
@@ -374,3 +397,5 @@ impl World {
 }
 #[cfg(test)]
 mod profile_tests;
+#[cfg(test)]
+mod verdicts_tests;

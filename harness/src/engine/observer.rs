@@ -2,6 +2,7 @@
 //! trace and folded into the case's result — for every loop.
 
 use super::scramble::{scramble, Labels};
+use super::verdicts::{self, Verdicts};
 use super::work_budget::{work_budget_violation, WorkMeter};
 use super::{CaseOutcome, CaseResult, Record, TraceLine};
 use compactsim_hermes::agent::Sink;
@@ -34,6 +35,9 @@ pub(crate) struct Observer {
     /// kept through transitions that provably only append or change nothing; `None`
     /// when unknown (the next lend compares).
     spare_in_step: Option<ListAt>,
+    /// The case has ended: a violation in [`Verdicts::First`], a liveness outcome, or a
+    /// budget; the loops stop at the next transition they would report.
+    halted: bool,
 }
 
 /// A list's address and length: with an observer seeing every change to the live
@@ -68,7 +72,43 @@ impl Observer {
             labels: Labels::AsReported,
             spare: Vec::new(),
             spare_in_step: None,
+            halted: false,
         }
+    }
+
+    /// Whether the case has ended (see [`Observer::judge`]).
+    pub fn halted(&self) -> bool {
+        self.halted
+    }
+
+    /// Folds one transition's violations into the result and says whether the case
+    /// goes on. The first failing transition sets the outcome; every invariant is
+    /// noted in `result.verdicts` once (its first violation). The case ends at the first
+    /// violation in [`Verdicts::First`], and at a liveness outcome in either mode.
+    pub fn judge(&mut self, violations: Vec<Violation>) -> bool {
+        if violations.is_empty() {
+            return !self.halted;
+        }
+        verdicts::note(&mut self.result.verdicts, &violations);
+        let liveness = violations.iter().all(|v| v.invariant == NO_INFINITE_LOOP);
+        if self.result.outcome == CaseOutcome::Clean {
+            self.result.outcome = outcome_of(violations);
+        }
+        if liveness || self.record.verdicts == Verdicts::First {
+            self.halted = true;
+        }
+        !self.halted
+    }
+
+    /// Ends the case with a liveness violation (a budget ran out): the outcome when the
+    /// case had none yet, a verdict either way.
+    fn exhausted(&mut self, v: Violation) -> bool {
+        verdicts::note(&mut self.result.verdicts, std::slice::from_ref(&v));
+        if self.result.outcome == CaseOutcome::Clean {
+            self.result.outcome = CaseOutcome::Liveness(v);
+        }
+        self.halted = true;
+        false
     }
 
     /// This observer, showing the oracle the events' labels as `labels` says.
@@ -157,19 +197,14 @@ impl Observer {
             self.result.tokens_max = self.result.tokens_max.max(self.tokens);
             self.result.messages_max = self.result.messages_max.max(after.len() as u32);
         }
-        if !violations.is_empty() {
-            self.result.outcome = outcome_of(violations);
+        if !self.judge(violations) {
             return false;
         }
         if self.step >= self.step_budget {
-            self.result.outcome =
-                CaseOutcome::Liveness(step_budget_violation(&t, self.step_budget));
-            return false;
+            return self.exhausted(step_budget_violation(&t, self.step_budget));
         }
         if !self.work.charge(before.len(), after.len()) {
-            self.result.outcome =
-                CaseOutcome::Liveness(work_budget_violation(t.event.turn(), t.step));
-            return false;
+            return self.exhausted(work_budget_violation(t.event.turn(), t.step));
         }
         true
     }

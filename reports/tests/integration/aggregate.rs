@@ -11,6 +11,7 @@ fn clean(case: u32, family: &str, turns: u32, passes: u32) -> CaseRow {
         turns,
         passes,
         outcome: Outcome::Clean,
+        verdicts: Vec::new(),
         tokens_max: 0,
         messages_max: 0,
     }
@@ -158,4 +159,54 @@ fn failures_of_one_case_keep_arrival_order() {
             (10, "count-non-growing")
         ]
     );
+}
+
+#[test]
+fn counts_cases_per_invariant_over_every_verdict_beside_the_first() {
+    let verdict = |invariant: &str, step| Verdict {
+        invariant: invariant.into(),
+        step,
+        turn: step / 2,
+    };
+    let mut r0 = clean(0, "chatty", 5, 2);
+    r0.outcome = Outcome::Violation {
+        invariant: "a".into(),
+        turn: 1,
+    };
+    r0.verdicts = vec![verdict("a", 3), verdict("b", 9)];
+    let mut r1 = clean(1, "chatty", 5, 2);
+    r1.outcome = Outcome::Violation {
+        invariant: "b".into(),
+        turn: 2,
+    };
+    r1.verdicts = vec![verdict("b", 4)];
+    let mut r2 = clean(2, "cron", 5, 2);
+    r2.outcome = Outcome::Liveness {
+        reason: "step budget".into(),
+    };
+    r2.verdicts = vec![verdict("no-infinite-loop", 7)];
+    let mut whole = Aggregator::new().with_invariants(["a", "b", "c"]);
+    let (mut left, mut right) = (Aggregator::new(), Aggregator::new());
+    for (i, r) in [&r0, &r1, &r2].into_iter().enumerate() {
+        whole.add_case(r, 1, [], []);
+        if i == 0 { &mut left } else { &mut right }.add_case(r, 1, [], []);
+    }
+    let rows: Vec<(String, u64, u64)> = whole
+        .summary()
+        .invariants
+        .into_iter()
+        .map(|r| (r.id, r.violated, r.fired))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("a".to_string(), 1, 1),
+            ("b".to_string(), 1, 2),
+            ("c".to_string(), 0, 0),
+            ("no-infinite-loop".to_string(), 0, 1),
+        ]
+    );
+    left.merge(right);
+    let merged = left.with_invariants(["a", "b", "c"]).into_summary();
+    assert_eq!(merged.invariants, whole.into_summary().invariants);
 }

@@ -128,7 +128,8 @@ fn terminal_table_has_aligned_rows_for_every_invariant_and_family() {
             [
                 row.id.clone(),
                 row.checked.to_string(),
-                row.violated.to_string()
+                row.violated.to_string(),
+                row.fired.to_string()
             ]
         );
     }

@@ -15,7 +15,7 @@ use crate::engine::observer::Observer;
 use crate::engine::plan::{CasePlan, Source};
 use crate::engine::scramble::Labels;
 use crate::engine::STEPS_PER_TURN_BUDGET;
-use crate::engine::{empty_result, CaseOutcome, CaseResult, CaseSpec, MakeCompactor, Record};
+use crate::engine::{empty_result, CaseResult, CaseSpec, MakeCompactor, Record};
 use compactsim_hermes::agent::{AgentLoop, Flow, Sink, Stop};
 use compactsim_hermes::bug_set::BugSet;
 use compactsim_invariants::gateway::{GatewayOracle, GatewayStep};
@@ -111,7 +111,7 @@ pub(crate) fn run_logged(
     // The loop's budget is not cut to a script's length: a redelivery is a turn of the
     // loop that takes no turn of the script (the script running out ends the case).
     for turn in first..first + budget_turns(spec) {
-        if gw.observer.result.outcome != CaseOutcome::Clean {
+        if gw.observer.halted() {
             break;
         }
         let faults = gw.plan.next_inbound(turn);
@@ -204,10 +204,9 @@ impl Gateway {
             let step = self.observer.step;
             self.observer.result.gateway_trace.push((step, line));
         }
-        if violations.is_empty() {
+        if self.observer.judge(violations) {
             Ok(())
         } else {
-            self.observer.result.outcome = CaseOutcome::Violation(violations);
             Err(Stop)
         }
     }
@@ -326,7 +325,8 @@ impl Gateway {
         add_checked(&mut self.checked, gateway);
         let mut result = self.observer.result;
         if let Some(failure) = self.agent.failure.take() {
-            result.outcome = CaseOutcome::Internal(failure.to_string());
+            result.outcome =
+                crate::engine::internal_unless_failed(result.outcome, failure.to_string());
         }
         result.checked = self.checked;
         result.summary_calls = self.agent.summarizer.log().to_vec();

@@ -85,7 +85,13 @@ pub fn record(spec: &CaseSpec) -> Recording {
         streams,
         ..
     } = draw::draw(spec);
-    let logged = run_logged(spec, Record { trace: true });
+    let logged = run_logged(
+        spec,
+        Record {
+            trace: true,
+            ..Record::default()
+        },
+    );
     let result = logged.result.clone();
     let agent_loop = spec.strategy.loop_options().is_some();
     // A gateway case takes a turn of the conversation per new message, not per turn.

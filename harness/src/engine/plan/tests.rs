@@ -39,8 +39,20 @@ fn an_empty_plan_is_the_drawn_case() {
             plan: Some(Arc::new(CasePlan::default())),
             ..plain.clone()
         };
-        let a = run_case(&plain, Record { trace: true });
-        let b = run_case(&planned, Record { trace: true });
+        let a = run_case(
+            &plain,
+            Record {
+                trace: true,
+                ..Record::default()
+            },
+        );
+        let b = run_case(
+            &planned,
+            Record {
+                trace: true,
+                ..Record::default()
+            },
+        );
         assert_eq!(fingerprint(&a), fingerprint(&b), "case {case}");
         assert_eq!(plain.clone().with_plan(CasePlan::default()), plain);
     }
@@ -66,7 +78,13 @@ fn a_recorded_case_replays_to_the_same_outcome_trace_and_tokens() {
         failing += u32::from(matches!(rec.result.outcome, CaseOutcome::Violation(_)));
         with_faults += u32::from(!plan.summary_outcomes.as_ref().unwrap().is_empty());
         with_restarts += u32::from(!plan.restarts.as_ref().unwrap().is_empty());
-        let replay = run_case(&original.with_plan(plan), Record { trace: true });
+        let replay = run_case(
+            &original.with_plan(plan),
+            Record {
+                trace: true,
+                ..Record::default()
+            },
+        );
         assert_eq!(
             fingerprint(&replay),
             fingerprint(&rec.result),
@@ -125,7 +143,13 @@ fn a_script_ends_the_case_and_overrides_replace_drawn_values() {
         setup.summarizer,
         compactsim_fakes::summarizer::SummarizerConfig::reliable()
     );
-    let r = run_case(&s, Record { trace: true });
+    let r = run_case(
+        &s,
+        Record {
+            trace: true,
+            ..Record::default()
+        },
+    );
     assert_eq!(r.outcome, CaseOutcome::Clean);
     assert_eq!(r.turns, 5);
     assert!(r.passes >= 2, "{}", r.passes);
@@ -184,8 +208,20 @@ fn an_empty_plan_is_the_drawn_agent_case() {
             plan: Some(Arc::new(CasePlan::default())),
             ..plain.clone()
         };
-        let a = run_case(&plain, Record { trace: true });
-        let b = run_case(&planned, Record { trace: true });
+        let a = run_case(
+            &plain,
+            Record {
+                trace: true,
+                ..Record::default()
+            },
+        );
+        let b = run_case(
+            &planned,
+            Record {
+                trace: true,
+                ..Record::default()
+            },
+        );
         assert_eq!(fingerprint(&a), fingerprint(&b), "case {case}");
     }
 }
@@ -230,7 +266,13 @@ fn a_recorded_agent_case_replays_to_the_same_outcome_trace_and_tokens() {
         let restarts = plan.restarts.clone().unwrap_or_default();
         assert!(strategy == "both" || restarts.is_empty(), "case {case}");
         restarted += u32::from(!restarts.is_empty());
-        let replay = run_case(&original.with_plan(plan), Record { trace: true });
+        let replay = run_case(
+            &original.with_plan(plan),
+            Record {
+                trace: true,
+                ..Record::default()
+            },
+        );
         assert_eq!(
             fingerprint(&replay),
             fingerprint(&rec.result),
@@ -301,7 +343,13 @@ fn the_agent_loop_plays_a_script_with_the_planned_provider_outcomes_and_paramete
     assert_eq!(plan.check_for(s.strategy), Ok(()));
     let setup = crate::engine::draw::draw(&s).agent.unwrap();
     assert!(!setup.params.in_place && setup.params.think_ms == (1_000, 1_000));
-    let r = run_case(&s, Record { trace: true });
+    let r = run_case(
+        &s,
+        Record {
+            trace: true,
+            ..Record::default()
+        },
+    );
     assert_eq!(r.outcome, CaseOutcome::Clean);
     // The history is the resumed session (turns 0 and 1, one append at turn 1).
     let first = &r.trace[0];
@@ -331,7 +379,10 @@ fn the_agent_loop_plays_a_script_with_the_planned_provider_outcomes_and_paramete
     };
     let r = run_case(
         &agent_spec(3, "batch", &[]).with_plan(quiet),
-        Record { trace: true },
+        Record {
+            trace: true,
+            ..Record::default()
+        },
     );
     assert!(provider_calls(&r).iter().all(Option::is_none));
     assert_eq!(r.turns, 5);
@@ -341,7 +392,10 @@ fn the_agent_loop_plays_a_script_with_the_planned_provider_outcomes_and_paramete
     fill.agent.resume_fill_per_mille = Some(900);
     let r = run_case(
         &agent_spec(3, "batch", &[]).with_plan(fill),
-        Record { trace: true },
+        Record {
+            trace: true,
+            ..Record::default()
+        },
     );
     let appends: Vec<u32> = r
         .trace

@@ -4,7 +4,7 @@
 pub mod xml;
 
 use compactsim_model::{MsgId, Role, Tokens, Violation, Witness, WitnessRow};
-use compactsim_reports::{Aggregator, CaseRow, Failure, Header, Outcome};
+use compactsim_reports::{Aggregator, CaseRow, Failure, Header, Outcome, Verdict};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -85,10 +85,34 @@ pub fn row(case: u32) -> CaseRow {
         family: FAMILIES[case as usize % FAMILIES.len()].to_string(),
         turns: 10 + case % 5,
         passes: 2 + case % 3,
+        verdicts: verdicts(case, &outcome),
         outcome,
         tokens_max: 1000 * u64::from(case % 9 + 1),
         messages_max: 20 + case % 4,
     }
+}
+
+/// The verdicts of a row: its first violation, and for every other violating case a
+/// second invariant fired later (the next one in `INVARIANTS`).
+fn verdicts(case: u32, outcome: &Outcome) -> Vec<Verdict> {
+    let Outcome::Violation { invariant, turn } = outcome else {
+        return Vec::new();
+    };
+    let first = Verdict {
+        invariant: invariant.clone(),
+        step: case * 3,
+        turn: *turn,
+    };
+    if case % 14 != 3 {
+        return vec![first];
+    }
+    let at = INVARIANTS.iter().position(|i| i == invariant).unwrap_or(0);
+    let later = Verdict {
+        invariant: INVARIANTS[(at + 1) % INVARIANTS.len()].to_string(),
+        step: case * 3 + 5,
+        turn: turn + 1,
+    };
+    vec![first, later]
 }
 
 pub fn failure(row: &CaseRow) -> Option<Failure> {

