@@ -561,10 +561,6 @@ impl Session {
         }
     }
 
-    fn deadline(&self) -> Instant {
-        Instant::now() + Duration::from_millis(self.spec.timeout_ms)
-    }
-
     fn send(&mut self, msg: &HarnessMsg) -> Result<(), FailureKind> {
         self.send_logged(msg, false)
     }
