@@ -14,7 +14,8 @@ the baseline, never against a clean run.
 
   scripts/hermes-mutants.py [--cases 48] [--jobs 2] [--release batch|micro|both]
                             [--only NAME[,NAME...]] [--out target/compactsim/mutants]
-                            [--bin target/release/compactsim] [--table-only]
+                            [--bin target/release/compactsim] [--reuse-baseline]
+                            [--table-only]
 
 Needs the release build (`cargo build --release -p compactsim`) and the venvs
 (`bash adapters/hermes/setup-venv.sh`). Exit 0 when every run finished; the table says
@@ -58,7 +59,9 @@ def run(binary, release, cases, jobs, out, mutant):
            "--shrink-time", "0", "--verdicts", "all"]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     report = os.path.join(out, "report.json")
-    if done.returncode not in (0, 1, 3) or not os.path.exists(report):
+    # 0 clean, 1 violations, 3 liveness, 4 internal (the patched code raised): each
+    # writes a report; anything else (bad input, a start-up failure) is fatal.
+    if done.returncode not in (0, 1, 3, 4) or not os.path.exists(report):
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-8:])
         sys.exit(f"{release} {mutant or 'baseline'}: `{' '.join(cmd)}` exited "
                  f"{done.returncode} without a report:\n{tail}")
@@ -130,6 +133,8 @@ def main():
     p.add_argument("--only", default="", help="comma-separated fault names")
     p.add_argument("--out", default="target/compactsim/mutants")
     p.add_argument("--bin", default="target/release/compactsim")
+    p.add_argument("--reuse-baseline", action="store_true",
+                   help="keep a baseline report already under --out instead of rerunning it")
     p.add_argument("--table-only", action="store_true",
                    help="print the tables from the reports already under --out, run nothing")
     a = p.parse_args()
@@ -141,8 +146,9 @@ def main():
         names = [n for n in mutants.names(release) if not only or n in only]
         out = os.path.join(a.out, release)
         def report(name, mutant):
-            if a.table_only:
-                return os.path.join(out, name, "report.json")
+            kept = os.path.join(out, name, "report.json")
+            if a.table_only or (mutant is None and a.reuse_baseline and os.path.exists(kept)):
+                return kept
             return run(binary, release, a.cases, a.jobs, os.path.join(out, name), mutant)
 
         base = verdicts_by_case(report("baseline", None))

@@ -112,7 +112,7 @@ def _(cc, C):
        "a row's token estimate for the tail budget is half of what it is")
 def _(cc, C):
     original = cc._estimate_msg_budget_tokens
-    cc._estimate_msg_budget_tokens = lambda msg: original(msg) // 2
+    cc._estimate_msg_budget_tokens = lambda *a, **k: original(*a, **k) // 2
 
 
 @fault("merge-loses-row", "batch",
@@ -255,7 +255,7 @@ def _(cc, C):
        "a row's token estimate for the tail budget is half of what it is")
 def _(cc, C):
     original = cc._estimate_msg_budget_tokens
-    cc._estimate_msg_budget_tokens = lambda msg: original(msg) // 2
+    cc._estimate_msg_budget_tokens = lambda *a, **k: original(*a, **k) // 2
 
 
 @fault("kept-row-rewritten", "micro",
