@@ -14,6 +14,7 @@
 //! _compactsim_id]` (absent values `null`). The content is hashed as bytes, never
 //! serialized: a side pays a CRC of the rows it receives.
 
+use super::error::FailureKind;
 use super::wire::{ChatMessage, HarnessMsg, Trigger};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -179,6 +180,41 @@ pub fn pass_line(msg: &mut HarnessMsg, held: &Held) -> Result<(String, Held), St
     };
     let line = serde_json::to_string(&wire).map_err(|e| e.to_string())?;
     Ok((line, next))
+}
+
+/// The transcript of a pass result: sent whole, or (`deltas`: protocol 2, a pass) as
+/// edits of the request's checked against the digest (a mismatch is a desync); under
+/// protocol 2 it becomes `held`, what the adapter holds. Edits anywhere else, or edits
+/// beside a transcript, are a protocol violation.
+pub fn result_rows(
+    held: &mut Held,
+    deltas: bool,
+    transcript: Option<Vec<ChatMessage>>,
+    edits: Option<Vec<Edit>>,
+    digest: Option<String>,
+) -> Result<Option<Vec<ChatMessage>>, FailureKind> {
+    match (transcript, edits, digest) {
+        (t, None, None) => {
+            if let (true, Some(rows)) = (deltas, &t) {
+                *held = Held::new(rows.clone());
+            }
+            Ok(t)
+        }
+        (None, Some(edits), Some(digest)) if deltas => {
+            let next = held.decode(edits, &digest).map_err(|e| {
+                FailureKind::Desync(format!("the result's edits of the request: {e}"))
+            })?;
+            let rows = next.rows.clone();
+            *held = next;
+            Ok(Some(rows))
+        }
+        _ if !deltas => Err(FailureKind::Protocol(
+            "edits or digest in a result that is not a protocol 2 pass result".into(),
+        )),
+        _ => Err(FailureKind::Protocol(
+            "a result carries either a transcript, or edits with a digest".into(),
+        )),
+    }
 }
 
 /// A pass request under protocol 2, as written.
