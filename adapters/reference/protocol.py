@@ -71,9 +71,18 @@ def canonical_row(row):
 
 
 def row_word(row):
-    """A canonical row's digest word: byte length of its compact JSON << 32 | CRC-32."""
-    data = json.dumps(row, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return (len(data) << 32) | zlib.crc32(data)
+    """A canonical row's digest word: len << 32 | crc, `len` the UTF-8 bytes of its
+    content, `crc` the CRC-32 of its header (a compact JSON array of its other fields)
+    continued over the content (PROTOCOL.md, Protocol 2)."""
+    content = row.get("content")
+    header = json.dumps([row["role"], content is None, row.get("tool_calls") or [],
+                         row.get("tool_call_id"), row.get("_compressed_summary"),
+                         row.get("_micro_compact_marker"),
+                         row.get("_compressed_summary_has_user_turn"),
+                         row.get("_db_persisted"), row.get("_compactsim_id")],
+                        separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    data = content.encode("utf-8") if content else b""
+    return (len(data) << 32) | zlib.crc32(data, zlib.crc32(header))
 
 
 def digest(words):

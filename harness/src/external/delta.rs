@@ -5,11 +5,16 @@
 //!
 //! `edits` is a list whose items are either `[start, count]` (rows `start..start+count`
 //! of the base, in order) or a chat message (a row sent whole); the transcript is their
-//! concatenation. The digest is FNV-1a 64 folded over one 64-bit word per row, the word
-//! being `len << 32 | crc32` of the row's compact JSON (the bytes serde_json writes, as
-//! Python's `json.dumps(row, separators=(",", ":"), ensure_ascii=False)` does for a row
-//! in the harness's key order), written as 16 lowercase hex digits.
+//! concatenation. The digest is FNV-1a 64 folded over one 64-bit word per row, written as
+//! 16 lowercase hex digits; a row's word is `len << 32 | crc`, `len` the UTF-8 bytes of
+//! its content and `crc` the CRC-32 of its header (below) continued over those bytes.
+//! The header is the compact JSON array (non-ASCII unescaped, as Python's
+//! `json.dumps(h, separators=(",", ":"), ensure_ascii=False)` writes it) `[role,
+//! content is null, tool_calls ([] when none), tool_call_id, the four flags,
+//! _compactsim_id]` (absent values `null`). The content is hashed as bytes, never
+//! serialized: a side pays a CRC of the rows it receives.
 
+use super::error::FailureKind;
 use super::wire::{ChatMessage, HarnessMsg, Trigger};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -177,6 +182,41 @@ pub fn pass_line(msg: &mut HarnessMsg, held: &Held) -> Result<(String, Held), St
     Ok((line, next))
 }
 
+/// The transcript of a pass result: sent whole, or (`deltas`: protocol 2, a pass) as
+/// edits of the request's checked against the digest (a mismatch is a desync); under
+/// protocol 2 it becomes `held`, what the adapter holds. Edits anywhere else, or edits
+/// beside a transcript, are a protocol violation.
+pub fn result_rows(
+    held: &mut Held,
+    deltas: bool,
+    transcript: Option<Vec<ChatMessage>>,
+    edits: Option<Vec<Edit>>,
+    digest: Option<String>,
+) -> Result<Option<Vec<ChatMessage>>, FailureKind> {
+    match (transcript, edits, digest) {
+        (t, None, None) => {
+            if let (true, Some(rows)) = (deltas, &t) {
+                *held = Held::new(rows.clone());
+            }
+            Ok(t)
+        }
+        (None, Some(edits), Some(digest)) if deltas => {
+            let next = held.decode(edits, &digest).map_err(|e| {
+                FailureKind::Desync(format!("the result's edits of the request: {e}"))
+            })?;
+            let rows = next.rows.clone();
+            *held = next;
+            Ok(Some(rows))
+        }
+        _ if !deltas => Err(FailureKind::Protocol(
+            "edits or digest in a result that is not a protocol 2 pass result".into(),
+        )),
+        _ => Err(FailureKind::Protocol(
+            "a result carries either a transcript, or edits with a digest".into(),
+        )),
+    }
+}
+
 /// A pass request under protocol 2, as written.
 #[derive(Serialize)]
 struct PassDelta<'a> {
@@ -215,17 +255,35 @@ fn digest_of(words: &[u64]) -> String {
     format!("{h:016x}")
 }
 
-/// A row's digest word: byte length of its compact JSON << 32 | its CRC-32.
+/// A row's digest word (see the module doc).
 pub fn row_word(row: &ChatMessage) -> u64 {
-    // A ChatMessage always serializes (strings, bools and integers only).
-    let json = serde_json::to_vec(row).unwrap_or_default();
-    ((json.len() as u64) << 32) | u64::from(crc32(&json))
+    let header = (
+        &row.role,
+        row.content.is_none(),
+        &row.tool_calls,
+        &row.tool_call_id,
+        row.compressed_summary,
+        row.micro_compact_marker,
+        row.has_user_turn,
+        row.db_persisted,
+        row.compactsim_id,
+    );
+    // Strings, bools and integers only: it always serializes.
+    let header = serde_json::to_vec(&header).unwrap_or_default();
+    let content = row.content.as_deref().unwrap_or("").as_bytes();
+    ((content.len() as u64) << 32) | u64::from(crc32_update(crc32(&header), content))
 }
 
 /// CRC-32 (IEEE 802.3, reflected, the one of zlib and Python's `zlib.crc32`).
 pub fn crc32(bytes: &[u8]) -> u32 {
+    crc32_update(0, bytes)
+}
+
+/// The CRC-32 of the bytes hashed into `crc` followed by `bytes` (zlib's
+/// `crc32(bytes, crc)`).
+pub fn crc32_update(crc: u32, bytes: &[u8]) -> u32 {
     const TABLE: [u32; 256] = crc32_table();
-    let mut crc = !0u32;
+    let mut crc = !crc;
     for &b in bytes {
         crc = TABLE[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8);
     }
@@ -274,20 +332,38 @@ mod tests {
     fn crc32_is_the_zlib_one() {
         assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
         assert_eq!(crc32(b""), 0);
+        assert_eq!(crc32_update(crc32(b"1234"), b"56789"), 0xcbf4_3926);
     }
 
     #[test]
     fn the_digest_is_the_one_python_computes() {
         // python3 -c 'import sys; sys.path.insert(0, "adapters/reference"); import protocol as p
         //   rows = [{"role": "user", "content": "a\n\"é\u0001", "_compactsim_id": 0},
-        //           {"role": "user", "content": "b"}]
+        //           {"role": "user", "content": "b"},
+        //           {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1",
+        //            "function": {"name": "terminal", "arguments": "{\"cmd\":\"ls\"}"}}],
+        //            "_compressed_summary": False, "_compactsim_id": 7}]
         //   print(p.digest([p.row_word(p.canonical_row(r)) for r in rows]))'
-        let held = Held::new(vec![row(Some(0), "a\n\"é\u{1}"), row(None, "b")]);
+        let call = ChatMessage {
+            role: "assistant".into(),
+            content: None,
+            tool_calls: vec![super::super::wire::ChatToolCall {
+                id: "call_1".into(),
+                kind: "function".into(),
+                function: super::super::wire::ChatFunction {
+                    name: "terminal".into(),
+                    arguments: "{\"cmd\":\"ls\"}".into(),
+                },
+            }],
+            compressed_summary: Some(false),
+            ..row(Some(7), "")
+        };
+        let held = Held::new(vec![row(Some(0), "a\n\"é\u{1}"), row(None, "b"), call]);
         assert_eq!(held.digest(), PYTHON_DIGEST);
     }
 
     /// What adapters/reference/protocol.py computes for the rows of the test above.
-    const PYTHON_DIGEST: &str = "15c9569069f40c87";
+    const PYTHON_DIGEST: &str = "281a2d8f9305e431";
 
     #[test]
     fn encode_copies_equal_rows_and_sends_changed_ones_whole() {

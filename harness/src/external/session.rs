@@ -523,8 +523,7 @@ impl Session {
         }
     }
 
-    /// The transcript of a result: sent whole, or (protocol 2, a pass) as edits of the
-    /// request's, checked against its digest; under protocol 2 it becomes the held one.
+    /// The transcript of a result (see [`super::delta::result_rows`]).
     fn result_transcript(
         &mut self,
         msg: &HarnessMsg,
@@ -537,28 +536,7 @@ impl Session {
             HarnessMsg::MicroPass { .. } | HarnessMsg::BatchPass { .. }
         );
         let deltas = pass && self.protocol() >= PROTOCOL_DELTAS;
-        match (transcript, edits, digest) {
-            (t, None, None) => {
-                if let (true, Some(rows)) = (deltas, &t) {
-                    self.held = Held::new(rows.clone());
-                }
-                Ok(t)
-            }
-            (None, Some(edits), Some(digest)) if deltas => {
-                let next = self.held.decode(edits, &digest).map_err(|e| {
-                    FailureKind::Desync(format!("the result's edits of the request: {e}"))
-                })?;
-                let rows = next.rows.clone();
-                self.held = next;
-                Ok(Some(rows))
-            }
-            _ if !deltas => Err(FailureKind::Protocol(
-                "edits or digest in a result that is not a protocol 2 pass result".into(),
-            )),
-            _ => Err(FailureKind::Protocol(
-                "a result carries either a transcript, or edits with a digest".into(),
-            )),
-        }
+        super::delta::result_rows(&mut self.held, deltas, transcript, edits, digest)
     }
 
     fn send(&mut self, msg: &HarnessMsg) -> Result<(), FailureKind> {
