@@ -14,6 +14,7 @@ pub mod quotes;
 pub mod record;
 pub mod session;
 pub mod summaries;
+pub mod text_hash;
 pub mod wire;
 
 pub use error::{AdapterFailure, FailureKind};

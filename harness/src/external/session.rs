@@ -223,7 +223,13 @@ impl Session {
         self.child.as_ref().map(|c| c.stderr.path.as_path())
     }
 
-    fn log(&mut self, line: String, hello: bool) {
+    /// Keeps the record line `line()` builds where it is wanted (the recording, the hello
+    /// lines); without either it is not built.
+    fn log(&mut self, line: impl FnOnce() -> String, hello: bool) {
+        if self.record.is_none() && !hello {
+            return;
+        }
+        let line = line();
         if let Some(r) = &mut self.record {
             r.write(&line);
         }
@@ -393,7 +399,7 @@ impl Session {
     fn send_logged(&mut self, msg: &HarnessMsg, hello: bool) -> Result<(), FailureKind> {
         let line = serde_json::to_string(msg)
             .map_err(|e| FailureKind::Protocol(format!("cannot encode request: {e}")))?;
-        self.log(record_line(Dir::ToAdapter, &line, true), hello);
+        self.log(|| record_line(Dir::ToAdapter, &line, true), hello);
         match self.child.as_mut() {
             Some(child) => {
                 child.send(line);
@@ -422,7 +428,8 @@ impl Session {
         })?;
         let line = child.recv(deadline, timeout_ms)?;
         let parsed = serde_json::from_str::<Value>(&line);
-        self.log(record_line(Dir::FromAdapter, &line, parsed.is_ok()), hello);
+        let is_json = parsed.is_ok();
+        self.log(|| record_line(Dir::FromAdapter, &line, is_json), hello);
         let value: Value =
             parsed.map_err(|e| FailureKind::InvalidJson(format!("{e}: {}", excerpt(&line))))?;
         let msg: AdapterMsg = serde_json::from_value(value)
@@ -450,7 +457,7 @@ impl Session {
             message.push_str("\n  | ");
             message.push_str(line);
         }
-        self.log(failure_line(kind.name(), &request, &message), false);
+        self.log(|| failure_line(kind.name(), &request, &message), false);
         if let Some(r) = &mut self.record {
             r.flush();
         }
