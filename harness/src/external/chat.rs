@@ -13,6 +13,7 @@
 //! the adapter exactly the text it wrote.
 
 use super::generated::GeneratedTexts;
+use super::text_hash::{TextHasher, TextMap};
 use super::wire::{ChatFunction, ChatMessage, ChatToolCall};
 use compactsim_fakes::ids::IdAlloc;
 use compactsim_fakes::summarizer::RollingSummary;
@@ -20,6 +21,7 @@ use compactsim_model::{
     CallId, Content, ContentKind, Flags, Message, MsgId, Role, Segment, ToolCall, MERGE_SEPARATOR,
 };
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 /// Literal segments carry a seed with this bit set (and their bytes in the book).
@@ -28,13 +30,13 @@ const LITERAL_SEED_TAG: u64 = 1 << 63;
 /// Texts the harness has sent or served in one case, to read replies back.
 #[derive(Default)]
 pub struct TextBook {
-    by_text: HashMap<Arc<str>, Segment>,
+    by_text: TextMap<Arc<str>, Segment>,
     /// The addresses of the texts that key `by_text` (kept alive there, so no other
     /// text has one): a text given again as the same `Arc` is known without hashing it.
-    known_addresses: HashSet<usize>,
+    known_addresses: HashSet<usize, BuildHasherDefault<TextHasher>>,
     /// The known texts by their first line (up to the first `\n`), longest first: where
     /// a row's line starts, the known texts that can start there.
-    by_first_line: HashMap<Arc<str>, Vec<Arc<str>>>,
+    by_first_line: TextMap<Arc<str>, Vec<Arc<str>>>,
     /// Rows whose text is not their segments joined by the merge separator (the adapter
     /// joined parts with one newline): the exact text, sent back while the row's
     /// segments are these.

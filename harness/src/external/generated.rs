@@ -3,9 +3,9 @@
 //! facts ([`Segment::materialize`]), so the cache changes what is computed, never what
 //! is sent: every request of a case writes each row's segments anew otherwise.
 
+use super::text_hash::TextMap;
 use compactsim_model::{ContentKind, FactId, Segment};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Segments whose text one case keeps; past it (or [`GENERATED_BYTES_MAX`]) the cache
@@ -29,7 +29,7 @@ pub struct GeneratedTexts {
 
 #[derive(Default)]
 struct Cache {
-    by_seed: HashMap<(u64, u32), Vec<Generated>>,
+    by_seed: TextMap<(u64, u32), Vec<Generated>>,
     texts: usize,
     bytes: usize,
 }

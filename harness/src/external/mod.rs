@@ -15,6 +15,7 @@ pub mod quotes;
 pub mod record;
 pub mod session;
 pub mod summaries;
+pub mod text_hash;
 pub mod watchdog;
 pub mod wire;
 

@@ -291,7 +291,13 @@ impl Session {
         self.child.as_ref().map(|c| c.stderr.path.as_path())
     }
 
-    fn log(&mut self, line: String, hello: bool) {
+    /// Keeps the record line `line()` builds where it is wanted (the recording, the hello
+    /// lines); without either it is not built.
+    fn log(&mut self, line: impl FnOnce() -> String, hello: bool) {
+        if self.record.is_none() && !hello {
+            return;
+        }
+        let line = line();
         if let Some(r) = &mut self.record {
             r.write(&line);
         }
@@ -550,7 +556,7 @@ impl Session {
     }
 
     fn send_line(&mut self, line: String, hello: bool) -> Result<(), FailureKind> {
-        self.log(record_line(Dir::ToAdapter, &line, true), hello);
+        self.log(|| record_line(Dir::ToAdapter, &line, true), hello);
         if let Some(w) = &self.watch {
             w.sent(&line);
         }
@@ -592,7 +598,8 @@ impl Session {
             w.heard(&line);
         }
         let parsed = serde_json::from_str::<Value>(&line);
-        self.log(record_line(Dir::FromAdapter, &line, parsed.is_ok()), hello);
+        let is_json = parsed.is_ok();
+        self.log(|| record_line(Dir::FromAdapter, &line, is_json), hello);
         let value: Value =
             parsed.map_err(|e| FailureKind::InvalidJson(format!("{e}: {}", excerpt(&line))))?;
         let msg: AdapterMsg = serde_json::from_value(value)
@@ -621,7 +628,7 @@ impl Session {
             message.push_str("\n  | ");
             message.push_str(line);
         }
-        self.log(failure_line(kind.name(), &request, &message), false);
+        self.log(|| failure_line(kind.name(), &request, &message), false);
         if let Some(r) = &mut self.record {
             r.flush();
         }
