@@ -597,13 +597,25 @@ impl Session {
         if let Some(w) = &self.watch {
             w.heard(&line);
         }
-        let parsed = serde_json::from_str::<Value>(&line);
-        let is_json = parsed.is_ok();
-        self.log(|| record_line(Dir::FromAdapter, &line, is_json), hello);
-        let value: Value =
-            parsed.map_err(|e| FailureKind::InvalidJson(format!("{e}: {}", excerpt(&line))))?;
-        let msg: AdapterMsg = serde_json::from_value(value)
-            .map_err(|e| FailureKind::Protocol(format!("{e}: {}", excerpt(&line))))?;
+        // One parse for a well-formed message; a line that is not one is parsed again
+        // only to tell bad JSON from a bad message.
+        let msg = match serde_json::from_str::<AdapterMsg>(&line) {
+            Ok(msg) => {
+                self.log(|| record_line(Dir::FromAdapter, &line, true), hello);
+                msg
+            }
+            Err(_) => {
+                let parsed = serde_json::from_str::<Value>(&line);
+                let is_json = parsed.is_ok();
+                self.log(|| record_line(Dir::FromAdapter, &line, is_json), hello);
+                let value: Value = parsed
+                    .map_err(|e| FailureKind::InvalidJson(format!("{e}: {}", excerpt(&line))))?;
+                let e = serde_json::from_value::<AdapterMsg>(value)
+                    .err()
+                    .map_or_else(|| "unreadable message".to_string(), |e| e.to_string());
+                return Err(FailureKind::Protocol(format!("{e}: {}", excerpt(&line))));
+            }
+        };
         if msg.id() != id {
             return Err(FailureKind::WrongId {
                 expected: id,
