@@ -7,6 +7,7 @@ pub mod chat;
 pub mod child;
 pub mod compactor;
 pub mod error;
+pub mod named;
 pub mod needs;
 pub mod policies;
 pub mod record;
