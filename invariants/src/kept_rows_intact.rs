@@ -16,10 +16,12 @@ use std::collections::BTreeMap;
 ///   tail row, user rows joined by the merge separator: text is added around it, none
 ///   of its own is changed); or
 /// - under the `tool_output_prune` policy, on a batch pass, a **declared prune**: a
-///   tool row answering the same call with text no longer than it was (the one-line
-///   description, the duplicate placeholder), or a row whose text is kept (as above)
-///   whose tool calls are the same calls (id and name) with arguments no longer than
-///   they were.
+///   tool row answering the same call with its output rewritten (the one-line
+///   description, the duplicate placeholder; hermes-agent 0.19.0's description quotes
+///   an argument whole, so it can be longer than the output it replaces), or a row whose
+///   text is kept (as above) whose tool calls are the same calls (id and name) with
+///   their arguments rewritten (truncated). Where the prune's own protected tail ends
+///   is the compactor's: the harness does not see it.
 ///
 /// A summary row of `before` is not judged here (a rolling summary is rewritten by
 /// design; marker-contained and marker-pristine judge it). The pre-send repair's own
@@ -33,7 +35,7 @@ pub struct KeptRowsIntact {
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "kept-rows-intact",
     statement: "a row a compaction pass keeps (same id) keeps its text, role and tool calls, \
-                unless it is merged verbatim into a larger row or a declared prune shortens \
+                unless it is merged verbatim into a larger row or a declared prune rewrites \
                 its tool output or arguments",
     catches: &[],
     class: crate::InvariantClass::Universal,
@@ -57,10 +59,8 @@ fn rewrite(before: &Message, after: &Message, prune: bool) -> Option<&'static st
         return None;
     }
     if prune && before.role == Role::Tool {
-        let same_call = before.tool_call_id == after.tool_call_id;
-        let shorter = after.content.chars() <= before.content.chars();
-        return (!(same_call && shorter))
-            .then_some("its tool output changed to a text longer than it was, or another call's");
+        return (before.tool_call_id != after.tool_call_id)
+            .then_some("its tool output became another call's");
     }
     if !text_kept {
         return Some("its text changed");
@@ -194,10 +194,15 @@ mod tests {
         assert!(KeptRowsIntact::new(Policies::HERMES)
             .observe(&transition(&pass(), &before, &after))
             .is_none());
-        // A declared prune shortens; it never lengthens, nor on a micro pass.
-        tail[1].set_content(prose(4, 400, &[]));
+        // A declared prune rewrites the output of its own call, on batch passes only.
+        tail[1].tool_call_id = Some(compactsim_model::CallId(8));
         assert!(KeptRowsIntact::new(Policies::HERMES)
             .observe(&transition(&pass(), &before, &compacted(&tail)))
+            .is_some());
+        tail[1].tool_call_id = Some(compactsim_model::CallId(7));
+        let micro = absorbed(1, &[1, 2]);
+        assert!(KeptRowsIntact::new(Policies::HERMES)
+            .observe(&transition(&micro, &before, &compacted(&tail)))
             .is_some());
     }
 

@@ -256,7 +256,7 @@ pub const POLICIES: &[PolicyInfo] = &[
             ),
             (
                 "kept-rows-intact",
-                "a batch pass may shorten a kept tool row's output, or the arguments of a kept \
+                "a batch pass may rewrite a kept tool row's output, or the arguments of a kept \
                  row's tool calls (same calls, its text unchanged)",
             ),
         ],
