@@ -13,7 +13,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from batch import Batch  # noqa: E402
-from protocol import HERMES_POLICIES, SummaryError, serve  # noqa: E402
+from protocol import REFERENCE_POLICIES, SummaryError, serve  # noqa: E402
 from window import SEP, head_end, is_summary, tail_start  # noqa: E402
 
 MESSAGES_MIN = 4
@@ -160,9 +160,9 @@ def merge_user_neighbours(out, before):
 
 def main(name="compactsim-reference-py", policies=None, config=None):
     """Serves until stdin closes. `policies`: the hello's `capabilities.policies`
-    (default: what Hermes does); `config`: a function rewriting each pass's `config`
+    (default: what this adapter does, REFERENCE_POLICIES); `config`: a function rewriting each pass's `config`
     (a fixture's changed behaviour; default: as sent)."""
-    policies = HERMES_POLICIES if policies is None else policies
+    policies = REFERENCE_POLICIES if policies is None else policies
 
     def configured(handler):
         if config is None:

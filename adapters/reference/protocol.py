@@ -24,14 +24,21 @@ ERROR_CODE_DESYNC = "desync"
 # What Hermes does, as `capabilities.policies` (PROTOCOL.md, "Policies"): the protected
 # head of the configured `protect_first_n` rows, the newest reply kept verbatim, 60 s of
 # summary-failure cooldown (30 s after a dropped connection), micro passes absorbing one
-# exchange at a time. An adapter that follows none of these declares nothing and is
-# judged by the universal invariants only.
+# exchange at a time, the static fallback summary after a failed call, the prune of old
+# tool outputs. An adapter that follows none of these declares nothing and is judged by
+# the universal invariants only.
 HERMES_POLICIES = {
     "protect_first_n": {},
     "newest_reply_verbatim": {},
     "failure_cooldown": {"ms": 60000, "connection_dropped_ms": 30000},
     "absorb_exchanges": {},
+    "static_fallback": {},
+    "tool_output_prune": {},
 }
+# What the reference adapter does: Hermes' policies but the two it leaves out (a failed
+# call aborts its pass; it prunes no tool output).
+REFERENCE_POLICIES = {k: v for k, v in HERMES_POLICIES.items()
+                      if k not in ("static_fallback", "tool_output_prune")}
 
 _FNV_OFFSET_BASIS = 0xCBF29CE484222325
 _FNV_PRIME = 0x00000100000001B3

@@ -17,6 +17,7 @@ mod head;
 mod head_protected;
 mod idset;
 mod json_valid;
+mod kept_rows_intact;
 mod marker_contained;
 mod marker_pristine;
 mod no_infinite_loop;
@@ -42,6 +43,7 @@ pub use compaction_effective::{
 pub use count_non_growing::CountNonGrowing;
 pub use exchange_absorbed_once::ExchangeAbsorbedOnce;
 pub use head_protected::{HeadProtected, RESTART_PROBE_EXTRA_ROWS};
+pub use kept_rows_intact::KeptRowsIntact;
 pub use marker_contained::MarkerContained;
 pub use marker_pristine::MarkerPristine;
 pub use no_infinite_loop::{
@@ -207,7 +209,12 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
     (exchange_absorbed_once::INFO, |c| {
         Box::new(ExchangeAbsorbedOnce::new(c))
     }),
-    (no_silent_drop::INFO, |_| Box::<NoSilentDrop>::default()),
+    (no_silent_drop::INFO, |c| {
+        Box::new(NoSilentDrop::new(c.policies))
+    }),
+    (kept_rows_intact::INFO, |c| {
+        Box::new(KeptRowsIntact::new(c.policies))
+    }),
     (marker_contained::INFO, |_| {
         Box::<MarkerContained>::default()
     }),
@@ -298,6 +305,7 @@ mod tests {
                 "head-protected",
                 "exchange-absorbed-once",
                 "no-silent-drop",
+                "kept-rows-intact",
                 "marker-contained",
                 "marker-pristine",
                 "bounded-compaction",

@@ -2,7 +2,7 @@ use crate::class::{classify, pure_append, unchanged, EventClass};
 use crate::fact_lists::FactLists;
 use crate::idset::IdMarks;
 use crate::text::{text_facts_of, text_key, texts_of, TextKey};
-use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
+use crate::{Invariant, InvariantInfo, Policies, MAX_WITNESS_ROWS};
 use compactsim_model::{
     CallId, Content, Event, FactId, Message, MsgId, Role, ServedCall, Transition, Witness,
 };
@@ -34,10 +34,12 @@ use std::collections::BTreeSet;
 ///   retention policy (the harness's own fake), not the compactor's;
 /// - **declared policy**, judged from observations and the specification, never from
 ///   the compactor's labels:
-///   - batch fallback (hermes-domain §2.3 step 6): a batch pass during which no served
-///     call answered (every call failed, or none was made: a cooldown) writes the
-///     deterministic fallback summary, and its window may go without its facts
-///     (summary-failure-safe checks that a summary was written);
+///   - batch fallback (hermes-domain §2.3 step 6), the `static_fallback` policy: a batch
+///     pass during which no served call answered (every call failed, or none was made: a
+///     cooldown) writes the deterministic fallback summary, and its window may go
+///     without its facts (summary-failure-safe checks that a summary was written). A
+///     compactor that does not declare the policy drops no row it does not carry during
+///     such a pass: with no answered call, no summary saw the row;
 ///   - summarizer input caps (§2.3, the summarizer input; micro-compaction serializes
 ///     its exchange with the same serializer, iot's `_serialize_for_summary`): a row over
 ///     [`MESSAGE_INPUT_CAP_CHARS`] reaches the summarizer cut to its head and tail, and
@@ -46,9 +48,15 @@ use std::collections::BTreeSet;
 ///     serialized, so the policy is never denied where it applied) may have had its
 ///     middle rows cut from the input; such rows need not have been seen by the call;
 ///     the facts the answer kept must still be in the transcript;
-///   - batch prune (§2.3 step 3): a batch pass rewrites old tool outputs to one-line
-///     descriptions before it summarizes, so a tool row's facts need not reach the
-///     summarizer; it still needs an answered call or the fallback;
+///   - batch prune (§2.3 step 3), the `tool_output_prune` policy: a batch pass rewrites
+///     old tool outputs to one-line descriptions before it summarizes, so a tool row's
+///     facts need not reach the summarizer — when an answered call named the row (the
+///     harness saw its pruned output in the prompt: its call id, or a quote of its text,
+///     [`ServedCall::tool_results_named`]; a seam that does not read prompts, the Rust
+///     reference's, records no names and the policy alone excuses the row). A tool row
+///     no answered call named was never in the window the call summarized (a tool
+///     result cut from its call and dropped from the kept tail); without the policy a
+///     tool row is judged like any other;
 ///   - repair (§1.3 pass 1): the pre-send repair drops stray tool rows, a tool row that
 ///     answers no call of the nearest preceding assistant row in `before`.
 ///
@@ -58,6 +66,18 @@ use std::collections::BTreeSet;
 #[derive(Clone, Debug, Default)]
 pub struct NoSilentDrop {
     kept: IdMarks,
+    /// The declared policies (`static_fallback`, `tool_output_prune`).
+    policies: Policies,
+}
+
+impl NoSilentDrop {
+    /// The invariant for a compactor declaring `policies`.
+    pub fn new(policies: Policies) -> Self {
+        NoSilentDrop {
+            kept: IdMarks::default(),
+            policies,
+        }
+    }
 }
 
 pub const INFO: InvariantInfo = InvariantInfo {
@@ -98,6 +118,8 @@ fn judged(event: &Event) -> Option<Judged> {
 /// rolling summary's lists hold every fact summarized so far.
 struct Answers<'a> {
     any: bool,
+    /// Tool results an answered call named (`None`: a call's seam reads no prompt).
+    named: Option<BTreeSet<CallId>>,
     /// Facts that went in an answered call (compaction passes only).
     seen_in: FactLists<'a>,
     /// Facts the answers kept (they also came out of an answered call).
@@ -110,12 +132,20 @@ struct Answers<'a> {
 fn answers(how: Judged, served: &[ServedCall]) -> Answers<'_> {
     let mut answered = Answers {
         any: false,
+        named: Some(BTreeSet::new()),
         seen_in: FactLists::default(),
         kept: FactLists::default(),
         summarized_before: None,
     };
     for c in served.iter().filter(|c| c.ok && !c.condense) {
         answered.any = true;
+        answered.named = match (answered.named.take(), &c.tool_results_named) {
+            (Some(mut all), Some(named)) => {
+                all.extend(named.iter().copied());
+                Some(all)
+            }
+            _ => None,
+        };
         answered.kept.add_list(&c.facts_out);
         // Compaction passes are held to what their calls saw (see `Judge::verdict`).
         if how != Judged::Repair {
@@ -398,6 +428,12 @@ enum Unaccounted {
     OutsideWindow,
     /// No served call answered and no policy applies.
     NoSummary,
+    /// A batch pass with no answered call dropped the row behind a summary, and the
+    /// compactor declares no static fallback.
+    NoFallbackDeclared,
+    /// A tool row of a batch pass that no answered call named (its pruned output or its
+    /// text), though the prune is declared.
+    NotNamed,
     /// Facts of the row that no answered call saw.
     NotSummarized(Vec<FactId>),
     /// Facts the answers kept that no written row holds.
@@ -406,6 +442,7 @@ enum Unaccounted {
 
 struct Judge<'a> {
     how: Judged,
+    policies: Policies,
     answers: Answers<'a>,
     written: Option<Written<'a>>,
     stray: BTreeSet<usize>,
@@ -428,8 +465,9 @@ fn block_capped(t: &Transition<'_>, left: &[usize]) -> bool {
 }
 
 impl<'a> Judge<'a> {
-    fn new(how: Judged, t: &Transition<'a>, left: &[usize]) -> Self {
+    fn new(how: Judged, policies: Policies, t: &Transition<'a>, left: &[usize]) -> Self {
         Judge {
+            policies,
             block_capped: how != Judged::Repair && block_capped(t, left),
             how,
             answers: answers(how, t.served),
@@ -457,12 +495,19 @@ impl<'a> Judge<'a> {
                 return (!(m.role == Role::Tool && self.stray.contains(&i)))
                     .then_some(Unaccounted::NoSummary)
             }
-            Judged::Batch if !self.answers.any => return None,
+            Judged::Batch if !self.answers.any => {
+                return (!self.policies.static_fallback).then_some(Unaccounted::NoFallbackDeclared)
+            }
             Judged::Micro if !self.answers.any => return Some(Unaccounted::NoSummary),
             _ => {}
         }
-        if self.how == Judged::Batch && m.role == Role::Tool {
-            return None;
+        if self.how == Judged::Batch && m.role == Role::Tool && self.policies.tool_output_prune {
+            let named = match (&self.answers.named, m.tool_call_id) {
+                (None, _) => true,
+                (Some(named), Some(id)) => named.contains(&id),
+                (Some(_), None) => false,
+            };
+            return (!named).then_some(Unaccounted::NotNamed);
         }
         // The row's facts as its text spells them (an external compactor only sees text).
         let facts = text_facts_of(&m.content);
@@ -511,6 +556,12 @@ fn witness(t: &Transition<'_>, bad: &[(usize, Unaccounted)]) -> Witness {
             "outside the one window the pass summarized (rows before it stayed)".into()
         }
         Unaccounted::NoSummary => "with no answered summary call and no declared policy".into(),
+        Unaccounted::NoFallbackDeclared => "behind a batch pass with no answered summary call, \
+            and the compactor declares no static fallback (policy static_fallback)"
+            .into(),
+        Unaccounted::NotNamed => "a tool result no answered summary call named (neither its \
+            call id nor its text was in a prompt): no declared prune saw it"
+            .into(),
         Unaccounted::NotSummarized(f) => {
             format!(
                 "though no answered summary call saw its facts {}",
@@ -554,10 +605,11 @@ fn witness(t: &Transition<'_>, bad: &[(usize, Unaccounted)]) -> Witness {
 /// (a test below).
 fn unaccounted_suspects_first(
     how: Judged,
+    policies: Policies,
     t: &Transition<'_>,
     left: &[usize],
 ) -> Vec<(usize, Unaccounted)> {
-    let mut judge = Judge::new(how, t, left);
+    let mut judge = Judge::new(how, policies, t, left);
     let suspects: Vec<(usize, Unaccounted)> = left
         .iter()
         .filter_map(|&i| judge.verdict(t, (i, &t.before[i]), false).map(|u| (i, u)))
@@ -584,7 +636,7 @@ impl NoSilentDrop {
         t: &Transition<'_>,
         left: &[usize],
     ) -> Vec<(usize, Unaccounted)> {
-        let mut judge = Judge::new(how, t, left);
+        let mut judge = Judge::new(how, self.policies, t, left);
         let carried = carried_rows(t, left);
         let mut bad: Vec<(usize, Unaccounted)> = Vec::new();
         let mut window_end: Option<usize> = None;
@@ -635,7 +687,7 @@ impl Invariant for NoSilentDrop {
         let bad = if how == Judged::Batch {
             self.unaccounted_in_window(how, t, &left)
         } else {
-            unaccounted_suspects_first(how, t, &left)
+            unaccounted_suspects_first(how, self.policies, t, &left)
         };
         (!bad.is_empty()).then(|| witness(t, &bad))
     }

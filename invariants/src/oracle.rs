@@ -202,10 +202,10 @@ mod tests {
         let checked: Vec<u64> = oracle.checked().iter().map(|(_, n)| *n).collect();
         // one-marker-max, count, tokens (exempt first pass), summary-failure-safe (batch
         // passes only), user, api (not the append), head, exchange (only the pass),
-        // no-silent-drop (only the pass), marker-contained, marker-pristine (only the
-        // pass), bounded-compaction (no batch pass), compaction-effective (no window
+        // no-silent-drop (only the pass), kept-rows-intact (only the pass),
+        // marker-contained, marker-pristine (only the pass), bounded-compaction (no batch pass), compaction-effective (no window
         // known: off), then the other agent-loop invariants (no agent events).
-        assert_eq!(checked, [2, 1, 0, 0, 2, 1, 2, 1, 1, 2, 1, 0, 0, 0, 0]);
+        assert_eq!(checked, [2, 1, 0, 0, 2, 1, 2, 1, 1, 1, 2, 1, 0, 0, 0, 0]);
     }
 
     #[test]

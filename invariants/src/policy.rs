@@ -35,6 +35,13 @@ pub const NEWEST_REPLY_VERBATIM: &str = "newest_reply_verbatim";
 pub const FAILURE_COOLDOWN: &str = "failure_cooldown";
 /// `absorb_exchanges`: a micro pass absorbs the oldest exchange, one at a time.
 pub const ABSORB_EXCHANGES: &str = "absorb_exchanges";
+/// `static_fallback`: a batch pass whose summarizer calls all failed (or that made none)
+/// may still drop its window behind a locally built fallback summary, losing the facts
+/// the fallback does not carry.
+pub const STATIC_FALLBACK: &str = "static_fallback";
+/// `tool_output_prune`: a batch pass rewrites old tool outputs (and long tool-call
+/// arguments) to shorter descriptions before it summarizes.
+pub const TOOL_OUTPUT_PRUNE: &str = "tool_output_prune";
 
 /// How many head rows `protect_first_n` protects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +70,8 @@ pub struct Policies {
     pub newest_reply_verbatim: bool,
     pub failure_cooldown: Option<FailureCooldown>,
     pub absorb_exchanges: bool,
+    pub static_fallback: bool,
+    pub tool_output_prune: bool,
 }
 
 impl Default for Policies {
@@ -79,6 +88,8 @@ impl Policies {
         newest_reply_verbatim: false,
         failure_cooldown: None,
         absorb_exchanges: false,
+        static_fallback: false,
+        tool_output_prune: false,
     };
 
     /// Every policy as Hermes follows it (the Rust reference model, the Hermes adapters,
@@ -93,6 +104,8 @@ impl Policies {
             connection_dropped_ms: COOLDOWN_CONNECTION_DROPPED_MS,
         }),
         absorb_exchanges: true,
+        static_fallback: true,
+        tool_output_prune: true,
     };
 
     /// Whether policy `name` is declared.
@@ -102,6 +115,8 @@ impl Policies {
             NEWEST_REPLY_VERBATIM => self.newest_reply_verbatim,
             FAILURE_COOLDOWN => self.failure_cooldown.is_some(),
             ABSORB_EXCHANGES => self.absorb_exchanges,
+            STATIC_FALLBACK => self.static_fallback,
+            TOOL_OUTPUT_PRUNE => self.tool_output_prune,
             _ => false,
         }
     }
@@ -147,6 +162,12 @@ impl Policies {
         }
         if self.absorb_exchanges {
             out.push((ABSORB_EXCHANGES, "{}".to_string()));
+        }
+        if self.static_fallback {
+            out.push((STATIC_FALLBACK, "{}".to_string()));
+        }
+        if self.tool_output_prune {
+            out.push((TOOL_OUTPUT_PRUNE, "{}".to_string()));
         }
         out
     }
@@ -213,6 +234,32 @@ pub const POLICIES: &[PolicyInfo] = &[
             "the whole invariant: a micro pass absorbs one exchange, the oldest past the \
              protected head, each exactly once (unless skipped after 3 failed summaries)",
         )],
+    },
+    PolicyInfo {
+        name: STATIC_FALLBACK,
+        params: "{}",
+        rules: &[(
+            "no-silent-drop",
+            "a batch pass with no answered summarizer call may drop its window behind the \
+             summary it writes, losing the facts that summary does not spell (without the \
+             policy such a pass drops no row it does not carry)",
+        )],
+    },
+    PolicyInfo {
+        name: TOOL_OUTPUT_PRUNE,
+        params: "{}",
+        rules: &[
+            (
+                "no-silent-drop",
+                "a tool row of a batch window may leave with facts no answered call saw when \
+                 its answered call named it (the pruned output's call id or a quote of it)",
+            ),
+            (
+                "kept-rows-intact",
+                "a batch pass may rewrite a kept tool row's output, or the arguments of a kept \
+                 row's tool calls (same calls, its text unchanged)",
+            ),
+        ],
     },
 ];
 

@@ -315,6 +315,11 @@ pub struct ServedCall {
     /// cooldown class (30 s for a closed stream, hermes-domain §2.3).
     #[serde(default)]
     pub connection_dropped: bool,
+    /// Tool results whose call id or text the call's prompt held, by the call they
+    /// answer, ascending: what the harness read of the prompt (an external adapter's).
+    /// `None` when the seam reads no prompt text (the Rust reference passes facts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_results_named: Option<Vec<crate::ids::CallId>>,
 }
 
 /// What an invariant observes: one event and the message list around it.

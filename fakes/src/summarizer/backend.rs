@@ -40,6 +40,11 @@ pub trait SummaryBackend {
         self.condense_within(summary, None)
     }
 
+    /// Records, for the call just answered, the tool results its prompt named (call ids
+    /// of the tool rows whose id or text the harness read in the prompt). A backend that
+    /// records no calls ignores it (the default).
+    fn named_tool_results(&mut self, _calls: Vec<compactsim_model::CallId>) {}
+
     /// A copy of the summarizer in its current state, answering what this one would
     /// answer next, when the backend has one (`compactsim diff` serves a second
     /// compactor from it). Default: none.

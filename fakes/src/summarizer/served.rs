@@ -49,6 +49,7 @@ impl<'a> Serving<'a> {
                 call.result,
                 Err(SummaryFailure::Error(SummaryErrorClass::Network))
             ),
+            tool_results_named: None,
         });
     }
 }
@@ -76,6 +77,12 @@ impl SummaryBackend for Serving<'_> {
         let call = self.inner.condense_within(summary, max_tokens);
         self.record(true, (0, &summary.facts), &call);
         call
+    }
+
+    fn named_tool_results(&mut self, calls: Vec<compactsim_model::CallId>) {
+        if let Some(last) = self.calls.last_mut() {
+            last.tool_results_named = Some(calls);
+        }
     }
 
     fn fork(&self) -> Option<Summarizer> {

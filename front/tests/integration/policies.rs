@@ -99,6 +99,8 @@ fn a_report_names_the_policies_judged() {
             "failure_cooldown": {"ms": 60000, "connection_dropped_ms": 30000},
             "newest_reply_verbatim": {},
             "protect_first_n": {},
+            "static_fallback": {},
+            "tool_output_prune": {},
         })
     );
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();

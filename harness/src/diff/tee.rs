@@ -179,6 +179,10 @@ impl SummaryBackend for Recorder<'_> {
         call
     }
 
+    fn named_tool_results(&mut self, calls: Vec<compactsim_model::CallId>) {
+        self.inner.named_tool_results(calls);
+    }
+
     fn fork(&self) -> Option<Summarizer> {
         self.inner.fork()
     }

@@ -320,6 +320,7 @@ impl External {
             });
         };
         let input_texts = input_texts(&self.book, msgs);
+        let tool_rows = tool_rows(&self.book, msgs);
         let mut served = Served {
             book: &mut self.book,
             backend: &mut *harness.summarizer,
@@ -327,6 +328,7 @@ impl External {
             latency_ms: 0,
             summary_facts: summary_facts(msgs),
             input_texts,
+            tool_rows,
         };
         restart_if_pending(session, &mut self.restart_pending, &mut served)?;
         let transcript = served.book.to_chat(msgs);
@@ -430,6 +432,16 @@ fn input_texts(book: &TextBook, msgs: &[Message]) -> Vec<std::sync::Arc<str>> {
         .flat_map(|m| m.content.segments.iter())
         .filter(|s| !matches!(s.kind, ContentKind::Summary | ContentKind::Scaffold))
         .map(|s| book.segment_text(s))
+        .collect()
+}
+
+/// The tool rows of `msgs` as (call id, text): what a prompt can name of a tool result.
+fn tool_rows(
+    book: &TextBook,
+    msgs: &[Message],
+) -> Vec<(compactsim_model::CallId, std::sync::Arc<str>)> {
+    msgs.iter()
+        .filter_map(|m| m.tool_call_id.map(|id| (id, book.message_text(m))))
         .collect()
 }
 

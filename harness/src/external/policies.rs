@@ -4,7 +4,8 @@
 //! ignored would judge the adapter by other rules than it asked for.
 
 use compactsim_invariants::policy::{
-    ABSORB_EXCHANGES, FAILURE_COOLDOWN, NEWEST_REPLY_VERBATIM, PROTECT_FIRST_N,
+    ABSORB_EXCHANGES, FAILURE_COOLDOWN, NEWEST_REPLY_VERBATIM, PROTECT_FIRST_N, STATIC_FALLBACK,
+    TOOL_OUTPUT_PRUNE,
 };
 use compactsim_invariants::{FailureCooldown, HeadPolicy, Policies, POLICIES};
 use serde_json::{Map, Value};
@@ -50,6 +51,14 @@ pub fn parse(declared: &BTreeMap<String, Value>) -> Result<Policies, String> {
             ABSORB_EXCHANGES => {
                 only(name, params, &[])?;
                 p.absorb_exchanges = true;
+            }
+            STATIC_FALLBACK => {
+                only(name, params, &[])?;
+                p.static_fallback = true;
+            }
+            TOOL_OUTPUT_PRUNE => {
+                only(name, params, &[])?;
+                p.tool_output_prune = true;
             }
             other => {
                 let known: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
@@ -108,6 +117,8 @@ mod tests {
             "newest_reply_verbatim": {},
             "failure_cooldown": {"ms": 60000, "connection_dropped_ms": 30000},
             "absorb_exchanges": {},
+            "static_fallback": {},
+            "tool_output_prune": {},
         });
         assert_eq!(of(hermes), Ok(Policies::HERMES));
     }

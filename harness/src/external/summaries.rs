@@ -16,7 +16,7 @@ use compactsim_fakes::seam::SummaryBackend;
 use compactsim_fakes::summarizer::{fit, RollingSummary, SummaryFailure};
 use compactsim_model::content::chars_to_spell;
 use compactsim_model::tokens::{chars_for_rough_tokens, rough_tokens};
-use compactsim_model::{ContentKind, FactId, MsgId, Segment, MERGE_SEPARATOR};
+use compactsim_model::{CallId, ContentKind, FactId, MsgId, Segment, MERGE_SEPARATOR};
 use std::sync::Arc;
 
 /// Served summary segments carry this origin until a row adopts them.
@@ -40,6 +40,9 @@ pub struct Served<'a> {
     /// scaffold): the input a prompt can carry. The input size of a call is the part of
     /// these the prompt quotes, so an adapter's own instructions do not count as input.
     pub input_texts: Vec<Arc<str>>,
+    /// The request transcript's tool rows (call id, text): an answered call records
+    /// which of them its prompt names (`named.rs`).
+    pub tool_rows: Vec<(CallId, Arc<str>)>,
 }
 
 impl SummaryService for Served<'_> {
@@ -71,6 +74,8 @@ impl SummaryService for Served<'_> {
         self.latency_ms += result.latency_ms;
         match result.result {
             Ok(summary) => {
+                let named = super::named::named_tool_results(&prompt, &self.tool_rows);
+                self.backend.named_tool_results(named);
                 let seg = self.serve(&summary);
                 let text = self.book.register_served(&seg, &summary);
                 match call.max_tokens {

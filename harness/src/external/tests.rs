@@ -218,6 +218,7 @@ fn ask(
         latency_ms: 0,
         summary_facts: vec![FactId(9)],
         input_texts: vec![Arc::from("more FACT-000003"), Arc::from("never quoted")],
+        tool_rows: vec![],
     };
     let a = s.answer(&SummarizeCall {
         prompt: Some(prompt.into()),
@@ -337,6 +338,7 @@ fn the_fake_summarizer_answers_within_max_tokens() {
         latency_ms: 0,
         summary_facts: vec![],
         input_texts: vec![Arc::from(input.as_str())],
+        tool_rows: vec![],
     };
     for max in [1_024, 300, 64] {
         let answer = s.answer(&SummarizeCall {

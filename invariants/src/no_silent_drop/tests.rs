@@ -194,6 +194,74 @@ fn a_batch_fallback_and_the_prune_are_declared_policies() {
     assert!(w.rows.iter().all(|r| r.id != MsgId(2)));
 }
 
+fn observe_declaring(
+    policies: Policies,
+    after: &[Message],
+    calls: &[ServedCall],
+) -> Option<Witness> {
+    let pass = batch_event(1, BatchTrigger::Preflight, true);
+    NoSilentDrop::new(policies)
+        .observe(&transition_served(&pass, &start(), after, calls))
+        .map(readable)
+}
+
+#[test]
+fn fires_when_a_failed_call_drops_the_window_and_no_fallback_is_declared() {
+    let after = vec![
+        batch_summary(9, &[]),
+        user(4),
+        with_facts(reply(5), &[15]),
+        user(6),
+    ];
+    let undeclared = Policies {
+        static_fallback: false,
+        ..Policies::HERMES
+    };
+    for calls in [vec![served(false, 300, &[])], vec![]] {
+        let w = observe_declaring(undeclared, &after, &calls).expect("an empty summary");
+        assert_eq!(witness_ids(&w), vec![0, 1, 2, 3]);
+        assert!(w.facts[0].contains("static_fallback"), "{:?}", w.facts);
+        assert!(observe_declaring(Policies::HERMES, &after, &calls).is_none());
+    }
+    // A pass that aborts and changes nothing drops nothing.
+    assert!(observe_declaring(undeclared, &start(), &[served(false, 300, &[])]).is_none());
+}
+
+#[test]
+fn fires_when_a_tool_result_no_answered_call_named_leaves_a_batch_pass() {
+    let summary = vec![
+        batch_summary(9, &[11, 13]),
+        user(4),
+        with_facts(reply(5), &[15]),
+        user(6),
+    ];
+    let mut call = served(true, 300, &[11, 13]);
+    call.tool_results_named = Some(vec![]);
+    let w = observe_declaring(Policies::HERMES, &summary, &[call.clone()])
+        .expect("tool 2's result was in no prompt");
+    assert_eq!(witness_ids(&w), vec![2]);
+    assert!(w.facts[0].contains("named"), "{:?}", w.facts);
+    // Named (its pruned output in the prompt): the declared prune.
+    call.tool_results_named = Some(vec![CallId(1)]);
+    assert!(observe_declaring(Policies::HERMES, &summary, &[call.clone()]).is_none());
+    // Without the prune a tool row is held to its facts like any other row.
+    let no_prune = Policies {
+        tool_output_prune: false,
+        ..Policies::HERMES
+    };
+    let w = observe_declaring(no_prune, &summary, &[call.clone()]).expect("fact 12 unseen");
+    assert_eq!(witness_ids(&w), vec![2]);
+    call.facts_in.push(FactId(12));
+    let all = vec![
+        batch_summary(9, &[11, 12, 13]),
+        user(4),
+        with_facts(reply(5), &[15]),
+        user(6),
+    ];
+    call.facts_out = vec![FactId(11), FactId(12), FactId(13)];
+    assert!(observe_declaring(no_prune, &all, &[call]).is_none());
+}
+
 #[test]
 fn the_summarizer_input_caps_are_declared_policies_of_compaction_passes() {
     let pass = batch_event(1, BatchTrigger::Preflight, true);
@@ -325,7 +393,7 @@ fn suspects_first_equals_reading_every_rows_carriage_on_micro_passes_and_repairs
                             })
                             .collect();
                         let how = judged(ev).expect("judged");
-                        let first = unaccounted_suspects_first(how, &t, &left);
+                        let first = unaccounted_suspects_first(how, Policies::HERMES, &t, &left);
                         assert_eq!(first, inv.unaccounted_in_window(how, &t, &left));
                         if first.is_empty() {
                             quiet += 1;

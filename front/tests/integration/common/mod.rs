@@ -12,18 +12,20 @@ pub fn repo() -> PathBuf {
         .to_path_buf()
 }
 
-/// Scenarios over real packages (`scenarios/hermes/`): they declare an external adapter
-/// whose venv `.ci/run` creates first, so `cargo test` leaves them to the scenario gate.
-pub const EXTERNAL_SCENARIOS_DIR: &str = "scenarios/hermes";
+/// Scenarios that run an external adapter: over real packages (`scenarios/hermes/`, whose
+/// venvs `.ci/run` creates first) and over the planted-fault fixture adapters
+/// (`scenarios/fixtures/`, whose command lines are relative to the repository root).
+/// `cargo test` leaves them to the scenario gate.
+pub const EXTERNAL_SCENARIOS_DIRS: [&str; 2] = ["scenarios/hermes", "scenarios/fixtures"];
 
 /// The committed scenario files that run the reference compactor (every file below
-/// `scenarios/` but [`EXTERNAL_SCENARIOS_DIR`]).
+/// `scenarios/` but [`EXTERNAL_SCENARIOS_DIRS`]).
 pub fn reference_scenarios() -> Vec<PathBuf> {
-    let external = repo().join(EXTERNAL_SCENARIOS_DIR);
+    let external = EXTERNAL_SCENARIOS_DIRS.map(|d| repo().join(d));
     compactsim::scenario::discover(&[repo().join("scenarios")])
         .unwrap()
         .into_iter()
-        .filter(|f| !f.starts_with(&external))
+        .filter(|f| !external.iter().any(|d| f.starts_with(d)))
         .collect()
 }
 
