@@ -57,6 +57,18 @@ def _last_kept_assistant(cc, rows):
 
 # ---------------------------------------------------------------- batch, hermes-agent 0.19.0
 
+def _halve_last_kept_assistant(cc, C, method):
+    """Wraps `method` (a pass) so that a pass that changed rows cuts the last kept
+    assistant row's text to its first half."""
+    def around(f, s, msgs, *a, **k):
+        out = f(s, msgs, *a, **k)
+        i = _last_kept_assistant(cc, out) if _rows_changed(msgs, out) else None
+        if i is not None:
+            out[i] = dict(out[i], content=out[i]["content"][: len(out[i]["content"]) // 2])
+        return out
+    wrap(C, method, around)
+
+
 @fault("tail-cut-plus-one", "batch",
        "the tail cut one row later: the protected tail is one row shorter than the budget says")
 def _(cc, C):
@@ -85,13 +97,7 @@ def _(cc, C):
 @fault("kept-row-rewritten", "batch",
        "a compaction cuts the last kept assistant row to half its text")
 def _(cc, C):
-    def around(f, s, msgs, *a, **k):
-        out = f(s, msgs, *a, **k)
-        i = _last_kept_assistant(cc, out) if _rows_changed(msgs, out) else None
-        if i is not None:
-            out[i] = dict(out[i], content=out[i]["content"][: len(out[i]["content"]) // 2])
-        return out
-    wrap(C, "compress", around)
+    _halve_last_kept_assistant(cc, C, "compress")
 
 
 @fault("cooldown-ignored", "batch",
@@ -261,13 +267,7 @@ def _(cc, C):
 @fault("kept-row-rewritten", "micro",
        "a micro pass cuts the last kept assistant row to half its text")
 def _(cc, C):
-    def around(f, s, msgs, *a, **k):
-        out = f(s, msgs, *a, **k)
-        i = _last_kept_assistant(cc, out) if _rows_changed(msgs, out) else None
-        if i is not None:
-            out[i] = dict(out[i], content=out[i]["content"][: len(out[i]["content"]) // 2])
-        return out
-    wrap(C, "_micro_compact", around)
+    _halve_last_kept_assistant(cc, C, "_micro_compact")
 
 
 @fault("summary-not-cumulative", "micro",
