@@ -23,9 +23,12 @@ ENV = "COMPACTSIM_MUTANT"
 FAULTS = {}
 
 
-def fault(name, release, description):
+def fault(name, releases, description):
+    """Registers a fault under `releases` (one release, or a tuple of the releases whose
+    class has the same method)."""
     def register(apply):
-        FAULTS[(release, name)] = (description, apply)
+        for release in (releases,) if isinstance(releases, str) else releases:
+            FAULTS[(release, name)] = (description, apply)
         return apply
     return register
 
@@ -69,7 +72,7 @@ def _halve_last_kept_assistant(cc, C, method):
     wrap(C, method, around)
 
 
-@fault("tail-cut-plus-one", "batch",
+@fault("tail-cut-plus-one", ("batch", "micro"),
        "the tail cut one row later: the protected tail is one row shorter than the budget says")
 def _(cc, C):
     wrap(C, "_find_tail_cut_by_tokens",
@@ -114,7 +117,7 @@ def _(cc, C):
     wrap(C, "_ensure_last_user_message_in_tail", lambda f, s, msgs, cut, head: cut)
 
 
-@fault("token-estimate-halved", "batch",
+@fault("token-estimate-halved", ("batch", "micro"),
        "a row's token estimate for the tail budget is half of what it is")
 def _(cc, C):
     original = cc._estimate_msg_budget_tokens
@@ -143,7 +146,7 @@ def _(cc, C):
          lambda f, s, msgs, *a, **k: f(s, msgs, protect_tail_count=0, protect_tail_tokens=0))
 
 
-@fault("head-unprotected", "batch",
+@fault("head-unprotected", ("batch", "micro"),
        "the protected head is the system row alone, whatever protect_first_n says")
 def _(cc, C):
     wrap(C, "_protect_head_size",
@@ -241,27 +244,6 @@ def _(cc, C):
             return (found[0] - 1, found[1])
         return found
     wrap(C, "_find_one_exchange", around)
-
-
-@fault("head-unprotected", "micro",
-       "the protected head is the system row alone, whatever protect_first_n says")
-def _(cc, C):
-    wrap(C, "_protect_head_size",
-         lambda f, s, msgs: 1 if msgs and msgs[0].get("role") == "system" else 0)
-
-
-@fault("tail-cut-plus-one", "micro",
-       "the tail cut one row later: the protected tail is one row shorter than the budget says")
-def _(cc, C):
-    wrap(C, "_find_tail_cut_by_tokens",
-         lambda f, s, msgs, *a, **k: min(f(s, msgs, *a, **k) + 1, len(msgs)))
-
-
-@fault("token-estimate-halved", "micro",
-       "a row's token estimate for the tail budget is half of what it is")
-def _(cc, C):
-    original = cc._estimate_msg_budget_tokens
-    cc._estimate_msg_budget_tokens = lambda *a, **k: original(*a, **k) // 2
 
 
 @fault("kept-row-rewritten", "micro",
