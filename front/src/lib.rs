@@ -12,6 +12,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub mod cli;
+pub mod printable;
 pub mod scenario;
 pub mod selftest;
 pub mod shrink;

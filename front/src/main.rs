@@ -696,8 +696,28 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
     }
 }
 
+/// The parsed command line. `--help` and `--version` are printed through
+/// [`console::write_out`], so a closed or full standard output ends the process with a
+/// non-zero exit instead of a silent 0; every other clap error keeps clap's message and
+/// exit 2.
+fn parse_cli() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            compactsim::out!("{}", e.render());
+            std::process::exit(0)
+        }
+        Err(e) => e.exit(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_cli();
     console::handle_interrupts();
     // The command owns its compactor (an adapter's pool of children): every child ends
     // and its scratch directory is removed when `dispatch` returns and drops it.

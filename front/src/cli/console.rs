@@ -13,11 +13,17 @@ pub const EXIT_INTERRUPTED_SIGINT: u8 = 130;
 /// Exit code of a process ended by SIGTERM.
 pub const EXIT_INTERRUPTED_SIGTERM: u8 = 143;
 
-/// Writes `args` to standard output; a failed write (closed pipe, full disk) ends the
+/// Writes `args` to standard output, control characters but newline and tab escaped
+/// ([`crate::printable::text`]); a failed write (closed pipe, full disk) ends the
 /// process with [`Exit::Internal`] after a message on stderr.
 pub fn write_out(args: std::fmt::Arguments<'_>) {
+    let composed = std::fmt::format(args);
+    let text = crate::printable::text(&composed);
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         drop(stdout);
         end(
             &format!("cannot write to standard output: {e}"),
@@ -26,11 +32,11 @@ pub fn write_out(args: std::fmt::Arguments<'_>) {
     }
 }
 
-/// Removes the reports' temporary files, says `message` on stderr (ignoring a stderr
-/// that cannot be written either) and exits with `code`.
+/// Removes the reports' temporary files, says `message` on stderr (control characters
+/// escaped; a stderr that cannot be written is ignored) and exits with `code`.
 pub fn end(message: &str, code: u8) -> ! {
     compactsim_reports::remove_pending_files();
-    let _ = writeln!(std::io::stderr(), "{message}");
+    let _ = writeln!(std::io::stderr(), "{}", crate::printable::text(message));
     std::process::exit(i32::from(code))
 }
 

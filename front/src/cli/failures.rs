@@ -83,10 +83,27 @@ pub fn write_failure(run_dir: &Path, name: &str, s: &Shrunk) -> Result<PathBuf, 
     Ok(path)
 }
 
-/// The file name (without `.toml`) of a shrunk drawn case: `case-<id>`.
+/// The file name (without `.toml`) of a case `run` shrank: `case-<id>`.
 pub fn case_name(case: u32) -> String {
     format!("case-{case}")
 }
+
+/// The file name (without `.toml`) of a drawn case `shrink` shrank:
+/// `case-<id>.shrunk`, a name no `run` writes or clears.
+pub fn shrunk_case_name(case: u32) -> String {
+    format!("case-{case}.shrunk")
+}
+
+/// Whether `name` is a file `run` writes into `failures/` (`case-<digits>.toml`): the
+/// only files of `failures/` a later run clears.
+pub fn written_by_run(name: &str) -> bool {
+    name.strip_prefix("case-")
+        .and_then(|n| n.strip_suffix(".toml"))
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The `failures/` files `run` writes, for [`super::outdir::clear_stale`].
+pub const RUN_FAILURES: super::outdir::OwnFiles<'static> = (FAILURES_DIR, written_by_run);
 
 /// Shrinks the first [`AUTO_SHRINK_CASES_MAX`] of `failing`, each within
 /// [`AUTO_SHRINK_ATTEMPTS_MAX`] attempts and, as an outer cap, `time` in all (each gets

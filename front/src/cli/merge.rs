@@ -15,17 +15,10 @@ pub const REPRO_BYTES_MAX: u64 = 64 << 20;
 
 fn read_repro(dir: &Path) -> Result<Vec<String>, Failure> {
     let path = dir.join(reports::REPRO_TXT);
-    match std::fs::metadata(&path) {
-        Err(_) => return Ok(Vec::new()),
-        Ok(m) if m.len() > REPRO_BYTES_MAX => {
-            return Err(Failure::bad_input(format!(
-                "{}: larger than {REPRO_BYTES_MAX} bytes",
-                path.display()
-            )))
-        }
-        Ok(_) => {}
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(Vec::new());
     }
-    let text = std::fs::read_to_string(&path)
+    let text = crate::scenario::input::read_text_within(&path, REPRO_BYTES_MAX)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
     Ok(text.lines().map(str::to_string).collect())
 }
@@ -38,6 +31,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Exit, Failure> {
             reports::SHARDS_MAX
         )));
     }
+    super::outdir::refuse_inside_inputs(out, dirs)?;
     super::outdir::prepare(out)?;
     super::outdir::clear_stale(
         out,
@@ -47,12 +41,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Exit, Failure> {
             reports::INDEX_HTML,
             reports::REPRO_TXT,
         ],
-        &[super::failures::FAILURES_DIR],
+        &[super::failures::RUN_FAILURES],
     )?;
     let mut shards = Vec::new();
     let mut repro = Vec::new();
     for dir in dirs {
         let path = dir.join(reports::REPORT_JSON);
+        crate::scenario::input::regular_file(&path)
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
         let report = reports::read_report(&path).map_err(|e| Failure::bad_input(e.to_string()))?;
         let index = reports::shard_of(&report.header).map_or(u32::MAX, |(k, _)| k);
         repro.push((index, read_repro(dir)?));

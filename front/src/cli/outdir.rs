@@ -36,10 +36,59 @@ pub fn prepare(dir: &Path) -> Result<(), Failure> {
     written.map_err(|e| bad(format!("not writable: {e}")))
 }
 
+/// `path` resolved through every existing ancestor (a path that does not exist yet
+/// keeps its missing tail): two spellings of one directory compare equal.
+fn resolved(path: &Path) -> std::path::PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut tail = Vec::new();
+    let mut head = absolute.as_path();
+    loop {
+        if let Ok(real) = fs::canonicalize(head) {
+            return tail.iter().rev().fold(real, |p, t| p.join(t));
+        }
+        match (head.parent(), head.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name.to_os_string());
+                head = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+/// Refuses (exit 2, before anything is created or removed) an output directory `out`
+/// that is one of the `inputs` or lies inside one: writing there would clear the very
+/// files the command reads.
+pub fn refuse_inside_inputs(out: &Path, inputs: &[std::path::PathBuf]) -> Result<(), Failure> {
+    let out_real = resolved(out);
+    for input in inputs {
+        if out_real.starts_with(resolved(input)) {
+            return Err(Failure::bad_input(format!(
+                "--out {} is {} the input {}: its files would be overwritten; \
+                 choose another --out",
+                out.display(),
+                if out_real == resolved(input) {
+                    "the same directory as"
+                } else {
+                    "inside"
+                },
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The scenario files of `dir/<subdir>` a command writes: the subdirectory, and whether
+/// a file name (with `.toml`) is one of its names. Only such files (and their temporary
+/// files) are cleared: files of other commands there (a `shrink`'s) are kept.
+pub type OwnFiles<'a> = (&'a str, fn(&str) -> bool);
+
 /// Removes from `dir` the files named in `names`, their temporary files left by a killed
-/// process, and every `*.toml` of `dir/<subdir>` for each of `subdirs`. Returns how many
-/// files it removed. Nothing else in `dir` is touched.
-pub fn clear_stale(dir: &Path, names: &[&str], subdirs: &[&str]) -> Result<usize, Failure> {
+/// process, and, for each `(subdir, own)` of `subdirs`, every file of `dir/<subdir>`
+/// whose name `own` accepts (and its temporary files). Returns how many files it
+/// removed. Nothing else in `dir` is touched.
+pub fn clear_stale(dir: &Path, names: &[&str], subdirs: &[OwnFiles<'_>]) -> Result<usize, Failure> {
     let mut removed = 0;
     let mut remove = |path: &Path| -> Result<(), Failure> {
         match fs::remove_file(path) {
@@ -62,20 +111,27 @@ pub fn clear_stale(dir: &Path, names: &[&str], subdirs: &[&str]) -> Result<usize
             remove(&entry)?;
         }
     }
-    for sub in subdirs {
+    for (sub, own) in subdirs {
         let sub = dir.join(sub);
         if !sub.is_dir() {
             continue;
         }
         for entry in read_dir_files(&sub)? {
             let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let stale_temp = name.starts_with('.') && name.ends_with(".tmp");
-            if entry.extension().is_some_and(|x| x == "toml") || stale_temp {
+            if own(name) || temp_target(name).is_some_and(own) {
                 remove(&entry)?;
             }
         }
     }
     Ok(removed)
+}
+
+/// The final name a temporary file `.<final>.<pid>.<n>.tmp` is written for.
+fn temp_target(name: &str) -> Option<&str> {
+    let inner = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let mut parts = inner.rsplitn(3, '.');
+    let (_, _, target) = (parts.next()?, parts.next()?, parts.next()?);
+    is_temp_name_of(name, target).then_some(target)
 }
 
 fn read_dir_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, Failure> {
@@ -162,9 +218,15 @@ mod tests {
         ] {
             fs::write(dir.join(f), "x").unwrap();
         }
-        let removed = clear_stale(&dir, &["report.json", "repro.txt"], &["failures"]).unwrap();
-        assert_eq!(removed, 3);
+        fs::write(dir.join("failures/case-3.shrunk.toml"), "a shrink's").unwrap();
+        fs::write(dir.join("failures/.case-4.toml.7.0.tmp"), "x").unwrap();
+        let own: OwnFiles = ("failures", |n| {
+            n.starts_with("case-") && !n.contains(".shrunk")
+        });
+        let removed = clear_stale(&dir, &["report.json", "repro.txt"], &[own]).unwrap();
+        assert_eq!(removed, 4);
         assert!(dir.join("notes.txt").exists() && dir.join("failures/keep.md").exists());
+        assert!(dir.join("failures/case-3.shrunk.toml").exists());
         assert!(!dir.join("failures/case-3.toml").exists());
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -218,7 +218,7 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
             reports::INDEX_HTML,
             reports::REPRO_TXT,
         ],
-        &[failures::FAILURES_DIR],
+        &[failures::RUN_FAILURES],
     )?;
     super::outdir::keep_adapter_stderr(&req.out, &req.params.compactor)?;
     let header = header(req);

@@ -118,6 +118,20 @@ pub fn shrunk_problem(info: &BugInfo, s: &Shrunk) -> Option<&'static str> {
     }
 }
 
+/// Whether `name` is a repro [`write_repro`] writes: `<id>-seed-<n>-case-<n>.toml`.
+fn written_by_selftest(name: &str) -> bool {
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    name.strip_suffix(".toml")
+        .and_then(|n| n.rsplit_once("-case-"))
+        .and_then(|(head, case)| digits(case).then_some(head))
+        .and_then(|head| head.rsplit_once("-seed-"))
+        .is_some_and(|(id, seed)| !id.is_empty() && digits(seed))
+}
+
+/// The `failures/` files a selftest writes, for [`super::outdir::clear_stale`].
+const SELFTEST_FAILURES: super::outdir::OwnFiles<'static> =
+    (super::failures::FAILURES_DIR, written_by_selftest);
+
 /// Writes the shrunk repro of `info` to `<out>/failures/`, named after the switch and
 /// the case it was shrunk from.
 fn write_repro(out: &Path, info: &BugInfo, s: &Shrunk) -> Result<PathBuf, Failure> {
@@ -137,7 +151,7 @@ fn write_repro(out: &Path, info: &BugInfo, s: &Shrunk) -> Result<PathBuf, Failur
 /// turns and fails an expected invariant of its switch.
 pub fn shrink_only(req: &SelftestRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
-    super::outdir::clear_stale(&req.out, &[], &[super::failures::FAILURES_DIR])?;
+    super::outdir::clear_stale(&req.out, &[], &[SELFTEST_FAILURES])?;
     crate::outln!(
         "SEEDS={} cases={} passes={} shrink: {} attempts",
         req.suite.seeds,
@@ -183,7 +197,7 @@ pub fn shrink_only(req: &SelftestRequest) -> Result<Exit, Failure> {
 /// (or a known blind spot).
 pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
-    super::outdir::clear_stale(&req.out, &[], &[super::failures::FAILURES_DIR])?;
+    super::outdir::clear_stale(&req.out, &[], &[SELFTEST_FAILURES])?;
     crate::outln!(
         "SEEDS={} cases={} passes={} jobs={} shrink: {} attempts, time cap {}",
         req.suite.seeds,

@@ -3,7 +3,7 @@
 
 use super::args::CaseParams;
 use super::exit::{Exit, Failure};
-use super::failures::case_name;
+use super::failures::shrunk_case_name;
 use crate::scenario;
 use crate::shrink::{self, Budget, ShrinkError, SHRINK_ATTEMPTS_MAX};
 use compactsim_harness::compactor::{CompactorSpec, Pools};
@@ -58,7 +58,9 @@ pub fn shrink_time(seconds: f64) -> Result<Duration, Failure> {
 pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
     let (spec, name): (CaseSpec, String) = match &req.target {
-        Target::Drawn { params, case } => (params.suite(*case, 1).spec(*case), case_name(*case)),
+        Target::Drawn { params, case } => {
+            (params.suite(*case, 1).spec(*case), shrunk_case_name(*case))
+        }
         Target::File { path, chosen } => {
             let s = scenario::load(path)
                 .map_err(|e| Failure::bad_input(e.to_string()))?

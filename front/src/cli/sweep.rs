@@ -49,14 +49,14 @@ pub fn header() -> String {
 /// Runs the sweep; prints the parameters first, a line per seed, the total, the first
 /// failure of each failing seed with its repro, and the wall time last.
 pub fn sweep(req: &SweepRequest) -> Result<Exit, Failure> {
-    println!(
+    crate::outln!(
         "SEEDS={} cases={} {} jobs={}",
         req.seeds,
         req.cases,
         req.params.flags_but_seed(),
         req.jobs
     );
-    println!("{}", header());
+    crate::outln!("{}", header());
     let started = Instant::now();
     let mut total = Tally::default();
     let mut repros = Vec::new();
@@ -68,7 +68,7 @@ pub fn sweep(req: &SweepRequest) -> Result<Exit, Failure> {
         let suite = params.suite(0, req.cases);
         let t = tally_seed(req.cases, req.jobs, |case| suite.spec(case), |_| false)
             .map_err(Failure::internal)?;
-        println!("{}", line(&seed.to_string(), &t));
+        crate::outln!("{}", line(&seed.to_string(), &t));
         if let Some(f) = &t.first_failure {
             repros.push(format!(
                 "seed {seed}: {} failing, first case {} ({} at turn {}): {}",
@@ -81,12 +81,12 @@ pub fn sweep(req: &SweepRequest) -> Result<Exit, Failure> {
         }
         total.absorb(&t);
     }
-    println!("{}", line("total", &total));
+    crate::outln!("{}", line("total", &total));
     for r in &repros {
-        println!("{r}");
+        crate::outln!("{r}");
     }
     let wall_s = started.elapsed().as_secs_f64();
-    println!(
+    crate::outln!(
         "\nwall {wall_s:.2} s, {} seeds, {} passes, {:.0} passes/s",
         req.seeds.len(),
         total.passes,

@@ -76,8 +76,12 @@ pub fn convert(doc: Doc, path: &Path) -> Result<Scenario, Located> {
         .map_or(String::new(), |s| s.to_string_lossy().into_owned());
     Ok(Scenario {
         path: path.to_path_buf(),
-        name: doc.name.clone().unwrap_or(stem),
-        description: doc.description.clone(),
+        // Printed on one line of tables and traces: control characters escaped.
+        name: crate::printable::line(&doc.name.clone().unwrap_or(stem)).into_owned(),
+        description: doc
+            .description
+            .as_deref()
+            .map(|d| crate::printable::line(d).into_owned()),
         spec,
         expect,
         counters,

@@ -1,5 +1,6 @@
 //! Reading a scenario file from a hostile file system: only a regular file (not a FIFO,
-//! a device or a directory), at most [`FILE_BYTES_MAX`] bytes, valid UTF-8.
+//! a device or a directory), at most [`FILE_BYTES_MAX`] bytes (or the caller's named
+//! limit), valid UTF-8.
 
 use super::limits::FILE_BYTES_MAX;
 use std::io::Read;
@@ -33,6 +34,12 @@ pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
 
 /// The text of the regular file `path`, refused past [`FILE_BYTES_MAX`] bytes.
 pub fn read_text(path: &Path) -> Result<String, String> {
+    read_text_within(path, FILE_BYTES_MAX)
+}
+
+/// Refuses `path` unless it is a regular file (a FIFO would block, a device never
+/// end): the check every file a command reads passes first.
+pub fn regular_file(path: &Path) -> Result<std::fs::Metadata, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
     if !meta.is_file() {
         return Err(format!(
@@ -40,20 +47,27 @@ pub fn read_text(path: &Path) -> Result<String, String> {
             kind_of(&meta)
         ));
     }
-    if meta.len() > FILE_BYTES_MAX {
+    Ok(meta)
+}
+
+/// The text of the regular file `path`, refused past `limit` bytes (the caller's named
+/// limit: [`FILE_BYTES_MAX`] for scenario files).
+pub fn read_text_within(path: &Path, limit: u64) -> Result<String, String> {
+    let meta = regular_file(path)?;
+    if meta.len() > limit {
         return Err(format!(
-            "the file has {} bytes, over the limit of {FILE_BYTES_MAX}",
+            "the file has {} bytes, over the limit of {limit}",
             meta.len()
         ));
     }
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
     let mut bytes = Vec::new();
-    file.take(FILE_BYTES_MAX + 1)
+    file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read: {e}"))?;
-    if bytes.len() as u64 > FILE_BYTES_MAX {
+    if bytes.len() as u64 > limit {
         return Err(format!(
-            "the file grew past the limit of {FILE_BYTES_MAX} bytes while it was read"
+            "the file grew past the limit of {limit} bytes while it was read"
         ));
     }
     String::from_utf8(bytes).map_err(|e| {

@@ -14,7 +14,7 @@ mod doc;
 mod error;
 mod expect;
 mod gateway;
-mod input;
+pub(crate) mod input;
 pub mod limits;
 mod requires;
 mod toplevel;

@@ -155,15 +155,9 @@ pub struct StudySpec {
 
 /// Reads and validates the study file at `path`.
 pub fn load(path: &Path) -> Result<StudySpec, ScenarioError> {
-    let meta = std::fs::metadata(path).map_err(|e| ScenarioError::file(path, e.to_string()))?;
-    if meta.len() > STUDY_FILE_BYTES_MAX {
-        return Err(ScenarioError::file(
-            path,
-            format!("larger than {STUDY_FILE_BYTES_MAX} bytes"),
-        ));
-    }
-    let source =
-        std::fs::read_to_string(path).map_err(|e| ScenarioError::file(path, e.to_string()))?;
+    // A regular file only (a FIFO would block, /dev/zero never end), within the limit.
+    let source = crate::scenario::input::read_text_within(path, STUDY_FILE_BYTES_MAX)
+        .map_err(|e| ScenarioError::file(path, e))?;
     parse(path, &source)
 }
 

@@ -21,6 +21,7 @@ mod judged_as_text;
 mod labels_untrusted;
 mod max_tokens;
 mod merge_study_cli;
+mod nothing_lost;
 mod plan_props;
 mod policies;
 mod protocol_golden;

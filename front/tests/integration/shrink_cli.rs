@@ -26,7 +26,7 @@ fn a_shrunk_h_75345_b_has_at_most_10_turns_fails_the_same_invariant_and_its_file
         .stdout
         .lines()
         .any(|l| l.trim_start().starts_with("attempt")));
-    let file = out.join("failures/case-1.toml");
+    let file = out.join("failures/case-1.shrunk.toml");
     let s = scenario::load(&file).unwrap();
     let turns = s
         .spec
