@@ -56,7 +56,7 @@ struct CaseKnobs {
     #[arg(long = "anti-thrash", value_name = "POLICY")]
     anti_thrash: Option<String>,
     /// A real release the model follows: hermes-0.19.0 (batch, era b) or
-    /// hermes-iot-0.22.2 (micro; batch and both under era c). Sets the era.
+    /// hermes-iot-0.22.2 (micro only). Sets the era.
     #[arg(long, value_name = "RELEASE")]
     profile: Option<String>,
     /// Agent-loop strategies: every case rotates its session id on compaction or
