@@ -56,7 +56,7 @@ struct CaseKnobs {
     #[arg(long = "anti-thrash", value_name = "POLICY")]
     anti_thrash: Option<String>,
     /// A real release the model follows: hermes-0.19.0 (batch, era b) or
-    /// hermes-iot-0.22.2 (micro; batch and both under era c). Sets the era.
+    /// hermes-iot-0.22.2 (micro only). Sets the era.
     #[arg(long, value_name = "RELEASE")]
     profile: Option<String>,
     /// Agent-loop strategies: every case rotates its session id on compaction or
@@ -404,8 +404,22 @@ fn case_params(f: &CaseFlags) -> Result<CaseParams, Failure> {
 
 fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
     let compactor = choose_compactor(&k.compactor, !k.bugs.is_empty())?;
-    let (strategy, era) = k.strategy_and_era(&compactor)?;
-    let mut params = CaseParams::parse_with(
+    let mut params = model_params(seed, k, &compactor)?;
+    params.compactor = compactor;
+    Ok(params)
+}
+
+/// The case parameters `k` asks for, validated against what `compactor` serves: strategy
+/// and era (after `--profile`), passes, anti-thrash, bugs, profile, `--session-mode`. The
+/// compactor of the result is the reference; `run` and the rest set theirs, `diff` keeps
+/// the reference as its driving side. One function, so `diff` refuses what `run` refuses.
+fn model_params(
+    seed: u64,
+    k: &CaseKnobs,
+    compactor: &CompactorSpec,
+) -> Result<CaseParams, Failure> {
+    let (strategy, era) = k.strategy_and_era(compactor)?;
+    let params = CaseParams::parse_with(
         seed,
         k.passes.unwrap_or(args::PASSES_DEFAULT),
         &strategy,
@@ -413,7 +427,6 @@ fn knob_params(seed: u64, k: &CaseKnobs) -> Result<CaseParams, Failure> {
         k.anti_thrash.as_deref(),
         &k.bugs,
     )?;
-    params.compactor = compactor;
     let params = params.with_profile(k.profile()?);
     params.with_session_mode(k.session_mode.as_deref())
 }
@@ -564,16 +577,7 @@ fn diff_command(a: DiffArgs) -> Result<Exit, Failure> {
     let k = &a.case.knobs;
     let compactor =
         CompactorSpec::external(adapter_spec(f, &command)?).map_err(Failure::bad_input)?;
-    let (strategy, era) = k.strategy_and_era(&compactor)?;
-    let params = CaseParams::parse_with(
-        a.case.seed.unwrap_or(args::SEED_DEFAULT),
-        k.passes.unwrap_or(args::PASSES_DEFAULT),
-        &strategy,
-        era,
-        k.anti_thrash.as_deref(),
-        &k.bugs,
-    )?;
-    let params = params.with_profile(k.profile()?);
+    let params = model_params(a.case.seed.unwrap_or(args::SEED_DEFAULT), k, &compactor)?;
     let cases = args::check_cases(a.cases)?;
     let only = a.only.map(|ids| diff_only(ids, cases)).transpose()?;
     diff::diff(&diff::DiffRequest {

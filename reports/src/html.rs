@@ -165,15 +165,34 @@ fn failed(rows: &[ScenarioRow]) -> impl Iterator<Item = &ScenarioRow> {
 }
 
 /// `N scenarios, H hold, F failed, S skipped`.
+///
+/// When every skipped file was skipped for one reason, the line ends with it
+/// (`11 skipped: need target/hermes-venvs (…)`), so one line says what is missing.
 pub fn scenarios_count_line(rows: &[ScenarioRow]) -> String {
     let n_failed = failed(rows).count();
-    let n_skipped = rows.iter().filter(|r| r.verdict == SKIPPED).count();
+    let skipped: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.verdict == SKIPPED)
+        .map(|r| {
+            r.detail
+                .strip_prefix(SKIPPED_DETAIL_PREFIX)
+                .unwrap_or(&r.detail)
+        })
+        .collect();
+    let n_skipped = skipped.len();
+    let why = match skipped.split_first() {
+        Some((first, rest)) if rest.iter().all(|r| r == first) => format!(": {first}"),
+        _ => String::new(),
+    };
     format!(
-        "{} scenarios, {} hold, {n_failed} failed, {n_skipped} skipped",
+        "{} scenarios, {} hold, {n_failed} failed, {n_skipped} skipped{why}",
         rows.len(),
         rows.len() - n_failed - n_skipped,
     )
 }
+
+/// How a skipped row's `detail` starts, before the reason.
+pub const SKIPPED_DETAIL_PREFIX: &str = "skipped: ";
 
 /// `summary.md` of a scenario run: one row per file, then each failure with its replay
 /// command.

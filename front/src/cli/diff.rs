@@ -49,6 +49,9 @@ fn params(req: &DiffRequest) -> BTreeMap<String, String> {
     if let Some(o) = p.strategy.loop_options() {
         m.insert("era".into(), o.era.to_string());
         m.insert("anti_thrash".into(), o.anti_thrash.to_string());
+        if let Some(mode) = o.session_mode {
+            m.insert("session_mode".into(), mode.to_string());
+        }
     }
     if !p.bugs.is_empty() {
         m.insert("bugs".into(), p.bugs.ids().join(","));

@@ -5,6 +5,7 @@
 
 use super::exit::{Exit, Failure};
 use super::replay::render_case;
+use crate::scenario::missing_venv;
 use crate::scenario::{self, describe, Scenario};
 use compactsim_harness::compactor::{CompactorSpec, Pools};
 use compactsim_harness::engine::{run_case, CaseOutcome, CaseResult, Record};
@@ -112,7 +113,9 @@ pub fn split_served(scenarios: Vec<Scenario>) -> Served {
     let mut served = Served::default();
     for (i, scenario) in scenarios.into_iter().enumerate() {
         let caps = match &scenario.spec.compactor {
-            CompactorSpec::External(pool) if scenario.spec.bugs.is_empty() => {
+            CompactorSpec::External(pool)
+                if scenario.spec.bugs.is_empty() && missing_venv(pool.spec()).is_none() =>
+            {
                 match known.iter().find(|(p, _)| Arc::ptr_eq(p, pool)) {
                     Some((_, caps)) => caps.clone(),
                     None => {
@@ -488,16 +491,39 @@ pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
                 r.scenario.path.display(),
                 failure_message(r)
             ),
-            Entry::Skipped(s) => {
-                crate::outln!("SKIPPED {}: {}", s.scenario.path.display(), s.reason)
-            }
-            Entry::Ran(_) => {}
+            Entry::Skipped(_) | Entry::Ran(_) => {}
         }
+    }
+    for line in skipped_lines(&entries) {
+        crate::outln!("{line}");
     }
     let (txt, junit) = write_reports(&req.out, &entries)?;
     crate::outln!("\n{}", reports::scenarios_count_line(&page_rows(&entries)));
     crate::outln!("reports: {} {}", txt.display(), junit.display());
     Ok(exit_of(&ran))
+}
+
+/// The console's lines for the skipped files: `SKIPPED FILE: REASON` for a reason only
+/// one file has; one `SKIPPED N files: REASON` for a reason several share (a fresh
+/// clone's Hermes files, all waiting for one install), in the order of first appearance.
+/// scenarios.txt still names every file.
+fn skipped_lines(entries: &[Entry]) -> Vec<String> {
+    let mut reasons: Vec<(&str, Vec<&Path>)> = Vec::new();
+    for e in entries {
+        let Entry::Skipped(s) = e else { continue };
+        let path = s.scenario.path.as_path();
+        match reasons.iter_mut().find(|(r, _)| *r == s.reason) {
+            Some((_, paths)) => paths.push(path),
+            None => reasons.push((&s.reason, vec![path])),
+        }
+    }
+    reasons
+        .into_iter()
+        .map(|(reason, paths)| match paths.as_slice() {
+            [one] => format!("SKIPPED {}: {reason}", one.display()),
+            many => format!("SKIPPED {} files: {reason}", many.len()),
+        })
+        .collect()
 }
 
 /// `compactsim replay FILE.toml`: the trace and witness of one scenario file run under

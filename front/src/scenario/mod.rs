@@ -17,6 +17,7 @@ mod gateway;
 pub(crate) mod input;
 pub mod limits;
 mod requires;
+pub use requires::missing_venv;
 mod toplevel;
 mod write;
 

@@ -17,10 +17,12 @@ use super::convert::Located;
 use super::expect::Expect;
 use super::Scenario;
 use compactsim_harness::compactor::CompactorSpec;
-use compactsim_harness::external::argv::quote;
+use compactsim_harness::external::argv::{self, quote};
 use compactsim_harness::external::needs::{strategy_needs, Need};
+use compactsim_harness::external::session::AdapterSpec;
 use compactsim_harness::external::wire::Capabilities;
 use std::ops::Range;
+use std::path::Path;
 use toml::Spanned;
 
 /// The policy a file that names invariant `id` (its expected violation, its `invariants`
@@ -57,6 +59,28 @@ pub fn parse(list: &Spanned<Vec<Spanned<String>>>) -> Result<Vec<Need>, Located>
         needs.push(need);
     }
     Ok(needs)
+}
+
+/// Where the pinned venvs of the real Hermes packages live, relative to the repository;
+/// a fresh clone has none until [`HERMES_VENVS_SETUP`] makes them.
+pub const HERMES_VENVS_DIR: &str = "target/hermes-venvs";
+
+/// The command that makes [`HERMES_VENVS_DIR`].
+pub const HERMES_VENVS_SETUP: &str = "bash adapters/hermes/setup-venv.sh";
+
+/// Why `spec` cannot run on this machine yet: its program is an interpreter under
+/// [`HERMES_VENVS_DIR`] (as the command writes it) and that file does not exist, found
+/// neither beside the scenario file nor from the working directory. `None` for any other
+/// adapter, installed or not: a missing program elsewhere is the adapter's failure (exit
+/// 4), never a skip.
+pub fn missing_venv(spec: &AdapterSpec) -> Option<String> {
+    let written = argv::split(&spec.command).ok()?.into_iter().next()?;
+    if !written.starts_with(&format!("{HERMES_VENVS_DIR}/")) {
+        return None;
+    }
+    let program = spec.argv().ok()?.into_iter().next()?;
+    (!Path::new(&program).exists())
+        .then(|| format!("need {HERMES_VENVS_DIR} ({HERMES_VENVS_SETUP})"))
 }
 
 /// One thing a scenario needs, and where the need comes from (for the skip reason).
@@ -109,6 +133,9 @@ impl Scenario {
             return None;
         };
         let command = quote(&pool.spec().command);
+        if let Some(reason) = missing_venv(pool.spec()) {
+            return Some(reason);
+        }
         if !self.spec.bugs.is_empty() {
             return Some(format!(
                 "bug switches ({}) act in the built-in model only, not in adapter {command}",

@@ -242,3 +242,61 @@ fn only_diffs_the_named_cases_as_the_full_run_does() {
         assert_eq!(o.code, 2, "--only {only:?}: {}{}", o.stdout, o.stderr);
     }
 }
+
+/// `diff --session-mode` is validated and applied as `run` does it (one function builds
+/// both): refused with `micro`, refused when unknown, and under `batch` the reference
+/// world runs in that mode, which diff.json names.
+#[test]
+fn diff_honours_session_mode_as_run_does() {
+    let dir = scratch("diff_mode/session_mode");
+    let cmd = adapter("reference/compactor.py");
+    for (strategy, mode) in [("micro", "in-place"), ("batch", "sideways")] {
+        let refused = compactsim(&[
+            "diff",
+            "--cases",
+            "1",
+            "--strategy",
+            strategy,
+            "--session-mode",
+            mode,
+            "--adapter",
+            &cmd,
+            "--out",
+            arg(&dir),
+        ]);
+        let run = compactsim(&[
+            "run",
+            "--cases",
+            "1",
+            "--strategy",
+            strategy,
+            "--session-mode",
+            mode,
+            "--out",
+            arg(&dir.join("run")),
+        ]);
+        assert_eq!(refused.code, 2, "{strategy} {mode}: {}", refused.stderr);
+        assert_eq!(run.code, 2, "{strategy} {mode}: {}", run.stderr);
+        assert_eq!(refused.stderr, run.stderr, "the same refusal as run");
+    }
+    let o = compactsim(&[
+        "diff",
+        "--cases",
+        "1",
+        "--passes",
+        "3",
+        "--strategy",
+        "batch",
+        "--session-mode",
+        "in-place",
+        "--adapter",
+        &cmd,
+        "--out",
+        arg(&dir),
+    ]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("session_mode=in-place"), "{}", o.stdout);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("diff.json")).unwrap()).unwrap();
+    assert_eq!(json["params"]["session_mode"], "in-place", "{json}");
+}

@@ -228,7 +228,7 @@ fn skipped_scenarios_are_counted_apart_and_never_replayed_as_failures() {
     });
     assert_eq!(
         scenarios_count_line(&rows),
-        "3 scenarios, 1 hold, 1 failed, 1 skipped"
+        "3 scenarios, 1 hold, 1 failed, 1 skipped: adapter 'a' does not declare capability micro_pass"
     );
     let md = render_scenarios_md(&rows);
     let html = render_scenarios_html(&rows);
