@@ -20,12 +20,17 @@ the transcript it returned last (translate.py), runs the compaction, and returns
 request contents ADK assembles, as rows. A transcript that does not extend the one it
 returned (a restart, a session the harness rebuilt) starts a fresh session from its rows.
 The system rows are the agent's instruction, which ADK keeps outside the session.
+The newest model event carries the prompt tokens the provider reported for it (the
+`usage` hook, ../framework/usage.py), which ADK's trigger reads before its own estimate.
+The adapter declares batch passes only: a compaction replaces whole invocations, user
+turns included, by one summary (batch compaction in the protocol's terms).
 The summarizer is ADK's `LlmEventSummarizer` over `HarnessLlm` (harness_llm.py).
 """
 
 import asyncio
 import os
 import sys
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "framework"))
@@ -33,6 +38,9 @@ sys.path.insert(0, HERE)
 import offline  # noqa: E402,F401  (before any framework import)
 
 from importlib.metadata import version  # noqa: E402
+
+# ADK marks compaction experimental on every config it builds; the warning is not news.
+warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]")
 
 from google.adk.agents.llm_agent import LlmAgent  # noqa: E402
 from google.adk.apps import compaction  # noqa: E402
@@ -43,6 +51,7 @@ from protocol import canonical_row, serve  # noqa: E402
 
 import harness_llm  # noqa: E402
 import translate  # noqa: E402
+from usage import Usage  # noqa: E402
 
 CONFIGS = ("token", "sliding")
 AGENT = "compactsim_agent"
@@ -72,7 +81,7 @@ def _same_row(a, b):
 class Case:
     """One case's ADK session and the transcript the adapter returned last."""
 
-    def __init__(self, config, window, rows):
+    def __init__(self, config, window, rows, usage):
         self.config = config
         self.agent = LlmAgent(name=AGENT, model=harness_llm.HarnessLlm(model="compactsim-harness"))
         self.app = App(name=APP, root_agent=self.agent,
@@ -82,6 +91,7 @@ class Case:
             app_name=APP, user_id="compactsim", session_id="case"))
         self.builder = translate.Events(AGENT)
         self.returned, self.owners = [], []
+        self.usage = usage
         self.append(rows)
 
     def extends(self, rows):
@@ -101,8 +111,14 @@ class Case:
     def append(self, rows):
         async def go():
             for row in rows:
-                await self.service.append_event(self.session, self.builder.event(row))
+                await self.service.append_event(
+                    self.session, self.builder.event(row, self.usage.of(row)))
         asyncio.run(go())
+        # A reading for a row appended by an earlier pass.
+        for event in self.session.events:
+            meta = (event.custom_metadata or {}).get(translate.META) or {}
+            if event.author == AGENT and "_compactsim_id" in meta:
+                translate.set_usage(event, self.usage.of(meta))
 
     async def compact(self):
         if self.config == "sliding":
@@ -129,6 +145,7 @@ class Adapter:
     def __init__(self, config):
         self.config = config
         self.case = None
+        self.usage = Usage()
 
     def run_pass(self, req, summarize):
         rows = req["transcript"]
@@ -137,10 +154,11 @@ class Adapter:
             head += 1
         body = rows[head:]
         window = req["context_window_tokens"] or 128_000
+        self.usage.attach(body)
         if self.case is not None and self.case.extends(body):
             self.case.append(body[len(self.case.returned):])
         else:
-            self.case = Case(self.config, window, body)
+            self.case = Case(self.config, window, body, self.usage)
         harness_llm.CURRENT["summarize"] = summarize
         try:
             asyncio.run(self.case.compact())
@@ -150,7 +168,13 @@ class Adapter:
 
     def restart(self, req, summarize):
         self.case = None
+        self.usage.restart()
         return {}
+
+    def hook(self, req, summarize):
+        if req["hook"] == "usage":
+            return self.usage.hook(req)
+        raise ValueError("unknown hook " + req["hook"])
 
 
 def main():
@@ -161,11 +185,11 @@ def main():
                  % (config, ", ".join(CONFIGS)))
     a = Adapter(config)
     serve("google-adk event compaction (%s)" % config, version("google-adk"),
-          {"micro_pass": True, "batch_pass": True, "hooks": [],
+          {"micro_pass": False, "batch_pass": True, "hooks": ["usage"],
            # It follows none of the declarable policies: no protected head, a failed
            # summary leaves the history as it is (no cooldown, no fallback summary).
            "policies": {}},
-          {"micro_pass": a.run_pass, "batch_pass": a.run_pass, "restart": a.restart})
+          {"batch_pass": a.run_pass, "restart": a.restart, "hook": a.hook})
 
 
 if __name__ == "__main__":

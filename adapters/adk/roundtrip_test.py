@@ -30,6 +30,7 @@ from protocol import canonical_row  # noqa: E402
 import adk_compaction  # noqa: E402
 import roundtrip_cases  # noqa: E402
 import translate  # noqa: E402
+from usage import Usage  # noqa: E402
 
 
 def visible(row):
@@ -50,7 +51,7 @@ def main():
         stored = [Event.model_validate_json(e.model_dump_json()) for e in events]
         got = [canonical_row(r) for r in translate.events_to_rows(stored)]
         roundtrip_cases.check(name + " (stored)", want, got, failures)
-        case = adk_compaction.Case("token", 128_000, rows)
+        case = adk_compaction.Case("token", 128_000, rows, Usage())
         got = [canonical_row(r) for r in case.view()]
         roundtrip_cases.check(name + " (prompt)", [r for r in want if visible(r)], got,
                               failures)

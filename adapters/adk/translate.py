@@ -54,8 +54,9 @@ class Events:
         self.clock += 1.0
         return self.clock
 
-    def event(self, row):
-        """The session event of protocol row `row`."""
+    def event(self, row, prompt_tokens=None):
+        """The session event of protocol row `row`; `prompt_tokens`: the usage the
+        provider reported for it (an assistant row)."""
         meta = row_meta(row)
         role, text = row["role"], row.get("content") or ""
         if row.get("_compressed_summary"):
@@ -90,9 +91,12 @@ class Events:
         else:
             raise ValueError("row role %r has no ADK event (system rows are the agent's "
                              "instruction)" % role)
-        return Event(author=author, invocation_id=self.invocation, timestamp=self.tick(),
-                     content=types.Content(role=crole, parts=parts),
-                     custom_metadata={META: meta})
+        event = Event(author=author, invocation_id=self.invocation, timestamp=self.tick(),
+                      content=types.Content(role=crole, parts=parts),
+                      custom_metadata={META: meta})
+        if role == "assistant":
+            set_usage(event, prompt_tokens)
+        return event
 
     def summary(self, row, meta):
         at = self.tick()
@@ -102,6 +106,13 @@ class Events:
                      actions=EventActions(compaction=EventCompaction(
                          start_timestamp=at, end_timestamp=at, compacted_content=content)),
                      custom_metadata={META: meta})
+
+
+def set_usage(event, prompt_tokens):
+    """The usage a model response reported, as ADK keeps it on the response's event."""
+    if prompt_tokens is not None and event.usage_metadata is None:
+        event.usage_metadata = types.GenerateContentResponseUsageMetadata(
+            prompt_token_count=prompt_tokens)
 
 
 class Rows:

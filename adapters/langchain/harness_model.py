@@ -38,6 +38,11 @@ class HarnessChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "compactsim-harness"
 
+    def _get_ls_params(self, stop=None, **kwargs):
+        params = super()._get_ls_params(stop=stop, **kwargs)
+        params["ls_provider"] = "compactsim"
+        return params
+
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         summarize = CURRENT["summarize"]
         if summarize is None:

@@ -9,16 +9,20 @@ CONFIG (argv[1], else the environment variable COMPACTSIM_LANGCHAIN_CONFIG, else
   window), `keep=("messages", 20)` (the default), `trim_tokens_to_summarize` its default.
 - `keep-tokens`: the same trigger, `keep=("tokens", 3000)`.
 
-Every pass (micro or batch) is one `before_model` call, as an agent built with
-`create_agent(..., middleware=[SummarizationMiddleware(...)])` makes before every model
-call: the transcript's system rows are the agent's `system_prompt` (not in
-`state["messages"]`), the other rows become the state's messages (translate.py), the
-middleware decides by its own trigger whether to summarize, and its state update
+Every batch pass is one `before_model` call, as an agent built with
+`create_agent(..., middleware=[SummarizationMiddleware(...)])` makes before a model call.
+The adapter declares batch passes only: the middleware replaces a whole prefix, user
+turns included, by one summary, which is batch compaction in the protocol's terms (a
+micro pass keeps every user turn). The transcript's system rows are the agent's
+`system_prompt` (not in `state["messages"]`), the other rows become the state's messages
+(translate.py), the newest assistant message carrying the prompt tokens the provider
+reported for it (the `usage` hook, ../framework/usage.py), the middleware decides by its
+own trigger whether to summarize, and its state update
 (`RemoveMessage(REMOVE_ALL_MESSAGES)`, the summary, the kept messages) is what the
 `add_messages` reducer leaves: the new transcript. The summary model is
 `HarnessChatModel` (harness_model.py). When the summary call still fails after the
 middleware's retries, `before_model` raises, and the agent's step fails with it: the
-pass returns the transcript unchanged (labelled `summarize_failed` / `aborted`).
+pass returns the transcript unchanged (labelled `aborted`).
 """
 
 import os
@@ -36,6 +40,7 @@ from protocol import serve  # noqa: E402
 
 import harness_model  # noqa: E402
 import translate  # noqa: E402
+from usage import Usage  # noqa: E402
 
 CONFIGS = ("production", "keep-tokens")
 TRIGGER_FRACTION = 0.8
@@ -53,25 +58,27 @@ class Adapter:
     def __init__(self, config):
         self.config = config
         self.cache = {}
+        self.usage = Usage()
 
     def get(self, window):
         if window not in self.cache:
             self.cache[window] = middleware(self.config, window)
         return self.cache[window]
 
-    def run_pass(self, req, summarize, failed_outcome):
+    def batch_pass(self, req, summarize):
         rows = req["transcript"]
         head = 0
         while head < len(rows) and rows[head]["role"] == "system":
             head += 1
         mw = self.get(req["context_window_tokens"] or 128_000)
-        messages = translate.to_messages(rows[head:])
+        self.usage.attach(rows)
+        messages = translate.to_messages(rows[head:], self.usage.of)
         harness_model.CURRENT["summarize"] = summarize
         try:
             update = mw.before_model({"messages": messages}, None)
         except Exception as e:  # noqa: BLE001  (the agent step fails with it)
             print("before_model raised %s: %s" % (type(e).__name__, e), file=sys.stderr)
-            return {"transcript": rows, "labels": {"outcome": failed_outcome}}
+            return {"transcript": rows, "labels": {"outcome": "aborted"}}
         finally:
             harness_model.CURRENT["summarize"] = None
         if update is None:
@@ -79,14 +86,14 @@ class Adapter:
         kept = update["messages"][1:]  # after RemoveMessage(id=REMOVE_ALL_MESSAGES)
         return {"transcript": rows[:head] + translate.to_rows(kept)}
 
-    def micro_pass(self, req, summarize):
-        return self.run_pass(req, summarize, "summarize_failed")
-
-    def batch_pass(self, req, summarize):
-        return self.run_pass(req, summarize, "aborted")
-
     def restart(self, req, summarize):
+        self.usage.restart()
         return {}
+
+    def hook(self, req, summarize):
+        if req["hook"] == "usage":
+            return self.usage.hook(req)
+        raise ValueError("unknown hook " + req["hook"])
 
 
 def main():
@@ -97,12 +104,12 @@ def main():
                  % (config, ", ".join(CONFIGS)))
     a = Adapter(config)
     serve("langchain SummarizationMiddleware (%s)" % config, version("langchain"),
-          {"micro_pass": True, "batch_pass": True, "hooks": [],
+          {"micro_pass": False, "batch_pass": True, "hooks": ["usage"],
            # It follows none of the declarable policies: it summarizes from the first
            # message, keeps no head, retries a failed call and then fails the step.
            "policies": {},
            "trigger": {"window_percent": int(TRIGGER_FRACTION * 100)}},
-          {"micro_pass": a.micro_pass, "batch_pass": a.batch_pass, "restart": a.restart})
+          {"batch_pass": a.batch_pass, "restart": a.restart, "hook": a.hook})
 
 
 if __name__ == "__main__":

@@ -23,8 +23,14 @@ _FLAGS = ("_compressed_summary", "_micro_compact_marker",
 _TYPES = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage}
 
 
-def to_message(row, index):
-    """The LangChain message of protocol row `row` (the `index`-th of its transcript)."""
+# The provider name a response's `response_metadata.model_provider` carries, matching the
+# summary model's `ls_provider` (harness_model.py), as a provider integration writes it.
+PROVIDER = "compactsim"
+
+
+def to_message(row, index, prompt_tokens=None):
+    """The LangChain message of protocol row `row` (the `index`-th of its transcript);
+    `prompt_tokens`: the usage the provider reported for it (an assistant row)."""
     meta = {k: row[k] for k in _FLAGS if k in row}
     content = row.get("content")
     if content is None:
@@ -55,11 +61,23 @@ def to_message(row, index):
                                 "error": "arguments are not a JSON object",
                                 "type": "invalid_tool_call"})
         return AIMessage(content=text, tool_calls=calls, invalid_tool_calls=invalid,
-                         id=msg_id, additional_kwargs=kwargs)
+                         id=msg_id, additional_kwargs=kwargs, **_usage(prompt_tokens))
+    if role == "assistant":
+        return AIMessage(content=text, id=msg_id, additional_kwargs=kwargs,
+                         **_usage(prompt_tokens))
     cls = _TYPES.get(role)
     if cls is None:
         raise ValueError("row %d: unknown role %r" % (index, role))
     return cls(content=text, id=msg_id, additional_kwargs=kwargs)
+
+
+def _usage(prompt_tokens):
+    """The usage fields a provider integration sets on a response it reported."""
+    if prompt_tokens is None:
+        return {}
+    return {"usage_metadata": {"input_tokens": prompt_tokens, "output_tokens": 0,
+                               "total_tokens": prompt_tokens},
+            "response_metadata": {"model_provider": PROVIDER}}
 
 
 def _text(msg):
@@ -116,8 +134,9 @@ def to_row(msg):
     return row
 
 
-def to_messages(rows):
-    return [to_message(r, k) for k, r in enumerate(rows)]
+def to_messages(rows, usage=None):
+    """`usage`: a function giving the reported prompt tokens of a row, or None."""
+    return [to_message(r, k, usage(r) if usage else None) for k, r in enumerate(rows)]
 
 
 def to_rows(messages):
