@@ -81,7 +81,7 @@ def _same_row(a, b):
 class Case:
     """One case's ADK session and the transcript the adapter returned last."""
 
-    def __init__(self, config, window, rows, usage):
+    def __init__(self, config, window, usage):
         self.config = config
         self.agent = LlmAgent(name=AGENT, model=harness_llm.HarnessLlm(model="compactsim-harness"))
         self.app = App(name=APP, root_agent=self.agent,
@@ -92,7 +92,6 @@ class Case:
         self.builder = translate.Events(AGENT)
         self.returned, self.owners = [], []
         self.usage = usage
-        self.append(rows)
 
     def extends(self, rows):
         """Whether `rows` are the returned transcript plus new rows; adopts the ids and
@@ -141,6 +140,17 @@ class Case:
         return rows
 
 
+def invocations(rows):
+    """`rows` cut before each user row (an ADK invocation starts with a user message);
+    the first piece may continue the previous invocation. Never empty."""
+    chunks = [[]]
+    for row in rows:
+        if row["role"] == "user" and not row.get("_compressed_summary") and chunks[-1]:
+            chunks.append([])
+        chunks[-1].append(row)
+    return chunks
+
+
 class Adapter:
     def __init__(self, config):
         self.config = config
@@ -156,12 +166,25 @@ class Adapter:
         window = req["context_window_tokens"] or 128_000
         self.usage.attach(body)
         if self.case is not None and self.case.extends(body):
-            self.case.append(body[len(self.case.returned):])
+            new = body[len(self.case.returned):]
         else:
-            self.case = Case(self.config, window, body, self.usage)
+            self.case, new = Case(self.config, window, self.usage), body
         harness_llm.CURRENT["summarize"] = summarize
         try:
-            asyncio.run(self.case.compact())
+            if self.config == "sliding":
+                # The Runner compacts after each invocation ends (a user message starts
+                # the next): after each one the new rows complete, never the one in
+                # progress (from the newest user row on).
+                chunks = invocations(new)
+                for chunk in chunks[:-1]:
+                    self.case.append(chunk)
+                    asyncio.run(self.case.compact())
+                self.case.append(chunks[-1])
+            else:
+                # The request processor compacts before the model call, in-flight
+                # invocation included.
+                self.case.append(new)
+                asyncio.run(self.case.compact())
         finally:
             harness_llm.CURRENT["summarize"] = None
         return {"transcript": rows[:head] + self.case.view()}

@@ -51,7 +51,8 @@ def main():
         stored = [Event.model_validate_json(e.model_dump_json()) for e in events]
         got = [canonical_row(r) for r in translate.events_to_rows(stored)]
         roundtrip_cases.check(name + " (stored)", want, got, failures)
-        case = adk_compaction.Case("token", 128_000, rows, Usage())
+        case = adk_compaction.Case("token", 128_000, Usage())
+        case.append(rows)
         got = [canonical_row(r) for r in case.view()]
         roundtrip_cases.check(name + " (prompt)", [r for r in want if visible(r)], got,
                               failures)
