@@ -15,6 +15,7 @@ mod efficacy_cli;
 mod external_cli;
 mod external_fixtures;
 mod floor_replay;
+mod framework_roundtrip;
 mod fuzz_cli;
 mod hardening;
 mod judged_as_text;

@@ -12,11 +12,17 @@ pub fn repo() -> PathBuf {
         .to_path_buf()
 }
 
-/// Scenarios that run an external adapter: over real packages (`scenarios/hermes/`, whose
-/// venvs `.ci/run` creates first) and over the planted-fault fixture adapters
+/// Scenarios that run an external adapter: over real packages (`scenarios/hermes/`,
+/// `scenarios/langchain/`, `scenarios/adk/`, whose venvs `.ci/run` creates first) and over
+/// the planted-fault fixture adapters
 /// (`scenarios/fixtures/`, whose command lines are relative to the repository root).
 /// `cargo test` leaves them to the scenario gate.
-pub const EXTERNAL_SCENARIOS_DIRS: [&str; 2] = ["scenarios/hermes", "scenarios/fixtures"];
+pub const EXTERNAL_SCENARIOS_DIRS: [&str; 4] = [
+    "scenarios/hermes",
+    "scenarios/langchain",
+    "scenarios/adk",
+    "scenarios/fixtures",
+];
 
 /// The committed scenario files that run the reference compactor (every file below
 /// `scenarios/` but [`EXTERNAL_SCENARIOS_DIRS`]).
