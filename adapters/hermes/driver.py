@@ -2,21 +2,34 @@
 case (a `restart` drops it; the next request builds a fresh one for the case's window),
 batch passes through `compress()`, micro passes through `_micro_compact()` where the
 package has it, and the compressor's own state reported as labels.
+
+One driver for every release of the version matrix: what differs between releases
+(constructor arguments, `compress(force=)`, the summary flag, where micro-compaction
+lives, failure recording) is read from the package by `release.Release`; the behaviour
+is the release's own, never patched.
 """
 
 import os
-from importlib.metadata import version
 
 import mutants
 import offline
 from protocol import HERMES_POLICIES, serve
+from release import Release
+
+
+def load():
+    """The installed release, with its modules patched offline (call before any pass)."""
+    r = Release()
+    offline.patch(*r.modules())
+    return r
 
 
 class Driver:
-    def __init__(self, cc, micro):
+    def __init__(self, release, micro):
         # Mutation testing (MUTANTS.md): the fault COMPACTSIM_MUTANT names, if any.
-        mutants.apply(cc, "micro" if micro else "batch", os.environ)
-        self.cc = cc
+        mutants.apply(release.cc, "micro" if micro else "batch", os.environ)
+        self.release = release
+        self.cc = release.cc
         self.micro = micro
         self.compressor = None
         self.window = None
@@ -25,14 +38,14 @@ class Driver:
         cfg = req["config"]
         window = req["context_window_tokens"] or 128_000
         if self.compressor is None or self.window != window:
-            c = self.cc.ContextCompressor(
+            c = self.cc.ContextCompressor(**self.release.constructor_kwargs(dict(
                 model="compactsim-fake-model",
                 protect_first_n=cfg.get("protect_first_n", 3),
                 protect_last_n=cfg.get("protect_last_n", 20),
                 quiet_mode=True,
                 config_context_length=window,
                 abort_on_summary_failure=bool(cfg.get("abort_on_summary_failure", False)),
-            )
+            )))
             if self.micro:
                 c._micro_compact_enabled = True
                 c._micro_compact_every_n_turns = max(1, int(cfg.get("every_n_turns", 1)))
@@ -52,8 +65,8 @@ class Driver:
             offline.CURRENT["summarize"] = None
 
     def batch_pass(self, req, summarize):
-        c, after = self.run(req, summarize,
-                            lambda c, rows: c.compress(rows, force=bool(req.get("force"))))
+        c, after = self.run(req, summarize, lambda c, rows: self.release.flag_summaries(
+            self.release.compress(c, rows, bool(req.get("force")))))
         labels = {
             "fallback": bool(getattr(c, "_last_summary_fallback_used", False)),
             "compression_count": getattr(c, "compression_count", None),
@@ -84,9 +97,27 @@ class Driver:
                 seen["outcome"] = kw.get("outcome")
                 return cls._emit_micro_compaction_telemetry(c, **kw)
 
-            c._record_micro_failure = record_failure
-            c._emit_micro_compaction_telemetry = telemetry
-            return c._micro_compact(rows)
+            def find_exchange(*args, **kw):
+                found = cls._find_one_exchange(c, *args, **kw)
+                seen["exchange"] = found
+                return found
+
+            def inline_telemetry(**kw):
+                # A release without `_record_micro_failure` skips inside `_micro_compact`:
+                # the skipped rows are the exchange it found in this pass.
+                if kw.get("outcome") == "exchange_skipped" and seen.get("exchange"):
+                    start, end = seen["exchange"]
+                    seen["skipped"] = [r["_compactsim_id"] for r in rows[start:end]
+                                       if "_compactsim_id" in r]
+                return telemetry(**kw)
+
+            if self.release.records_micro_failure:
+                c._record_micro_failure = record_failure
+                c._emit_micro_compaction_telemetry = telemetry
+            else:
+                c._find_one_exchange = find_exchange
+                c._emit_micro_compaction_telemetry = inline_telemetry
+            return self.release.flag_summaries(c._micro_compact(rows))
 
         c, after = self.run(req, summarize, body)
         labels = {"cursor": getattr(c, "_micro_compact_cursor", None)}
@@ -112,11 +143,12 @@ class Driver:
             return {"value": int(getattr(c, "_fallback_compression_streak", 0) or 0) if c else 0}
         raise ValueError("unknown hook " + name)
 
-    def serve(self, name, dist):
+    def serve(self, what):
+        """Serves the protocol; the hello names the release (`<dist> <what>`, its version)."""
         handlers = {"batch_pass": self.batch_pass, "restart": self.restart, "hook": self.hook}
         if self.micro:
             handlers["micro_pass"] = self.micro_pass
-        serve(name, version(dist),
+        serve(f"{self.release.dist} {what}", self.release.version,
               {"micro_pass": self.micro, "batch_pass": True,
                "hooks": ["cooling_down", "fallback_streak"],
                "policies": HERMES_POLICIES,

@@ -297,6 +297,10 @@ enum Command {
         #[arg(long, default_value = merge::OUT_DEFAULT)]
         out: PathBuf,
     },
+    /// Every release of a version matrix file through its default suite and every
+    /// finding's scenario: matrix.json, MATRIX.md and matrix.html (finding × release,
+    /// first and last affected release, per-release invariant counts).
+    Matrix(MatrixArgs),
     /// Compare compaction strategies on one session (a study file): writes study.json,
     /// SVG charts, summary.md and index.html.
     Study {
@@ -306,6 +310,63 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+}
+
+#[derive(clap::Args)]
+struct MatrixArgs {
+    /// The matrix file (e.g. scenarios/matrix/hermes.toml).
+    file: PathBuf,
+    /// Root seed of every default suite [default: 20260731].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Passes with work per case [default: 25].
+    #[arg(long)]
+    passes: Option<u32>,
+    /// Cases of each release's default suite.
+    #[arg(long, default_value_t = args::CASES_DEFAULT)]
+    cases: u32,
+    /// Worker threads (default: all cores). matrix.json does not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Only this release of the file (repeatable; default: all, in file order).
+    #[arg(long = "release", value_name = "NAME")]
+    releases: Vec<String>,
+    /// Output directory.
+    #[arg(long, default_value = compactsim::cli::matrix::OUT_DEFAULT)]
+    out: PathBuf,
+    /// Per-request limit of every adapter in milliseconds [default: 60000].
+    #[arg(long, value_name = "MS")]
+    adapter_timeout_ms: Option<u64>,
+    /// Start-up limit of every adapter in milliseconds (a cold venv) [default: 120000].
+    #[arg(long, value_name = "MS")]
+    adapter_startup_timeout_ms: Option<u64>,
+}
+
+/// `matrix`: the request, validated.
+fn matrix_command(a: MatrixArgs) -> Result<Exit, Failure> {
+    use compactsim_harness::external::{DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TIMEOUT_MS};
+    let passes = a.passes.unwrap_or(args::PASSES_DEFAULT);
+    // The seed and passes are checked as any run's are.
+    CaseParams::parse(a.seed.unwrap_or(args::SEED_DEFAULT), passes, args::STRATEGY_DEFAULT, &[])?;
+    compactsim::cli::matrix::matrix(&compactsim::cli::matrix::MatrixRequest {
+        file: a.file,
+        seed: a.seed.unwrap_or(args::SEED_DEFAULT),
+        passes,
+        cases: args::check_cases(a.cases)?,
+        jobs: args::jobs(a.jobs)?,
+        out: a.out,
+        only: a.releases,
+        startup_timeout_ms: args::adapter_limit_ms(
+            "--adapter-startup-timeout-ms",
+            a.adapter_startup_timeout_ms,
+            DEFAULT_STARTUP_TIMEOUT_MS,
+        )?,
+        timeout_ms: args::adapter_limit_ms(
+            "--adapter-timeout-ms",
+            a.adapter_timeout_ms,
+            DEFAULT_TIMEOUT_MS,
+        )?,
+    })
 }
 
 #[derive(clap::Args)]
@@ -685,6 +746,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         Command::Shrink(a) => shrink_command(a),
         Command::Diff(a) => diff_command(a),
         Command::Study { file, out } => study::study(&file, out),
+        Command::Matrix(a) => matrix_command(a),
         Command::Merge { dirs, out } => merge::merge(&dirs, &out),
         Command::Selftest(a) => selftest_command(a),
         Command::List { what } => {

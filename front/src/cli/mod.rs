@@ -7,6 +7,7 @@ pub mod diff;
 pub mod exit;
 pub mod failures;
 pub mod list;
+pub mod matrix;
 pub mod merge;
 pub mod outdir;
 pub mod progress;

@@ -7,11 +7,13 @@ pub const DEPTH_MAX: usize = 16;
 /// Directories of study files (`compactsim study`), which a walk skips: a study is not
 /// a scenario. Naming a study file explicitly still tries to parse it as one.
 pub const STUDIES_DIR: &str = "studies";
+/// Directories of version-matrix files (`compactsim matrix`), skipped the same way.
+pub const MATRIX_DIR: &str = "matrix";
 /// Directory entries `discover` looks at, in all (a guard against `scenario /`).
 pub const ENTRIES_MAX: usize = 100_000;
 
 /// The scenario files named by `paths`, in order: a file as given, a directory as all
-/// `*.toml` files below it, recursively (skipping `studies/` directories), sorted by
+/// `*.toml` files below it, recursively (skipping `studies/` and `matrix/` directories), sorted by
 /// path. A path named twice runs once.
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out: Vec<PathBuf> = Vec::new();
@@ -65,7 +67,10 @@ fn walk(
             )
         })?;
         if path.is_dir() {
-            if path.file_name().is_some_and(|n| n == STUDIES_DIR) {
+            if path
+                .file_name()
+                .is_some_and(|n| n == STUDIES_DIR || n == MATRIX_DIR)
+            {
                 continue;
             }
             walk(&path, depth + 1, budget, out)?;
