@@ -1,26 +1,25 @@
 //! What a summarize prompt quotes of the transcript's conversation texts, found in one
-//! pass over the prompt.
+//! sampled pass over the prompt.
 //!
 //! A text counts as quoted whole, or by its longest quoted prefix plus its longest quoted
 //! suffix (an adapter that cuts a long tool output keeps its head and tail), each counted
-//! from [`QUOTED_PIECE_CHARS_MIN`] bytes. Every text of at least that length is indexed by
-//! its first and last [`QUOTED_PIECE_CHARS_MIN`] bytes (its head and tail windows); one
-//! pass over the prompt's windows finds where each head or tail occurs, and a match is
-//! extended byte by byte to the longest quoted prefix (suffix) of the text. A shorter
-//! text can only be quoted whole, and is searched for directly. The cost is the prompt's
-//! length plus the quoted bytes, not the prompt's length times the number of texts.
+//! from [`QUOTED_PIECE_CHARS_MIN`] bytes. The prompt is read at every [`PROBE_STEP`]-th
+//! byte only, a [`PROBE_BYTES`]-byte window at each, looked up in an index of the
+//! windows at the first [`PROBE_STEP`] offsets of every text's head and tail: any quoted
+//! piece of [`QUOTED_PIECE_CHARS_MIN`] bytes holds one probe whole, so every place a
+//! text's head or tail is quoted is found, then compared and extended byte by byte to
+//! the longest quoted prefix (suffix). A shorter text can only be quoted whole, and is
+//! searched for directly. The cost is the prompt's length over [`PROBE_STEP`] plus the
+//! compared bytes, not the prompt's length times the number of texts.
 //!
 //! [`quoted_chars`] counts exactly what a substring search of every prefix and suffix
-//! counts (the property tests below hold it to that search, including its bisection on
-//! char boundaries).
+//! counts (the property tests hold it to that search, including its bisection on char
+//! boundaries, and the sampled pass to the pass over every window it replaces).
 
 /// A cut piece shorter than this is a coincidence (a shared word), not a quote.
 pub const QUOTED_PIECE_CHARS_MIN: usize = 24;
-/// Bytes of a head or tail window (a multiple of 8: [`window_key`] reads words).
+/// Bytes of a head or tail window: the shortest prefix or suffix that counts.
 const WINDOW_BYTES: usize = QUOTED_PIECE_CHARS_MIN;
-const _: () = assert!(WINDOW_BYTES.is_multiple_of(8) && WINDOW_BYTES > 0);
-/// Bits of the window-key filter that skips most prompt positions without a lookup.
-const FILTER_BITS_LOG2: u32 = 16;
 
 /// Bytes of `text` that `prompt` quotes: all of them when it quotes the text whole;
 /// else its longest quoted prefix plus its longest quoted suffix, each counted from
@@ -32,6 +31,11 @@ pub fn quoted_chars(prompt: &str, text: &str) -> usize {
 
 /// The sum of [`quoted_chars`] over `texts`, with one pass over `prompt`.
 pub fn quoted_chars_total<T: AsRef<str>>(prompt: &str, texts: &[T]) -> usize {
+    quoted_chars_each(prompt, texts).into_iter().sum()
+}
+
+/// [`quoted_chars`] of each of `texts`, in their order, with one pass over `prompt`.
+pub fn quoted_chars_each<T: AsRef<str>>(prompt: &str, texts: &[T]) -> Vec<usize> {
     let texts: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
     let bytes: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
     let longest = longest_quoted_ends(prompt.as_bytes(), &bytes);
@@ -48,7 +52,7 @@ pub fn quoted_chars_total<T: AsRef<str>>(prompt: &str, texts: &[T]) -> usize {
                 0
             }
         })
-        .sum()
+        .collect()
 }
 
 /// The longest prefix and the longest suffix of a text that the prompt contains, in
@@ -112,113 +116,212 @@ fn longest_quoted(text: &str, quoted: impl Fn(usize) -> bool) -> usize {
 }
 
 /// Which end of a text a window is.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum End {
     Head,
     Tail,
 }
 
-/// The head and tail windows of the texts, sorted by key, and a filter of their keys.
-struct WindowIndex {
-    /// (key, text index, end), ascending.
-    windows: Vec<(u64, usize, End)>,
-    /// Bit `key >> (64 - FILTER_BITS_LOG2)` is set for every window's key.
-    filter: Vec<u64>,
+/// One indexed window of a text: the [`PROBE_BYTES`] bytes at `offset` from the text's
+/// start (head) or before `offset` bytes from its end (tail).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    key: u64,
+    /// The next entry of the same slot ([`NO_ENTRY`]: none).
+    next: u32,
+    text: u32,
+    end: End,
+    offset: u8,
 }
 
-impl WindowIndex {
-    fn new(texts: &[&[u8]]) -> Self {
-        let mut windows = Vec::with_capacity(2 * texts.len());
+/// The end of a slot's chain.
+const NO_ENTRY: u32 = u32::MAX;
+
+/// The probe windows of every text's head and tail, by key: a chained hash table whose
+/// slot array is at least [`SLOTS_PER_ENTRY_MIN`] times the entries (short chains).
+struct ProbeIndex {
+    entries: Vec<Entry>,
+    /// The first entry of each slot.
+    slots: Vec<u32>,
+    /// `64 - log2(slots.len())`: a key's slot is its top bits.
+    shift: u32,
+}
+
+/// Slots per indexed window, at least: most probes land in an empty slot.
+const SLOTS_PER_ENTRY_MIN: usize = 4;
+
+impl ProbeIndex {
+    /// `None` when no text holds a window (every text shorter than [`WINDOW_BYTES`]),
+    /// or when they are more than a `u32` counts.
+    fn new(texts: &[&[u8]]) -> Option<Self> {
+        let long = texts.iter().filter(|t| t.len() >= WINDOW_BYTES).count();
+        let wanted = long.checked_mul(2 * PROBE_STEP)?;
+        if wanted == 0 || texts.len() >= NO_ENTRY as usize || wanted >= NO_ENTRY as usize {
+            return None;
+        }
+        let slots_len = (wanted * SLOTS_PER_ENTRY_MIN).next_power_of_two();
+        let mut index = ProbeIndex {
+            entries: Vec::with_capacity(wanted),
+            slots: vec![NO_ENTRY; slots_len],
+            shift: 64 - slots_len.trailing_zeros(),
+        };
         for (i, text) in texts.iter().enumerate() {
-            if text.len() >= WINDOW_BYTES {
-                windows.push((window_key(&text[..WINDOW_BYTES]), i, End::Head));
-                let tail = &text[text.len() - WINDOW_BYTES..];
-                windows.push((window_key(tail), i, End::Tail));
+            if text.len() < WINDOW_BYTES {
+                continue;
+            }
+            for offset in 0..PROBE_STEP {
+                let head = &text[offset..offset + PROBE_BYTES];
+                index.insert(probe_key(head), i, End::Head, offset);
+                let tail = &text[text.len() - PROBE_BYTES - offset..text.len() - offset];
+                index.insert(probe_key(tail), i, End::Tail, offset);
             }
         }
-        windows.sort_unstable();
-        let mut filter = vec![0u64; (1usize << FILTER_BITS_LOG2) / 64];
-        for &(key, _, _) in &windows {
-            let bit = filter_bit(key);
-            filter[bit / 64] |= 1 << (bit % 64);
-        }
-        WindowIndex { windows, filter }
+        Some(index)
     }
 
-    /// The windows whose key is `key` (none, mostly: the filter answers first).
-    fn with_key(&self, key: u64) -> &[(u64, usize, End)] {
-        let bit = filter_bit(key);
-        if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
-            return &[];
-        }
-        let from = self.windows.partition_point(|w| w.0 < key);
-        let to = from + self.windows[from..].partition_point(|w| w.0 == key);
-        &self.windows[from..to]
+    fn slot(&self, key: u64) -> usize {
+        (key >> self.shift) as usize
+    }
+
+    fn insert(&mut self, key: u64, text: usize, end: End, offset: usize) {
+        let slot = self.slot(key);
+        let at = self.entries.len() as u32;
+        self.entries.push(Entry {
+            key,
+            next: self.slots[slot],
+            text: text as u32,
+            end,
+            offset: offset as u8,
+        });
+        self.slots[slot] = at;
+    }
+
+    /// The entries whose window has key `key` (and a few others of its slot, skipped
+    /// by the caller's key check).
+    fn chain(&self, key: u64) -> impl Iterator<Item = &Entry> {
+        let mut at = self.slots[self.slot(key)];
+        std::iter::from_fn(move || {
+            let entry = self.entries.get(at as usize)?;
+            at = entry.next;
+            Some(entry)
+        })
     }
 }
 
+/// Bytes of the windows the prompt is probed with.
+const PROBE_BYTES: usize = 16;
+/// The prompt is probed every this many bytes: a quoted piece of [`WINDOW_BYTES`] holds
+/// a probe window whole at one of its first `PROBE_STEP` offsets, which is why each
+/// text's head and tail are indexed at that many offsets.
+const PROBE_STEP: usize = WINDOW_BYTES - PROBE_BYTES + 1;
+const _: () = assert!(PROBE_BYTES == 16 && PROBE_STEP >= 1 && PROBE_STEP <= u8::MAX as usize);
+
 /// For every text, its longest prefix and suffix that `prompt` contains when they are
-/// at least [`WINDOW_BYTES`] long (0 otherwise): every prompt position whose window is
-/// a text's head (tail) window is extended forward (backward) as far as prompt and
-/// text agree.
+/// at least [`WINDOW_BYTES`] long (0 otherwise).
+///
+/// The prompt is probed at every [`PROBE_STEP`]-th position only. Where a text's prefix
+/// of at least [`WINDOW_BYTES`] starts at `p`, the one probe `q` in `p..p + PROBE_STEP`
+/// reads the text's bytes `q - p..q - p + PROBE_BYTES`, which the index holds as a head
+/// window at offset `q - p`; so every occurrence of every head (and, mirrored, of every
+/// tail) is a candidate, checked byte for byte and extended as far as prompt and text
+/// agree. The cost is the prompt's length over [`PROBE_STEP`] plus the compared bytes.
 pub(crate) fn longest_quoted_ends(prompt: &[u8], texts: &[&[u8]]) -> Vec<QuotedEnds> {
     let mut ends = vec![QuotedEnds::default(); texts.len()];
-    if prompt.len() < WINDOW_BYTES || texts.iter().all(|t| t.len() < WINDOW_BYTES) {
+    if prompt.len() < WINDOW_BYTES {
         return ends;
     }
-    let index = WindowIndex::new(texts);
-    for at in 0..=prompt.len() - WINDOW_BYTES {
-        let window = &prompt[at..at + WINDOW_BYTES];
-        for &(_, i, end) in index.with_key(window_key(window)) {
-            let text = texts[i];
-            let found = &mut ends[i];
-            match end {
-                End::Head if found.head < text.len() && text[..WINDOW_BYTES] == *window => {
-                    found.head = found.head.max(common_prefix(text, &prompt[at..]));
-                }
-                End::Tail
-                    if found.tail < text.len() && text[text.len() - WINDOW_BYTES..] == *window =>
-                {
-                    let before = &prompt[..at + WINDOW_BYTES];
-                    found.tail = found.tail.max(common_suffix(text, before));
-                }
-                _ => {}
+    let Some(index) = ProbeIndex::new(texts) else {
+        return ends;
+    };
+    for probe in (0..=prompt.len() - PROBE_BYTES).step_by(PROBE_STEP) {
+        let key = probe_key(&prompt[probe..probe + PROBE_BYTES]);
+        for entry in index.chain(key) {
+            if entry.key != key {
+                continue;
+            }
+            let i = entry.text as usize;
+            let (text, found) = (texts[i], &mut ends[i]);
+            if found.head == text.len() {
+                continue;
+            }
+            // Where the text's head would start, or its tail end, in the prompt.
+            let offset = entry.offset as usize;
+            let longest = match entry.end {
+                End::Head => probe
+                    .checked_sub(offset)
+                    .map_or(0, |start| common_prefix(text, &prompt[start..])),
+                End::Tail => prompt
+                    .get(..probe + PROBE_BYTES + offset)
+                    .map_or(0, |before| common_suffix(text, before)),
+            };
+            if longest < WINDOW_BYTES {
+                continue;
+            }
+            if longest == text.len() {
+                // The whole text: its longest prefix and suffix both.
+                *found = QuotedEnds {
+                    head: longest,
+                    tail: longest,
+                };
+            } else if entry.end == End::Head {
+                found.head = found.head.max(longest);
+            } else {
+                found.tail = found.tail.max(longest);
             }
         }
     }
     ends
 }
 
-/// A hash of a window's bytes (equal windows, equal keys; matches are then compared).
-fn window_key(window: &[u8]) -> u64 {
-    const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
-    let word = |i: usize| {
-        let bytes: [u8; 8] = window[8 * i..8 * i + 8].try_into().unwrap_or_default();
+/// A hash of a probe window's 16 bytes (equal windows, equal keys; a match is then
+/// compared byte for byte). Its top bits pick the slot.
+fn probe_key(window: &[u8]) -> u64 {
+    let word = |at: usize| {
+        let bytes: [u8; 8] = window[at..at + 8].try_into().unwrap_or_default();
         u64::from_le_bytes(bytes)
     };
-    let mut key = 0u64;
-    for i in 0..WINDOW_BYTES / 8 {
-        key = (key ^ word(i)).wrapping_mul(MUL).rotate_left(29);
-    }
-    key
+    let key = word(0).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ word(8);
+    let key = (key ^ (key >> 29)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    key ^ (key >> 32)
 }
 
-fn filter_bit(key: u64) -> usize {
-    (key.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> (64 - FILTER_BITS_LOG2)) as usize
-}
+/// Bytes compared at once before the byte-by-byte end of a common run.
+const COMPARE_BLOCK_BYTES: usize = 32;
 
 /// Bytes `a` and `b` share at their starts.
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+    let n = a.len().min(b.len());
+    let mut at = 0;
+    while at + COMPARE_BLOCK_BYTES <= n
+        && a[at..at + COMPARE_BLOCK_BYTES] == b[at..at + COMPARE_BLOCK_BYTES]
+    {
+        at += COMPARE_BLOCK_BYTES;
+    }
+    at + a[at..n]
+        .iter()
+        .zip(&b[at..n])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// Bytes `a` and `b` share at their ends.
 fn common_suffix(a: &[u8], b: &[u8]) -> usize {
-    a.iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count()
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut shared = 0;
+    while shared + COMPARE_BLOCK_BYTES <= n
+        && a[n - shared - COMPARE_BLOCK_BYTES..n - shared]
+            == b[n - shared - COMPARE_BLOCK_BYTES..n - shared]
+    {
+        shared += COMPARE_BLOCK_BYTES;
+    }
+    shared
+        + a[..n - shared]
+            .iter()
+            .rev()
+            .zip(b[..n - shared].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count()
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
-//! [`quoted_chars`] against the substring search it replaces (the oracle below, kept
-//! as it was written), on texts and prompts built to quote each other in pieces.
+//! [`quoted_chars`] against the substring search it replaces, and the sampled pass of
+//! [`longest_quoted_ends`] against the pass over every window it replaces (both oracles
+//! below, kept as they were written), on texts and prompts built to quote each other in
+//! pieces.
 
 use super::*;
 use proptest::prelude::*;
@@ -56,6 +58,108 @@ fn oracle_longest_quoted<'t>(
         }
     }
     lo
+}
+
+/// The pass over every window of the prompt that the sampled pass replaces, kept as it
+/// was written: each text's 24-byte head and tail windows, sorted by key, looked up at
+/// every prompt position.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum DenseEnd {
+    Head,
+    Tail,
+}
+
+/// Bits of the window-key filter that skips most prompt positions without a lookup.
+const FILTER_BITS_LOG2: u32 = 16;
+const _: () = assert!(WINDOW_BYTES.is_multiple_of(8) && WINDOW_BYTES > 0);
+
+/// The head and tail windows of the texts, sorted by key, and a filter of their keys.
+struct DenseIndex {
+    /// (key, text index, end), ascending.
+    windows: Vec<(u64, usize, DenseEnd)>,
+    /// Bit `key >> (64 - FILTER_BITS_LOG2)` is set for every window's key.
+    filter: Vec<u64>,
+}
+
+impl DenseIndex {
+    fn new(texts: &[&[u8]]) -> Self {
+        let mut windows = Vec::with_capacity(2 * texts.len());
+        for (i, text) in texts.iter().enumerate() {
+            if text.len() >= WINDOW_BYTES {
+                windows.push((window_key(&text[..WINDOW_BYTES]), i, DenseEnd::Head));
+                let tail = &text[text.len() - WINDOW_BYTES..];
+                windows.push((window_key(tail), i, DenseEnd::Tail));
+            }
+        }
+        windows.sort_unstable();
+        let mut filter = vec![0u64; (1usize << FILTER_BITS_LOG2) / 64];
+        for &(key, _, _) in &windows {
+            let bit = filter_bit(key);
+            filter[bit / 64] |= 1 << (bit % 64);
+        }
+        DenseIndex { windows, filter }
+    }
+
+    /// The windows whose key is `key` (none, mostly: the filter answers first).
+    fn with_key(&self, key: u64) -> &[(u64, usize, DenseEnd)] {
+        let bit = filter_bit(key);
+        if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
+            return &[];
+        }
+        let from = self.windows.partition_point(|w| w.0 < key);
+        let to = from + self.windows[from..].partition_point(|w| w.0 == key);
+        &self.windows[from..to]
+    }
+}
+
+/// For every text, its longest prefix and suffix that `prompt` contains when they are
+/// at least [`WINDOW_BYTES`] long (0 otherwise): every prompt position whose window is
+/// a text's head (tail) window is extended forward (backward) as far as prompt and
+/// text agree.
+fn dense_longest_quoted_ends(prompt: &[u8], texts: &[&[u8]]) -> Vec<QuotedEnds> {
+    let mut ends = vec![QuotedEnds::default(); texts.len()];
+    if prompt.len() < WINDOW_BYTES || texts.iter().all(|t| t.len() < WINDOW_BYTES) {
+        return ends;
+    }
+    let index = DenseIndex::new(texts);
+    for at in 0..=prompt.len() - WINDOW_BYTES {
+        let window = &prompt[at..at + WINDOW_BYTES];
+        for &(_, i, end) in index.with_key(window_key(window)) {
+            let text = texts[i];
+            let found = &mut ends[i];
+            match end {
+                DenseEnd::Head if found.head < text.len() && text[..WINDOW_BYTES] == *window => {
+                    found.head = found.head.max(common_prefix(text, &prompt[at..]));
+                }
+                DenseEnd::Tail
+                    if found.tail < text.len() && text[text.len() - WINDOW_BYTES..] == *window =>
+                {
+                    let before = &prompt[..at + WINDOW_BYTES];
+                    found.tail = found.tail.max(common_suffix(text, before));
+                }
+                _ => {}
+            }
+        }
+    }
+    ends
+}
+
+/// A hash of a window's bytes (equal windows, equal keys; matches are then compared).
+fn window_key(window: &[u8]) -> u64 {
+    const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
+    let word = |i: usize| {
+        let bytes: [u8; 8] = window[8 * i..8 * i + 8].try_into().unwrap_or_default();
+        u64::from_le_bytes(bytes)
+    };
+    let mut key = 0u64;
+    for i in 0..WINDOW_BYTES / 8 {
+        key = (key ^ word(i)).wrapping_mul(MUL).rotate_left(29);
+    }
+    key
+}
+
+fn filter_bit(key: u64) -> usize {
+    (key.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> (64 - FILTER_BITS_LOG2)) as usize
 }
 
 /// Longest prefix and suffix of `text` in `prompt` by brute force (0 below a window).
@@ -157,6 +261,24 @@ proptest! {
         for (t, f) in bytes.iter().zip(found) {
             prop_assert_eq!(f, brute_ends(prompt.as_bytes(), t));
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn the_sampled_pass_finds_what_the_pass_over_every_window_finds(
+        texts in prop::collection::vec(text_chars(200), 1..6),
+        parts in prop::collection::vec(part(), 0..16),
+    ) {
+        let prompt = build_prompt(&texts, &parts);
+        let texts: Vec<String> = texts.iter().map(|t| t.iter().collect()).collect();
+        let bytes: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
+        prop_assert_eq!(
+            longest_quoted_ends(prompt.as_bytes(), &bytes),
+            dense_longest_quoted_ends(prompt.as_bytes(), &bytes)
+        );
     }
 }
 
