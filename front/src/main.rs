@@ -789,7 +789,7 @@ fn main() -> ExitCode {
     // and its scratch directory is removed when `dispatch` returns and drops it.
     let result = dispatch(cli);
     match result {
-        Ok(exit) => ExitCode::from(exit.code() as u8),
+        Ok(exit) => console::exit_code(exit.code() as u8),
         Err(failure) => console::end(
             &format!("error: {}", failure.message),
             failure.exit.code() as u8,

@@ -7,6 +7,28 @@
 
 use super::exit::Exit;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by the first thread that ends the process: any other that would end it too (a
+/// worker's closed pipe, `main` returning while a signal is handled) waits for it.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Claims the end of the process; a thread that finds it claimed parks for good (the
+/// claiming thread exits the process).
+fn claim_end() {
+    if ENDING.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+/// The exit code `main` returns, unless another thread is ending the process (a signal
+/// being handled): then `main` waits for that thread's exit and its message.
+pub fn exit_code(code: u8) -> std::process::ExitCode {
+    claim_end();
+    std::process::ExitCode::from(code)
+}
 
 /// Exit code of a process ended by SIGINT (128 + the signal number, as shells report it).
 pub const EXIT_INTERRUPTED_SIGINT: u8 = 130;
@@ -32,16 +54,26 @@ pub fn write_out(args: std::fmt::Arguments<'_>) {
     }
 }
 
-/// Removes the reports' temporary files, says `message` on stderr (control characters
-/// escaped; a stderr that cannot be written is ignored) and exits with `code`.
+/// Kills every adapter child's process group and removes its scratch directory and
+/// temporary stderr file, removes the reports' temporary files, says `message` on
+/// stderr (control characters escaped; a stderr that cannot be written is ignored) and
+/// exits with `code`.
 pub fn end(message: &str, code: u8) -> ! {
+    claim_end();
+    finish(message, code)
+}
+
+/// [`end`] once the end is claimed.
+fn finish(message: &str, code: u8) -> ! {
+    compactsim_harness::external::groups::end_all();
     compactsim_reports::remove_pending_files();
     let _ = writeln!(std::io::stderr(), "{}", crate::printable::text(message));
     std::process::exit(i32::from(code))
 }
 
-/// Starts the thread that turns SIGINT and SIGTERM into [`end`]: temporary files
-/// removed, "interrupted" on stderr, exit 130 or 143. Without the thread (it could not be
+/// Starts the thread that turns SIGINT and SIGTERM into [`end`]: adapter processes
+/// killed (with everything they forked), temporary files removed, "interrupted" on
+/// stderr, exit 130 or 143. Without the thread (it could not be
 /// started) the signals keep their default action.
 pub fn handle_interrupts() {
     use signal_hook::consts::{SIGINT, SIGTERM};
@@ -52,13 +84,19 @@ pub fn handle_interrupts() {
         .name("interrupts".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
+                claim_end();
                 let (name, code) = if signal == SIGTERM {
                     ("SIGTERM", EXIT_INTERRUPTED_SIGTERM)
                 } else {
                     ("SIGINT", EXIT_INTERRUPTED_SIGINT)
                 };
-                end(
-                    &format!("interrupted ({name}): temporary files removed"),
+                let children = compactsim_harness::external::groups::end_all();
+                let killed = match children {
+                    0 => String::new(),
+                    n => format!("{n} adapter process group(s) killed, "),
+                };
+                finish(
+                    &format!("interrupted ({name}): {killed}temporary files removed"),
                     code,
                 );
             }

@@ -296,6 +296,9 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     if req.params.strategy.loop_options().is_some() {
         crate::outln!("{}", agent_line(&summary.coverage));
     }
+    if let Some(line) = work_budget_line(&summary.coverage) {
+        crate::outln!("{line}");
+    }
     crate::outln!(
         "\nwall {:.2} s, {} passes, {:.0} passes/s",
         wall_s,
@@ -319,6 +322,19 @@ pub fn agent_line(coverage: &std::collections::BTreeMap<String, u64>) -> String 
         .map(|(label, key)| format!("{label} {}", coverage.get(*key).copied().unwrap_or(0)))
         .collect();
     format!("agent loop: {}", parts.join(", "))
+}
+
+/// The line naming the cases the harness's work budget stopped (`None`: none was).
+pub fn work_budget_line(coverage: &std::collections::BTreeMap<String, u64>) -> Option<String> {
+    use compactsim_harness::engine::{CASE_WORK_ROWS_MAX, WORK_BUDGET_REACHED};
+    let stopped = coverage
+        .get(WORK_BUDGET_REACHED)
+        .copied()
+        .filter(|&n| n > 0)?;
+    Some(format!(
+        "{stopped} case(s) stopped at the harness's work budget ({CASE_WORK_ROWS_MAX} rows \
+         observed per case): judged up to there, not failed; fewer --passes judges them whole"
+    ))
 }
 
 /// The trace of the last turns of a case (rerun deterministically with the trace on).

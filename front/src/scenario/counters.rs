@@ -67,7 +67,9 @@ impl CounterExpect {
         value: &toml::Value,
         strategy: Strategy,
     ) -> Result<CounterExpect, String> {
-        let known = counters(strategy);
+        // The strategy's counters and the harness's own (listed only when reached).
+        let mut known = counters(strategy).to_vec();
+        known.push(compactsim_harness::engine::WORK_BUDGET_REACHED);
         let Some(&name) = known.iter().find(|c| **c == counter) else {
             return Err(format!(
                 "unknown counter `{counter}` for strategy {strategy} (known: {})",

@@ -1,6 +1,7 @@
 //! The integration tests of compactsim in one test binary: one link of the whole
 //! workspace instead of one per file (each module is one former tests/*.rs file).
 
+mod adapter_groups;
 mod agent_scenarios;
 mod agent_shrink;
 mod architecture;

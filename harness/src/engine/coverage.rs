@@ -119,7 +119,8 @@ impl Coverage {
             COUNTERS.contains(&counter)
                 || AGENT_COUNTERS.contains(&counter)
                 || CAP_COUNTERS.contains(&counter)
-                || crate::engine::gateway::GATEWAY_COUNTERS.contains(&counter),
+                || crate::engine::gateway::GATEWAY_COUNTERS.contains(&counter)
+                || counter == super::work_budget::WORK_BUDGET_REACHED,
             "uncatalogued counter {counter}"
         );
         *self.0.entry(counter).or_default() += n;

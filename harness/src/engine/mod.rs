@@ -27,7 +27,7 @@ pub use coverage::{counters, Coverage, AGENT_COUNTERS, COUNTERS};
 pub use setup::*;
 pub use trace::TraceLine;
 pub use verdicts::Verdicts;
-pub use work_budget::CASE_WORK_ROWS_MAX;
+pub use work_budget::{CASE_WORK_ROWS_MAX, WORK_BUDGET_REACHED};
 
 use crate::shapes::Family;
 use compactsim_fakes::ids::IdAlloc;

@@ -3,7 +3,7 @@
 
 use super::scramble::{scramble, Labels};
 use super::verdicts::{self, Verdicts};
-use super::work_budget::{work_budget_violation, WorkMeter};
+use super::work_budget::{WorkMeter, WORK_BUDGET_REACHED};
 use super::{CaseOutcome, CaseResult, Record, TraceLine};
 use compactsim_hermes::agent::Sink;
 use compactsim_invariants::{Oracle, NO_INFINITE_LOOP};
@@ -204,7 +204,10 @@ impl Observer {
             return self.exhausted(step_budget_violation(&t, self.step_budget));
         }
         if !self.work.charge(before.len(), after.len()) {
-            return self.exhausted(work_budget_violation(t.event.turn(), t.step));
+            // The harness's own limit: the case stops, judged so far, not failed.
+            self.result.coverage.bump(WORK_BUDGET_REACHED);
+            self.halted = true;
+            return false;
         }
         true
     }

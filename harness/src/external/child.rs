@@ -2,14 +2,19 @@
 //! a stdout thread (JSON lines, bounded length); its stderr goes straight to a file of
 //! its own ([`StderrLog`]: kept in the output directory, or a temporary file removed
 //! with the child), whose last lines are read back, bounded, for messages. Every read has a deadline: the caller waits on a channel with
-//! `recv_timeout`, never on the pipe. Dropping the child kills and reaps it; the reader
-//! threads end when the pipes close and are never joined (a grandchild could keep a
-//! pipe open). Each child gets a scratch directory of its own ([`SCRATCH_DIR_ENV`]),
-//! which the harness removes once the child is reaped, however it ended: an adapter
-//! killed before its own cleanup runs leaves nothing behind.
+//! `recv_timeout`, never on the pipe, and looks every [`EXIT_POLL_MS`] whether the child
+//! exited (a grandchild holding stdout open cannot hide an exit behind a timeout). Each
+//! child leads a process group of its own: ending it (drop, a timeout, an exit) kills
+//! the whole group, grandchildren included, and [`super::groups::end_all`] does the same
+//! for every child when the process ends early. The reader threads end when the pipes
+//! close and are never joined. Each child gets a scratch directory of its own
+//! ([`SCRATCH_DIR_ENV`]), which the harness removes once the group is gone, however it
+//! ended: an adapter killed before its own cleanup runs leaves nothing behind.
 
 use super::error::{FailureKind, Limit};
+use super::groups;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,8 +57,13 @@ fn spawn_error(program: &str, e: &std::io::Error) -> String {
     format!("{program}: {e}")
 }
 
-/// Longest stdout line accepted from an adapter (a transcript of a huge case fits).
-pub const LINE_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+/// Longest protocol line (one stdout line of an adapter, without its `\n`) the harness
+/// reads, in bytes (adapters/PROTOCOL.md, "Limits"): a transcript of the largest case
+/// fits. A longer line ends the adapter as a failure naming the process; the memory a
+/// worker spends on one line is bounded by it.
+pub const PROTOCOL_LINE_BYTES_MAX: usize = 64 * 1024 * 1024;
+/// How often a read that waits for a line looks whether the child exited.
+pub const EXIT_POLL_MS: u64 = 50;
 /// Stderr lines quoted in a message (the last ones).
 pub const STDERR_KEPT_LINES: usize = 20;
 /// Longest stderr line quoted (longer lines are cut).
@@ -163,6 +173,7 @@ impl StderrLog {
         }
         self.path = to;
         self.keep = true;
+        groups::stderr_kept(n);
         true
     }
 
@@ -183,6 +194,9 @@ pub struct AdapterChild {
     pub serial: u64,
     /// The child's scratch directory, removed once the child is reaped.
     scratch: Option<PathBuf>,
+    /// Whether the child's group was killed and the child reaped (its pid may be
+    /// reused: never signalled again).
+    ended: bool,
 }
 
 impl AdapterChild {
@@ -212,6 +226,9 @@ impl AdapterChild {
             }
         };
         let mut cmd = Command::new(program);
+        // A group of its own: whatever the adapter forks is killed with it, and a
+        // terminal's Ctrl-C reaches the harness only, which ends the group itself.
+        cmd.process_group(0);
         cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -241,6 +258,14 @@ impl AdapterChild {
                 return Err(FailureKind::Spawn("pipes not available".into()));
             }
         };
+        let temp_stderr = (!log.keep).then(|| log.path.clone());
+        if !groups::register(serial, child.id(), scratch.clone(), temp_stderr) {
+            groups::signal_group(child.id());
+            let _ = child.wait();
+            let _ = std::fs::remove_dir_all(&scratch);
+            log.remove_unless_kept();
+            return Err(FailureKind::Spawn("the harness is ending".into()));
+        }
         let (line_tx, lines) = mpsc::channel();
         let (to_writer, writer_rx) = mpsc::channel();
         let spawned = spawn_thread("adapter-stdout", move || read_lines(stdout, line_tx))
@@ -252,6 +277,7 @@ impl AdapterChild {
             stderr: log,
             serial,
             scratch: Some(scratch),
+            ended: false,
         };
         spawned.map_err(|e| {
             me.kill();
@@ -271,21 +297,66 @@ impl AdapterChild {
     }
 
     /// The next stdout line, or why there is none within `timeout_ms` from now (`limit`
-    /// names that limit in the failure; the child is killed when it is hit).
+    /// names that limit in the failure; the child is killed when it is hit). A child
+    /// that exits is reported `exited` with its status within [`EXIT_POLL_MS`], even
+    /// when a process it forked keeps its stdout open (the group is killed then).
     pub fn recv(&mut self, timeout_ms: u64, limit: Limit) -> Result<String, FailureKind> {
-        match self.lines.recv_timeout(Duration::from_millis(timeout_ms)) {
-            Ok(Line::Text(s)) => Ok(s),
-            Ok(Line::TooLong) => Err(FailureKind::InvalidJson(format!(
-                "line longer than {LINE_LIMIT_BYTES} bytes"
-            ))),
-            Ok(Line::NotUtf8) => Err(FailureKind::InvalidJson("line is not UTF-8".into())),
-            Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => Err(FailureKind::Exited {
+        let until = Instant::now() + Duration::from_millis(timeout_ms);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let slice = left.min(Duration::from_millis(EXIT_POLL_MS));
+            match self.lines.recv_timeout(slice) {
+                Ok(line) => return self.line(line),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(FailureKind::Exited {
+                        status: self.exit_status(),
+                    })
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Ok(Some(status)) = self.child.try_wait() {
+                        return self.after_exit(status);
+                    }
+                    if slice == left {
+                        self.kill();
+                        return Err(FailureKind::Timeout { timeout_ms, limit });
+                    }
+                }
+            }
+        }
+    }
+
+    /// What a line the stdout thread read means.
+    fn line(&mut self, line: Line) -> Result<String, FailureKind> {
+        match line {
+            Line::Text(s) => Ok(s),
+            Line::TooLong => {
+                let pid = self.pid();
+                self.kill();
+                Err(FailureKind::InvalidJson(format!(
+                    "process {pid} wrote a line longer than PROTOCOL_LINE_BYTES_MAX \
+                     ({PROTOCOL_LINE_BYTES_MAX} bytes); the process was killed"
+                )))
+            }
+            Line::NotUtf8 => Err(FailureKind::InvalidJson("line is not UTF-8".into())),
+            Line::Eof => Err(FailureKind::Exited {
                 status: self.exit_status(),
             }),
-            Err(RecvTimeoutError::Timeout) => {
-                self.kill();
-                Err(FailureKind::Timeout { timeout_ms, limit })
-            }
+        }
+    }
+
+    /// The child exited while stdout stayed open (a process it forked holds it): its
+    /// group is killed, a line it wrote before exiting is still delivered, else the exit
+    /// with its status.
+    fn after_exit(&mut self, status: std::process::ExitStatus) -> Result<String, FailureKind> {
+        self.kill();
+        match self
+            .lines
+            .recv_timeout(Duration::from_millis(EXIT_STATUS_WAIT_MS))
+        {
+            Ok(Line::Text(s)) => Ok(s),
+            _ => Err(FailureKind::Exited {
+                status: status.to_string(),
+            }),
         }
     }
 
@@ -305,10 +376,19 @@ impl AdapterChild {
     /// Kills and reaps the child, then removes its scratch directory (idempotent).
     pub fn kill(&mut self) {
         self.to_writer = None;
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if !self.ended {
+            self.ended = true;
+            let pid = self.child.id();
+            groups::signal_group(pid);
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            groups::await_group_gone(pid, false);
+        }
         if let Some(dir) = self.scratch.take() {
             let _ = std::fs::remove_dir_all(dir);
+        }
+        if self.stderr.keep {
+            groups::unregister(self.serial);
         }
     }
 
@@ -318,6 +398,7 @@ impl AdapterChild {
         self.kill();
         let tail = self.stderr.tail();
         self.stderr.remove_unless_kept();
+        groups::unregister(self.serial);
         tail
     }
 
@@ -336,6 +417,7 @@ impl Drop for AdapterChild {
     fn drop(&mut self) {
         self.kill();
         self.stderr.remove_unless_kept();
+        groups::unregister(self.serial);
     }
 }
 
@@ -349,12 +431,10 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> std::io::Resul
 fn read_lines(stdout: impl Read, tx: Sender<Line>) {
     let mut reader = BufReader::new(stdout);
     loop {
-        let mut buf = Vec::new();
-        let limit = LINE_LIMIT_BYTES as u64 + 1;
-        let line = match (&mut reader).take(limit).read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => Line::Eof,
-            Ok(_) if buf.last() != Some(&b'\n') && buf.len() as u64 == limit => Line::TooLong,
-            Ok(_) => {
+        let line = match read_line_bounded(&mut reader, PROTOCOL_LINE_BYTES_MAX) {
+            Err(_) | Ok(None) => Line::Eof,
+            Ok(Some(Err(()))) => Line::TooLong,
+            Ok(Some(Ok(mut buf))) => {
                 while matches!(buf.last(), Some(b'\n' | b'\r')) {
                     buf.pop();
                 }
@@ -364,6 +444,39 @@ fn read_lines(stdout: impl Read, tx: Sender<Line>) {
         let stop = matches!(line, Line::Eof | Line::TooLong);
         if tx.send(line).is_err() || stop {
             return;
+        }
+    }
+}
+
+/// The next line of `reader` with its `\n` (`None` at the end of the stream, `Err(())`
+/// once it passes `limit` bytes without one). The buffer grows by what was read, never
+/// past `limit + 1` bytes: a hostile line costs at most the limit.
+fn read_line_bounded(
+    reader: &mut impl BufRead,
+    limit: usize,
+) -> std::io::Result<Option<Result<Vec<u8>, ()>>> {
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            let last = (buf.len() <= limit).then_some(buf).ok_or(());
+            return Ok(last.map_or(Some(Err(())), |b| (!b.is_empty()).then_some(Ok(b))));
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if buf.len() + take > limit + 1 {
+            return Ok(Some(Err(())));
+        }
+        let want = (buf.len() + take)
+            .max(buf.capacity().saturating_mul(2))
+            .min(limit + 1);
+        buf.reserve_exact(want - buf.len());
+        buf.extend_from_slice(&chunk[..take]);
+        reader.consume(take);
+        if done {
+            return Ok(Some(Ok(buf)));
         }
     }
 }
@@ -408,5 +521,28 @@ mod tests {
         let b = AdapterChild::spawn(&argv, &[], None).expect("sh starts");
         assert_ne!(a.scratch_dir(), b.scratch_dir());
         assert!(a.scratch_dir().is_some_and(|d| d.is_dir()));
+    }
+
+    /// A line is read whole up to the limit, a longer one is refused, and the buffer
+    /// never grows past the limit (plus its newline).
+    #[test]
+    fn a_line_is_bounded_by_the_protocol_line_limit() {
+        let mut r = std::io::Cursor::new(b"abc\ndefgh\nij".to_vec());
+        assert_eq!(
+            read_line_bounded(&mut r, 4).unwrap(),
+            Some(Ok(b"abc\n".to_vec()))
+        );
+        assert_eq!(read_line_bounded(&mut r, 4).unwrap(), Some(Err(())));
+        let mut r = BufReader::with_capacity(3, std::io::Cursor::new(vec![b'x'; 1000]));
+        assert_eq!(
+            read_line_bounded(&mut r, 1000).unwrap(),
+            Some(Ok(vec![b'x'; 1000]))
+        );
+        let mut r = std::io::Cursor::new(vec![b'x'; 1000]);
+        assert_eq!(read_line_bounded(&mut r, 999).unwrap(), Some(Err(())));
+        let mut r = BufReader::with_capacity(3, std::io::Cursor::new(b"12345678\n".to_vec()));
+        let line = read_line_bounded(&mut r, 8).unwrap().unwrap().unwrap();
+        assert!(line.capacity() <= 9, "capacity {}", line.capacity());
+        assert_eq!(read_line_bounded(&mut r, 8).unwrap(), None);
     }
 }

@@ -9,6 +9,7 @@ pub mod compactor;
 pub mod delta;
 pub mod error;
 pub mod generated;
+pub mod groups;
 pub mod named;
 pub mod needs;
 pub mod policies;

@@ -150,6 +150,8 @@ fn watch_forever() {
         };
         if let Some(w) = stalled {
             eprintln!("{}", stall_report(&w, Instant::now()));
+            // Every adapter group killed, its scratch files removed, before the exit.
+            super::groups::end_all();
             std::process::exit(STALL_EXIT_CODE);
         }
         std::thread::sleep(Duration::from_millis(tick_ms));
