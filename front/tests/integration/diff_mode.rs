@@ -250,31 +250,24 @@ fn only_diffs_the_named_cases_as_the_full_run_does() {
 fn diff_honours_session_mode_as_run_does() {
     let dir = scratch("diff_mode/session_mode");
     let cmd = adapter("reference/compactor.py");
+    let out = dir.join("run");
     for (strategy, mode) in [("micro", "in-place"), ("batch", "sideways")] {
-        let refused = compactsim(&[
-            "diff",
+        let flags = [
             "--cases",
             "1",
             "--strategy",
             strategy,
             "--session-mode",
             mode,
-            "--adapter",
-            &cmd,
-            "--out",
-            arg(&dir),
-        ]);
-        let run = compactsim(&[
-            "run",
-            "--cases",
-            "1",
-            "--strategy",
-            strategy,
-            "--session-mode",
-            mode,
-            "--out",
-            arg(&dir.join("run")),
-        ]);
+        ];
+        let diff_args = [
+            &["diff"][..],
+            &flags,
+            &["--adapter", &cmd, "--out", arg(&dir)],
+        ];
+        let run_args = [&["run"][..], &flags, &["--out", arg(&out)]];
+        let refused = compactsim(&diff_args.concat());
+        let run = compactsim(&run_args.concat());
         assert_eq!(refused.code, 2, "{strategy} {mode}: {}", refused.stderr);
         assert_eq!(run.code, 2, "{strategy} {mode}: {}", run.stderr);
         assert_eq!(refused.stderr, run.stderr, "the same refusal as run");
