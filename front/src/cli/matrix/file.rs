@@ -242,7 +242,7 @@ python = "/nonexistent/bin/python"
 recipe = "make venv"
 adapters = { batch = "{python} x.py" }
 "#;
-        let m = parse(Path::new("m.toml"), &text).unwrap();
+        let m = parse(Path::new("m.toml"), text).unwrap();
         let why = m.releases[0].cannot_run().unwrap();
         assert!(
             why.contains("/nonexistent/bin/python does not exist"),
