@@ -47,6 +47,13 @@ hermes-mutants *ARGS: hermes-venvs
     cargo build --release -p compactsim
     python3 scripts/hermes-mutants.py {{ARGS}}
 
+# The version matrix of the real Hermes code: every release of scenarios/matrix/hermes.toml
+# in its own pinned venv (created first; needs network once), its default suite and every
+# finding's scenario. Hours at the default 480 cases; e.g. `just hermes-matrix --cases 96`.
+hermes-matrix *ARGS:
+    bash adapters/hermes/setup-release-venv.sh --all || true
+    cargo run --release -p compactsim -- matrix scenarios/matrix/hermes.toml --out target/compactsim/hermes-matrix {{ARGS}}
+
 # The crate graph and its check (dependencies point down the layers, no module loop).
 crate-graph:
     bash scripts/crate-graph.sh

@@ -347,7 +347,12 @@ fn matrix_command(a: MatrixArgs) -> Result<Exit, Failure> {
     use compactsim_harness::external::{DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_TIMEOUT_MS};
     let passes = a.passes.unwrap_or(args::PASSES_DEFAULT);
     // The seed and passes are checked as any run's are.
-    CaseParams::parse(a.seed.unwrap_or(args::SEED_DEFAULT), passes, args::STRATEGY_DEFAULT, &[])?;
+    CaseParams::parse(
+        a.seed.unwrap_or(args::SEED_DEFAULT),
+        passes,
+        args::STRATEGY_DEFAULT,
+        &[],
+    )?;
     compactsim::cli::matrix::matrix(&compactsim::cli::matrix::MatrixRequest {
         file: a.file,
         seed: a.seed.unwrap_or(args::SEED_DEFAULT),

@@ -21,6 +21,7 @@ mod fuzz_cli;
 mod hardening;
 mod judged_as_text;
 mod labels_untrusted;
+mod matrix_cli;
 mod max_tokens;
 mod merge_study_cli;
 mod nothing_lost;

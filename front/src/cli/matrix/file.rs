@@ -221,7 +221,12 @@ suites = [{ strategy = "batch", adapter = "batch" }]
         let unknown_adapter = GOOD.replace("adapter = \"batch\"", "adapter = \"micro\"");
         let bad_format = GOOD.replace("format = 1", "format = 9");
         let unknown_key = GOOD.replace("python = ", "pyhton = \"\"\npython = ");
-        for bad in [unknown_adapter, bad_format, unknown_key, "format = 1".to_string()] {
+        for bad in [
+            unknown_adapter,
+            bad_format,
+            unknown_key,
+            "format = 1".to_string(),
+        ] {
             let e = parse(Path::new("m.toml"), &bad).unwrap_err();
             assert!(e.starts_with("matrix file m.toml: "), "{e}");
         }
@@ -237,9 +242,12 @@ python = "/nonexistent/bin/python"
 recipe = "make venv"
 adapters = { batch = "{python} x.py" }
 "#;
-        let m = parse(Path::new("m.toml"), &text).unwrap();
+        let m = parse(Path::new("m.toml"), text).unwrap();
         let why = m.releases[0].cannot_run().unwrap();
-        assert!(why.contains("/nonexistent/bin/python does not exist"), "{why}");
+        assert!(
+            why.contains("/nonexistent/bin/python does not exist"),
+            "{why}"
+        );
         assert!(why.contains("make venv"), "{why}");
     }
 }

@@ -70,7 +70,11 @@ pub fn classify(invariant: &str, result: &CaseResult) -> Cell {
                 reason: first_line(what),
             },
             _ => Cell::Clean {
-                fired: result.verdicts.iter().map(|v| v.invariant.clone()).collect(),
+                fired: result
+                    .verdicts
+                    .iter()
+                    .map(|v| v.invariant.clone())
+                    .collect(),
             },
         },
     }
@@ -169,7 +173,10 @@ mod tests {
         let b = bisect(&names, &cells);
         assert_eq!(b.first_affected.as_deref(), Some("r3"));
         assert_eq!(b.last_affected.as_deref(), Some("r4"));
-        assert_eq!(b.answer, "introduced between r1 and r3; gone between r4 and r5");
+        assert_eq!(
+            b.answer,
+            "introduced between r1 and r3; gone between r4 and r5"
+        );
     }
 
     #[test]

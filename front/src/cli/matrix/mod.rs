@@ -92,7 +92,10 @@ pub fn matrix(req: &MatrixRequest) -> Result<Exit, Failure> {
         crate::outln!("== {}", r.name);
         let adapters = start_adapters(r, req);
         let suites = suite::run_all(r, &adapters, req)?;
-        for (i, cell) in judge_findings(&findings, &adapters, req.jobs)?.into_iter().enumerate() {
+        for (i, cell) in judge_findings(&findings, &adapters, req.jobs)?
+            .into_iter()
+            .enumerate()
+        {
             crate::outln!("   {}: {}", findings[i].0.id, cell.text());
             cells[i].push(cell);
         }
@@ -105,7 +108,13 @@ pub fn matrix(req: &MatrixRequest) -> Result<Exit, Failure> {
             name: r.name.clone(),
             adapters: adapters
                 .iter()
-                .map(|(k, a)| (k.clone(), a.as_ref().map_or_else(|e| format!("cannot run: {e}"), |s| s.hello.clone())))
+                .map(|(k, a)| {
+                    (
+                        k.clone(),
+                        a.as_ref()
+                            .map_or_else(|e| format!("cannot run: {e}"), |s| s.hello.clone()),
+                    )
+                })
                 .collect(),
             suites,
         });
@@ -159,7 +168,10 @@ fn assemble(
 
 /// The releases `--release` names, in file order (all when none is named).
 fn chosen<'a>(m: &'a MatrixFile, only: &[String]) -> Result<Vec<&'a Release>, Failure> {
-    if let Some(unknown) = only.iter().find(|n| !m.releases.iter().any(|r| &r.name == *n)) {
+    if let Some(unknown) = only
+        .iter()
+        .find(|n| !m.releases.iter().any(|r| &r.name == *n))
+    {
         let known: Vec<&str> = m.releases.iter().map(|r| r.name.as_str()).collect();
         return Err(Failure::bad_input(format!(
             "--release {unknown}: not in {} (known: {})",
@@ -258,7 +270,9 @@ fn judge_findings(
                     None => Cell::CannotRun {
                         reason: format!("the release has no `{}` adapter", f.adapter),
                     },
-                    Some(Err(why)) => Cell::CannotRun { reason: why.clone() },
+                    Some(Err(why)) => Cell::CannotRun {
+                        reason: why.clone(),
+                    },
                     Some(Ok(a)) => {
                         let s = s.clone().under(&a.compactor, &pools);
                         let result = run_case(

@@ -80,7 +80,11 @@ fn markdown(m: &Matrix) -> String {
             f.invariant,
             b.first_affected.as_deref().unwrap_or("—"),
             b.last_affected.as_deref().unwrap_or("—"),
-            if b.masked.is_empty() { "—".into() } else { b.masked.join(", ") },
+            if b.masked.is_empty() {
+                "—".into()
+            } else {
+                b.masked.join(", ")
+            },
             b.answer
         );
     }
@@ -94,11 +98,21 @@ fn markdown(m: &Matrix) -> String {
                 .filter(|(_, c)| c[1] > 0)
                 .map(|(id, c)| format!("{id} {}/{}", c[0], c[1]))
                 .collect();
-            let detail = if s.status == "ran" { counts.join(", ") } else { s.status.clone() };
+            let detail = if s.status == "ran" {
+                counts.join(", ")
+            } else {
+                s.status.clone()
+            };
             let _ = writeln!(
                 out,
                 "| {} | {} ({}) | {} | {} | {} | {} |",
-                r.name, s.strategy, s.adapter, t("cases"), t("cases_failed"), t("cases_internal"), detail
+                r.name,
+                s.strategy,
+                s.adapter,
+                t("cases"),
+                t("cases_failed"),
+                t("cases_internal"),
+                detail
             );
         }
     }
@@ -119,7 +133,10 @@ fn markdown(m: &Matrix) -> String {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn html(m: &Matrix) -> String {
@@ -132,7 +149,12 @@ fn html(m: &Matrix) -> String {
         esc(&m.file), m.seed, m.cases, m.passes
     );
     for f in &m.findings {
-        let _ = write!(out, "<th title=\"{}\">{}</th>", esc(&f.invariant), esc(&f.id));
+        let _ = write!(
+            out,
+            "<th title=\"{}\">{}</th>",
+            esc(&f.invariant),
+            esc(&f.id)
+        );
     }
     out.push_str("</tr>");
     for (i, r) in m.releases.iter().enumerate() {
@@ -140,7 +162,12 @@ fn html(m: &Matrix) -> String {
         for f in &m.findings {
             let c = &f.cells[i].1;
             let class = if c.ran() { c.word() } else { "cannot" };
-            let _ = write!(out, "<td class=\"{class}\" title=\"{}\">{}</td>", esc(&c.text()), mark(c));
+            let _ = write!(
+                out,
+                "<td class=\"{class}\" title=\"{}\">{}</td>",
+                esc(&c.text()),
+                mark(c)
+            );
         }
         out.push_str("</tr>");
     }

@@ -90,7 +90,13 @@ pub fn run_all(
 fn run_dir(release: &str, strategy: &str) -> PathBuf {
     let slug: String = release
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     PathBuf::from("runs").join(slug).join(strategy)
 }
@@ -104,9 +110,17 @@ fn read_counts(dir: &Path, row: &mut SuiteRow) -> Result<(), Failure> {
         .map_err(|e| Failure::internal(format!("{}: {e}", path.display())))?;
     let summary = &report["summary"];
     if let Some(totals) = summary["totals"].as_object() {
-        for key in ["cases", "cases_failed", "cases_liveness", "cases_internal", "passes"] {
-            row.totals
-                .insert(key.to_string(), totals.get(key).and_then(|v| v.as_u64()).unwrap_or(0));
+        for key in [
+            "cases",
+            "cases_failed",
+            "cases_liveness",
+            "cases_internal",
+            "passes",
+        ] {
+            row.totals.insert(
+                key.to_string(),
+                totals.get(key).and_then(|v| v.as_u64()).unwrap_or(0),
+            );
         }
     }
     for inv in summary["invariants"].as_array().into_iter().flatten() {
