@@ -6,6 +6,7 @@
 use crate::ids::{FactId, MsgId};
 use crate::tokens::{real_tokens, rough_tokens, ContentKind};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// Separator the repair pass and supersede use when merging two rows (a blank line).
@@ -43,10 +44,17 @@ impl Segment {
             out.push_str(open);
         }
         let body_limit = limit.saturating_sub(close.len()).max(out.len());
+        // A fact's spelled name, written here (a word is borrowed, never copied).
+        let mut name = String::new();
         while out.len() < body_limit {
-            let word = match facts.next() {
-                Some(f) => f.to_string(),
-                None => WORDS[(splitmix(&mut state) % WORDS.len() as u64) as usize].to_string(),
+            let word: &str = match facts.next() {
+                Some(f) => {
+                    name.clear();
+                    // Writing to a String cannot fail.
+                    let _ = write!(name, "{f}");
+                    &name
+                }
+                None => WORDS[(splitmix(&mut state) % WORDS.len() as u64) as usize],
             };
             if !out.is_empty() && out.len() < body_limit {
                 out.push(' ');

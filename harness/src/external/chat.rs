@@ -101,7 +101,11 @@ impl TextBook {
     pub fn message_text(&self, m: &Message) -> Arc<str> {
         match self.exact.get(&m.id) {
             Some((content, text)) if *content == m.content => text.clone(),
-            _ => Arc::from(self.content_text(&m.content)),
+            // One segment: its text is the content's text (shared, not joined).
+            _ => match &*m.content.segments {
+                [only] => self.segment_text(only),
+                _ => Arc::from(self.content_text(&m.content)),
+            },
         }
     }
 

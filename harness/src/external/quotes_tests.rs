@@ -262,10 +262,6 @@ proptest! {
             prop_assert_eq!(f, brute_ends(prompt.as_bytes(), t));
         }
     }
-}
-
-proptest! {
-    #![proptest_config(config())]
 
     #[test]
     fn the_sampled_pass_finds_what_the_pass_over_every_window_finds(
