@@ -23,6 +23,19 @@ def load():
     offline.patch(*r.modules())
     return r
 
+# `static_fallback`'s declared text (PROTOCOL.md, "Policies"): the head of the text
+# `ContextCompressor._build_static_fallback_summary` writes, the same in both pinned
+# releases (agent/context_compressor.py: 0.19.0 lines 2064-2068, iot 0.22.2.post1 lines
+# 3629-3633): the summary prefix and any tail text merged before it, the task heading,
+# the latest ask, and the "## Goal" sentence. The rest (the previous-summary note, the
+# lists of dropped turns, files and blockers, cut at 8,000 characters) is a hole.
+FALLBACK_TEXT = (
+    "{prefix}\n## Historical Task Snapshot\n{active_task}\n\n## Goal\n"
+    "Recovered from a deterministic fallback because the LLM context summarizer was "
+    "unavailable. Continue from the protected recent messages after this summary and use "
+    "current file/system state for exact details.{rest}")
+POLICIES = dict(HERMES_POLICIES, static_fallback={"text": FALLBACK_TEXT})
+
 
 class Driver:
     def __init__(self, release, micro):
@@ -151,7 +164,7 @@ class Driver:
         serve(f"{self.release.dist} {what}", self.release.version,
               {"micro_pass": self.micro, "batch_pass": True,
                "hooks": ["cooling_down", "fallback_streak"],
-               "policies": HERMES_POLICIES,
+               "policies": POLICIES,
                # compactsim's efficacy invariant: Hermes compacts at or below the window,
                # by its batch passes (micro-compaction folds one exchange per turn).
                "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"]},

@@ -40,7 +40,7 @@ pub struct BatchRequest {
 }
 
 /// A batch pass's own account of itself (labels; see the module doc).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BatchReport {
     pub outcome: BatchPassOutcome,
     /// The summary written is a deterministic local fallback.
@@ -55,6 +55,12 @@ pub struct BatchReport {
     pub head_end: u32,
     /// Tokens of the summary body written (0 when none).
     pub summary_tokens: u32,
+    /// An observation, not a label: set by a seam that reads the pass's text (an
+    /// external adapter's) when the pass wrote a summary row with no answered
+    /// summarizer call and that row's text is not the declared static fallback text
+    /// (`policy static_fallback {"text": …}`): which row and what it lacks. `None`
+    /// otherwise, and always for the Rust reference.
+    pub fallback_mismatch: Option<String>,
 }
 
 impl BatchReport {
@@ -68,6 +74,7 @@ impl BatchReport {
             summary_expanded: false,
             head_end: 0,
             summary_tokens: 0,
+            fallback_mismatch: None,
         }
     }
 }

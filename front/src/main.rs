@@ -386,6 +386,10 @@ struct ShrinkArgs {
     /// Wall-time cap in seconds (the attempt bound is fixed).
     #[arg(long, default_value_t = shrink::SHRINK_TIME_DEFAULT_S)]
     shrink_time: f64,
+    /// The invariant to shrink for, wherever it fires in the case (`run --verdicts all`
+    /// lists them); default: the case's first violated invariant.
+    #[arg(long)]
+    invariant: Option<String>,
     /// Run directory (default: target/compactsim/<name>/).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -524,9 +528,27 @@ fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
         },
         (None, None) => return Err(Failure::bad_input("shrink needs FILE.toml or --case")),
     };
+    if let Some(id) = &a.invariant {
+        let known: Vec<&str> = compactsim_invariants::catalogue()
+            .iter()
+            .map(|i| i.id)
+            .chain(
+                compactsim_invariants::gateway::gateway_catalogue()
+                    .iter()
+                    .map(|i| i.id),
+            )
+            .collect();
+        if !known.contains(&id.as_str()) {
+            return Err(Failure::bad_input(format!(
+                "--invariant: unknown invariant `{id}` (known: {})",
+                known.join(", ")
+            )));
+        }
+    }
     shrink::shrink(&shrink::ShrinkRequest {
         target,
         time: shrink::shrink_time(a.shrink_time)?,
+        invariant: a.invariant,
         out: a
             .out
             .unwrap_or_else(|| PathBuf::from("target/compactsim").join(a.name)),

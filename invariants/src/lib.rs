@@ -12,6 +12,7 @@ mod compaction_effective;
 mod count_non_growing;
 mod exchange_absorbed_once;
 mod fact_lists;
+pub mod fallback_text;
 pub mod gateway;
 mod head;
 mod head_protected;
@@ -198,8 +199,8 @@ const REGISTRY: &[(InvariantInfo, Build)] = &[
     (tokens_non_growing::INFO, |_| {
         Box::<TokensNonGrowing>::default()
     }),
-    (summary_failure_safe::INFO, |_| {
-        Box::<SummaryFailureSafe>::default()
+    (summary_failure_safe::INFO, |c| {
+        Box::new(SummaryFailureSafe::new(c.policies))
     }),
     (user_turns_intact::INFO, |c| {
         Box::new(UserTurnsIntact::new(c))

@@ -71,6 +71,12 @@ pub struct Policies {
     pub failure_cooldown: Option<FailureCooldown>,
     pub absorb_exchanges: bool,
     pub static_fallback: bool,
+    /// `static_fallback`'s `text`: the fallback text the compactor writes when no
+    /// summarizer call of a batch pass was answered, a template whose `{name}` holes
+    /// stand for any text (`fallback_text.rs`); `None`: not declared, only the fallback's
+    /// facts are judged. `'static` so that the policies stay `Copy`: a parsed
+    /// declaration is leaked once per adapter hello.
+    pub static_fallback_text: Option<&'static str>,
     pub tool_output_prune: bool,
 }
 
@@ -89,6 +95,7 @@ impl Policies {
         failure_cooldown: None,
         absorb_exchanges: false,
         static_fallback: false,
+        static_fallback_text: None,
         tool_output_prune: false,
     };
 
@@ -105,6 +112,7 @@ impl Policies {
         }),
         absorb_exchanges: true,
         static_fallback: true,
+        static_fallback_text: None,
         tool_output_prune: true,
     };
 
@@ -164,7 +172,11 @@ impl Policies {
             out.push((ABSORB_EXCHANGES, "{}".to_string()));
         }
         if self.static_fallback {
-            out.push((STATIC_FALLBACK, "{}".to_string()));
+            let params = match self.static_fallback_text {
+                None => "{}".to_string(),
+                Some(text) => format!("{{\"text\":{}}}", serde_json::Value::from(text)),
+            };
+            out.push((STATIC_FALLBACK, params));
         }
         if self.tool_output_prune {
             out.push((TOOL_OUTPUT_PRUNE, "{}".to_string()));
@@ -237,13 +249,21 @@ pub const POLICIES: &[PolicyInfo] = &[
     },
     PolicyInfo {
         name: STATIC_FALLBACK,
-        params: "{}",
-        rules: &[(
-            "no-silent-drop",
-            "a batch pass with no answered summarizer call may drop its window behind the \
-             summary it writes, losing the facts that summary does not spell (without the \
-             policy such a pass drops no row it does not carry)",
-        )],
+        params: "{} or {\"text\": T} (T: the fallback text, `{name}` holes for any text)",
+        rules: &[
+            (
+                "no-silent-drop",
+                "a batch pass with no answered summarizer call may drop its window behind the \
+                 summary it writes, losing the facts that summary does not spell (without the \
+                 policy such a pass drops no row it does not carry)",
+            ),
+            (
+                "summary-failure-safe",
+                "a summary a batch pass writes with no answered summarizer call is the declared \
+                 fallback text T (when declared) and spells no fact that no row before the \
+                 pass spelled",
+            ),
+        ],
     },
     PolicyInfo {
         name: TOOL_OUTPUT_PRUNE,

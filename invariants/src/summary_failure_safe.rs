@@ -1,6 +1,7 @@
-use crate::{Invariant, InvariantInfo, MAX_WITNESS_ROWS};
-use compactsim_model::{Event, Message, Transition, Witness};
-use std::collections::BTreeMap;
+use crate::text::text_facts;
+use crate::{Invariant, InvariantInfo, Policies, MAX_WITNESS_ROWS};
+use compactsim_model::{Event, FactId, Message, Transition, Witness};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A batch pass either compacts — writes a summary in place of what it takes out — or
 /// leaves the transcript as it was (H-29559).
@@ -19,8 +20,23 @@ use std::collections::BTreeMap;
 /// outputs and wrote no summary lost their text with nothing in its place. Metadata
 /// flags alone (persistence stamps) are not text and are not judged here. Other events
 /// are not checked.
+///
+/// Under the `static_fallback` policy, a summary row a batch pass writes while no
+/// summarizer call of the pass was answered (every call failed, or none was made; a
+/// condense call does not count) is the fallback, judged in [`fallback_row`]: it is the
+/// declared fallback text when one is declared, and it spells no fact that no row of
+/// `before` spelled (the fallback is built locally, from what the compactor held).
 #[derive(Clone, Debug, Default)]
-pub struct SummaryFailureSafe;
+pub struct SummaryFailureSafe {
+    policies: Policies,
+}
+
+impl SummaryFailureSafe {
+    /// The invariant for a compactor declaring `policies`.
+    pub fn new(policies: Policies) -> Self {
+        SummaryFailureSafe { policies }
+    }
+}
 
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "summary-failure-safe",
@@ -30,7 +46,12 @@ pub const INFO: InvariantInfo = InvariantInfo {
     class: crate::InvariantClass::Universal,
 };
 
-fn written_summary(before: &[Message], after: &[Message]) -> bool {
+/// The summary rows of `after` this pass wrote (new id or changed content), with their
+/// positions.
+fn written_summaries<'a>(
+    before: &'a [Message],
+    after: &'a [Message],
+) -> impl Iterator<Item = (usize, &'a Message)> {
     let old: BTreeMap<_, _> = before
         .iter()
         .filter(|m| m.is_summary())
@@ -38,8 +59,108 @@ fn written_summary(before: &[Message], after: &[Message]) -> bool {
         .collect();
     after
         .iter()
-        .filter(|m| m.is_summary())
-        .any(|m| old.get(&m.id) != Some(&&m.content))
+        .enumerate()
+        .filter(|(_, m)| m.is_summary())
+        .filter(move |(_, m)| old.get(&m.id) != Some(&&m.content))
+}
+
+fn written_summary(before: &[Message], after: &[Message]) -> bool {
+    written_summaries(before, after).next().is_some()
+}
+
+/// Facts a fallback row's witness lists at most.
+const FOREIGN_FACTS_LISTED: usize = 8;
+
+/// The first summary row `t`'s pass wrote with no answered call that is not the
+/// declared fallback: its text is not the declared template, or it spells a fact no row
+/// of `before` spelled. `None` when every such row is one (or the pass had an answer).
+fn fallback_row(policies: &Policies, t: &Transition<'_>) -> Option<Witness> {
+    if !policies.static_fallback || t.served.iter().any(|c| c.ok && !c.condense) {
+        return None;
+    }
+    if let (Event::BatchPass(p), Some(_)) = (t.event, policies.static_fallback_text) {
+        if let Some(miss) = &p.fallback_mismatch {
+            let j = t
+                .after
+                .iter()
+                .position(|m| miss.starts_with(&format!("{} (", m.id)));
+            let mut w = Witness::default()
+                .fact(format!(
+                    "a summary row written with no answered summarizer call ({} served, 0 \
+                     answered) on {} is not the declared static fallback text: {miss}",
+                    t.served.len(),
+                    t.event.describe()
+                ))
+                .fact(format!("declared: static_fallback {}", declared(policies)));
+            if let Some(j) = j {
+                w = w.row(j, &t.after[j], "after: the row the harness read");
+            }
+            return Some(w);
+        }
+    }
+    let mut spelled_before: Option<BTreeSet<FactId>> = None;
+    for (j, m) in written_summaries(t.before, t.after) {
+        let why = {
+            let held = spelled_before.get_or_insert_with(|| {
+                t.before
+                    .iter()
+                    .flat_map(|b| text_facts(&b.content))
+                    .collect()
+            });
+            let foreign: Vec<String> = text_facts(&m.content)
+                .into_iter()
+                .filter(|f| !held.contains(f))
+                .map(|f| f.to_string())
+                .collect();
+            (!foreign.is_empty()).then(|| {
+                format!(
+                    "it spells {} facts no row before the pass spelled: {}",
+                    foreign.len(),
+                    foreign
+                        .iter()
+                        .take(FOREIGN_FACTS_LISTED)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+        };
+        if let Some(why) = why {
+            return Some(
+                Witness::default()
+                    .fact(format!(
+                        "summary row {} written with no answered summarizer call ({} served, 0 \
+                         answered) on {}: {why}",
+                        m.id,
+                        t.served.len(),
+                        t.event.describe()
+                    ))
+                    .fact(format!("declared: static_fallback {}", declared(policies)))
+                    .row(j, m, "after: the fallback row"),
+            );
+        }
+    }
+    None
+}
+
+/// The `static_fallback` parameters as declared, shortened for a witness.
+fn declared(policies: &Policies) -> String {
+    policies
+        .declared()
+        .into_iter()
+        .find(|(name, _)| *name == crate::policy::STATIC_FALLBACK)
+        .map(|(_, params)| {
+            let n = params.chars().count();
+            if n > 200 {
+                format!(
+                    "{}… ({n} characters)",
+                    params.chars().take(200).collect::<String>()
+                )
+            } else {
+                params
+            }
+        })
+        .unwrap_or_default()
 }
 
 impl Invariant for SummaryFailureSafe {
@@ -55,10 +176,13 @@ impl Invariant for SummaryFailureSafe {
         let Event::BatchPass(p) = t.event else {
             return None;
         };
-        // A pass that wrote a summary is safe whatever it removed: asked first, as it
-        // reads the few summary rows only.
-        if t.delta.is_empty() || written_summary(t.before, t.after) {
+        // A pass that wrote a summary is safe whatever it removed (the fallback rule
+        // aside): asked first, as it reads the few summary rows only.
+        if t.delta.is_empty() {
             return None;
+        }
+        if written_summary(t.before, t.after) {
+            return fallback_row(&self.policies, t);
         }
         let after: BTreeMap<_, _> = t.after.iter().map(|m| (m.id, m)).collect();
         let touched: Vec<(usize, &Message, &str)> = t
@@ -111,6 +235,80 @@ mod tests {
     use crate::testkit::*;
     use compactsim_model::BatchTrigger;
 
+    /// The invariant without the fallback rule (no `static_fallback`).
+    fn sfs() -> SummaryFailureSafe {
+        SummaryFailureSafe::new(Policies::NONE)
+    }
+
+    fn declaring(text: Option<&'static str>) -> SummaryFailureSafe {
+        SummaryFailureSafe::new(Policies {
+            static_fallback: true,
+            static_fallback_text: text,
+            ..Policies::NONE
+        })
+    }
+
+    fn fact_rows() -> Vec<Message> {
+        let mut r = start();
+        r[1].set_content(prose(1, 400, &[3, 4]));
+        r
+    }
+
+    #[test]
+    fn fires_on_a_fallback_that_is_not_the_declared_text() {
+        let before = fact_rows();
+        let after = vec![batch_summary(9, &[]), user(4), reply(5)];
+        let mut e = pass();
+        if let Event::BatchPass(p) = &mut e {
+            p.fallback_mismatch = Some("m9 (143 characters) lacks piece 1 of 1 \"x\"".into());
+        }
+        let failed = [served(false, 100, &[])];
+        let w = declaring(Some("{p}x{q}"))
+            .observe(&transition_served(&e, &before, &after, &failed))
+            .map(readable)
+            .expect("not the declared fallback");
+        assert!(
+            w.facts[0].contains("m9 (143 characters) lacks"),
+            "{:?}",
+            w.facts
+        );
+        assert!(
+            w.facts[1].contains("static_fallback {\"text\":\"{p}x{q}\"}"),
+            "{:?}",
+            w.facts
+        );
+        assert_eq!(witness_ids(&w), vec![9]);
+        // Quiet: no text declared, no policy, or an answered call (then it is no fallback).
+        let tx = transition_served(&e, &before, &after, &failed);
+        assert!(declaring(None).observe(&tx).is_none());
+        assert!(sfs().observe(&tx).is_none());
+        let ok = [served(true, 100, &[])];
+        assert!(declaring(Some("{p}x{q}"))
+            .observe(&transition_served(&e, &before, &after, &ok))
+            .is_none());
+    }
+
+    #[test]
+    fn fires_on_a_fallback_spelling_a_fact_no_row_before_spelled() {
+        let before = fact_rows();
+        let failed = [served(false, 100, &[])];
+        let foreign = vec![batch_summary(9, &[3, 77]), user(4), reply(5)];
+        let w = declaring(None)
+            .observe(&transition_served(&pass(), &before, &foreign, &failed))
+            .map(readable)
+            .expect("fact 77 came from nowhere");
+        assert!(
+            w.facts[0].contains("1 facts no row before the pass spelled"),
+            "{:?}",
+            w.facts
+        );
+        // Quiet: the fallback spells only facts the rows before spelled.
+        let carried = vec![batch_summary(9, &[3, 4]), user(4), reply(5)];
+        assert!(declaring(None)
+            .observe(&transition_served(&pass(), &before, &carried, &failed))
+            .is_none());
+    }
+
     fn start() -> Vec<Message> {
         vec![user(0), reply(1), user(2), reply(3), user(4), reply(5)]
     }
@@ -122,7 +320,7 @@ mod tests {
     #[test]
     fn fires_when_the_window_is_dropped_without_a_summary() {
         let after = vec![user(4), reply(5)];
-        let w = SummaryFailureSafe
+        let w = sfs()
             .observe(&transition(&pass(), &start(), &after))
             .expect("dropped silently");
         let w = readable(w);
@@ -132,7 +330,7 @@ mod tests {
         let mut kept_old = vec![batch_summary(9, &[1])];
         kept_old.extend([user(4), reply(5)]);
         assert!(
-            SummaryFailureSafe
+            sfs()
                 .observe(&transition(&pass(), &with_old, &kept_old))
                 .is_some(),
             "an untouched old summary is not a new one"
@@ -142,21 +340,21 @@ mod tests {
     #[test]
     fn quiet_with_a_new_or_rewritten_summary_and_on_other_events() {
         let after = vec![batch_summary(9, &[1]), user(4), reply(5)];
-        assert!(SummaryFailureSafe
+        assert!(sfs()
             .observe(&transition(&pass(), &start(), &after))
             .is_none());
         let mut merged = merged(&[&batch_summary(9, &[1]), &user(4)]);
         merged.id = compactsim_model::MsgId(4);
         let after = vec![merged, reply(5)];
-        assert!(SummaryFailureSafe
+        assert!(sfs()
             .observe(&transition(&pass(), &start(), &after))
             .is_none());
         let noop = batch_event(1, BatchTrigger::Preflight, false);
-        assert!(SummaryFailureSafe
+        assert!(sfs()
             .observe(&transition(&noop, &start(), &start()))
             .is_none());
         let append = append_event(1);
-        assert!(SummaryFailureSafe
+        assert!(sfs()
             .observe(&transition(&append, &start(), &[user(4), reply(5)]))
             .is_none());
     }
@@ -167,7 +365,7 @@ mod tests {
         let mut pruned = before.clone();
         pruned[2].set_content(prose(2, 40, &[]));
         let aborted = batch_event(1, BatchTrigger::Preflight, false);
-        let w = SummaryFailureSafe
+        let w = sfs()
             .observe(&transition(&aborted, &before, &pruned))
             .map(readable)
             .expect("an aborted pass pruned a tool output");
@@ -180,13 +378,13 @@ mod tests {
         // The same prune beside a summary the pass wrote is a compaction: quiet.
         let mut compacted = vec![batch_summary(9, &[1])];
         compacted.extend(pruned[2..].iter().cloned());
-        assert!(SummaryFailureSafe
+        assert!(sfs()
             .observe(&transition(&aborted, &before, &compacted))
             .is_none());
         // Flags alone are no rewrite.
         let mut stamped = before.clone();
         stamped[2].flags.persisted = !stamped[2].flags.persisted;
-        assert!(SummaryFailureSafe
+        assert!(sfs()
             .observe(&transition(&aborted, &before, &stamped))
             .is_none());
     }
@@ -195,7 +393,7 @@ mod tests {
     fn an_aborted_or_noop_label_does_not_excuse_a_dropped_window() {
         let dropped = vec![user(4), reply(5)];
         let noop = batch_event(1, BatchTrigger::Preflight, false);
-        assert!(SummaryFailureSafe
+        assert!(sfs()
             .observe(&transition(&noop, &start(), &dropped))
             .is_some());
     }

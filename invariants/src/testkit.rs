@@ -234,6 +234,7 @@ pub fn batch_at(turn: u32, trigger: BatchTrigger, committed: bool, now_ms: u64) 
         fallback: false,
         summary_failed: false,
         summary_call_failed: false,
+        fallback_mismatch: None,
         now_ms,
     })
 }

@@ -278,6 +278,7 @@ mod tests {
             fallback: true,
             summary_failed: false,
             summary_call_failed: false,
+            fallback_mismatch: None,
             now_ms: 12_345,
         }
     }

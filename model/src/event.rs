@@ -123,6 +123,11 @@ pub struct BatchPass {
     pub summary_call_failed: bool,
     /// Virtual time at the start of the pass, milliseconds since the case began.
     pub now_ms: u64,
+    /// The harness's reading of the pass's text (not the compactor's label): a summary
+    /// row written with no answered summarizer call whose text is not the declared
+    /// static fallback text, and what it lacks (`BatchReport::fallback_mismatch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_mismatch: Option<String>,
 }
 
 /// What turn-start preflight decided (hermes-domain §2.2 items 1–2).

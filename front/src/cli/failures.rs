@@ -45,6 +45,10 @@ pub fn render_failure(name: &str, s: &Shrunk) -> String {
         s.invariant, s.original.root_seed, s.original.case
     )];
     if let Some(cmd) = replay_command(&s.original) {
+        if s.chosen {
+            let again = cmd.replacen("compactsim replay", "compactsim shrink", 1);
+            comments.push(format!("Shrunk by: {again} --invariant {}", s.invariant));
+        }
         comments.push(format!("Original: {cmd}"));
     }
     comments.push(format!(

@@ -1,7 +1,9 @@
-//! `compactsim replay`: rerun one case and print its event log and the witness.
+//! `compactsim replay`: rerun one case and print its event log and the witness, then
+//! every other invariant the case breaks when judged past its first violation.
 
 use super::args::CaseParams;
 use super::exit::Exit;
+use compactsim_harness::engine::verdicts::Verdicts;
 use compactsim_harness::engine::{
     describe, draw, run_case, CaseOutcome, CaseResult, CaseSpec, Record,
 };
@@ -31,8 +33,46 @@ pub fn replay(params: &CaseParams, case: u32) -> (String, Exit) {
 }
 
 /// Appends the setup line, the event log and the outcome (with its witness) of `r`, the
-/// result of running `spec`; returns the exit code of the outcome.
+/// result of running `spec`, and for a failing case every other invariant it breaks
+/// (see [`also_fired`]); returns the exit code of the outcome.
 pub fn render_case(out: &mut String, spec: &CaseSpec, r: &CaseResult) -> Exit {
+    let exit = render_outcome(out, spec, r);
+    if matches!(
+        r.outcome,
+        CaseOutcome::Violation(_) | CaseOutcome::Liveness(_)
+    ) {
+        also_fired(out, spec, r);
+    }
+    exit
+}
+
+/// `ALSO FIRED <id> at turn T step S: <message>` for each invariant the case breaks
+/// after its first failing transition: the case run again judged past its first
+/// violation (`run --verdicts all`), without a trace; the event log above ends at the
+/// first. Nothing when no other invariant fires.
+fn also_fired(out: &mut String, spec: &CaseSpec, first: &CaseResult) {
+    let all = run_case(
+        spec,
+        Record {
+            verdicts: Verdicts::All,
+            ..Record::default()
+        },
+    );
+    let shown = first.outcome.violations();
+    for v in all
+        .verdicts
+        .iter()
+        .filter(|v| !shown.iter().any(|s| s.invariant == v.invariant))
+    {
+        let _ = writeln!(
+            out,
+            "ALSO FIRED {} at turn {} step {}: {}",
+            v.invariant, v.turn, v.step, v.message
+        );
+    }
+}
+
+fn render_outcome(out: &mut String, spec: &CaseSpec, r: &CaseResult) -> Exit {
     let setup = draw::draw(spec).setup;
     let _ = writeln!(
         out,

@@ -32,6 +32,8 @@ pub enum Target {
 pub struct ShrinkRequest {
     pub target: Target,
     pub time: Duration,
+    /// The invariant to shrink for (`--invariant`); `None`: the case's first.
+    pub invariant: Option<String>,
     /// Run directory; the result goes to its `failures/`.
     pub out: PathBuf,
 }
@@ -78,7 +80,7 @@ pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
         req.time.as_secs_f64()
     );
     let started = Instant::now();
-    let result = shrink::shrink(&spec, Budget::timed(req.time), &mut |p| {
+    let mut progress = |p: &shrink::Progress| {
         crate::outln!(
             "  attempt {:>4}  {:<7} {:<44} -> {}",
             p.attempts,
@@ -86,10 +88,17 @@ pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
             p.change,
             p.size
         );
-    });
+    };
+    let budget = Budget::timed(req.time);
+    let result = match &req.invariant {
+        None => shrink::shrink(&spec, budget, &mut progress),
+        Some(id) => shrink::shrink_invariant(&spec, id, budget, &mut progress),
+    };
     let s = match result {
         Ok(s) => s,
-        Err(e @ ShrinkError::Clean) => return Err(Failure::bad_input(e.to_string())),
+        Err(e @ (ShrinkError::Clean | ShrinkError::NotFired(_))) => {
+            return Err(Failure::bad_input(e.to_string()))
+        }
         Err(e) => return Err(Failure::internal(e.to_string())),
     };
     crate::outln!(

@@ -160,6 +160,8 @@ pub struct Shrunk {
     pub stop: Stop,
     pub before: Size,
     pub after: Size,
+    /// The invariant was chosen (`shrink --invariant`), not the case's first.
+    pub chosen: bool,
 }
 
 /// Why a case cannot be shrunk.
@@ -171,12 +173,18 @@ pub enum ShrinkError {
     Internal(String),
     /// The recorded plan does not fail the way the case does (a harness bug).
     Diverged(String),
+    /// The chosen invariant never fires in the case (`shrink --invariant`).
+    NotFired(String),
 }
 
 impl fmt::Display for ShrinkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ShrinkError::Clean => f.write_str("the case holds every invariant: nothing to shrink"),
+            ShrinkError::NotFired(id) => write!(
+                f,
+                "the case never breaks {id} (judged by {id} alone): nothing to shrink for it"
+            ),
             ShrinkError::Internal(w) => write!(f, "the case ends in a harness failure: {w}"),
             ShrinkError::Diverged(w) => write!(f, "the recorded case does not replay: {w}"),
         }
@@ -411,7 +419,32 @@ pub fn shrink_to(
         accepted: search.accepted,
         stop,
         before,
+        chosen: false,
     })
+}
+
+/// [`shrink`] of the first violation of `invariant`, wherever it fires in the case, not
+/// only when it is the case's first: the case is judged by that invariant alone (its
+/// plan's `invariants = [ID]`, written into the scenario file too), so an invariant that
+/// fires before it does not end the case. The run is the same (the harness never reacts
+/// to a verdict), so its first violation of `invariant` is the one `run --verdicts all`
+/// reports.
+pub fn shrink_invariant(
+    spec: &CaseSpec,
+    invariant: &str,
+    budget: Budget,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Shrunk, ShrinkError> {
+    let mut plan = spec.plan.as_deref().cloned().unwrap_or_default();
+    plan.invariants = Some(vec![invariant.to_string()]);
+    let narrowed = spec.clone().with_plan(plan);
+    let mut s = match shrink_to(&narrowed, &[invariant], budget, progress) {
+        Err(ShrinkError::Clean) => return Err(ShrinkError::NotFired(invariant.to_string())),
+        other => other?,
+    };
+    s.original = spec.clone();
+    s.chosen = true;
+    Ok(s)
 }
 
 /// Whether `a` is smaller than `b`: fewer turns, then fewer rows, then fewer characters.

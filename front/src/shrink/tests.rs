@@ -193,3 +193,38 @@ fn long_repros_shrink_to_at_most_10_turns_with_their_own_invariant() {
         assert!(back.expect.holds(&r), "{bug:?}: {:?}\n{text}", r.outcome);
     }
 }
+
+/// `shrink --invariant`: case 9 of the default batch suite with H-29559 breaks
+/// summary-failure-safe first and api-valid too (`run --verdicts all`); shrinking for
+/// api-valid judges the case by api-valid alone, writes `invariants = ["api-valid"]`
+/// and a repro line naming it, and the file holds. An invariant the case never breaks
+/// is a clear error.
+#[test]
+fn a_chosen_invariant_is_shrunk_for_and_named_in_the_repro_line() {
+    let mut s = spec(9, Bug::H29559);
+    s.strategy = Strategy::parse("batch").unwrap();
+    let first = shrink(&s, untimed(1), &mut |_| {}).unwrap();
+    assert_eq!(first.invariant, "summary-failure-safe");
+    let chosen =
+        shrink_invariant(&s, "api-valid", untimed(SHRINK_ATTEMPTS_MAX), &mut |_| {}).unwrap();
+    assert_eq!(
+        (chosen.invariant.as_str(), chosen.chosen),
+        ("api-valid", true)
+    );
+    assert_eq!(chosen.original, s);
+    let written = render_failure("case-9", &chosen);
+    assert!(
+        written.contains("--case 9 --invariant api-valid"),
+        "{written}"
+    );
+    assert!(
+        written.contains("invariants = [\"api-valid\"]"),
+        "{written}"
+    );
+    let back = scenario::parse(Path::new("c.toml"), &written).expect("reads back");
+    assert!(fails(&run_case(&back.spec, Record::default()), "api-valid"));
+    assert_eq!(
+        shrink_invariant(&s, "kept-rows-intact", untimed(10), &mut |_| {}).unwrap_err(),
+        ShrinkError::NotFired("kept-rows-intact".into())
+    );
+}

@@ -69,6 +69,12 @@ pub const CAP_COUNTERS: &[&str] = &[
     "summarizer.max_tokens.length_overrun",
 ];
 
+/// Facts lost to a static fallback: on a batch pass that wrote a summary row while no
+/// summarizer call was answered, the facts spelled by the rows that left and by no row
+/// after the pass (`observer.rs`). Listed only by a case where it is not 0, so a run
+/// whose fallbacks lose nothing keeps its report.
+pub const FACTS_LOST_STATIC_FALLBACK: &str = "batch.facts_lost_static_fallback";
+
 /// Adds `caps` to `coverage`, every counter of [`CAP_COUNTERS`] (zeros too) when a call
 /// asked for `max_tokens`, none otherwise.
 pub fn add_caps(coverage: &mut Coverage, caps: compactsim_fakes::summarizer::CapCounts) {
@@ -119,6 +125,7 @@ impl Coverage {
             COUNTERS.contains(&counter)
                 || AGENT_COUNTERS.contains(&counter)
                 || CAP_COUNTERS.contains(&counter)
+                || counter == FACTS_LOST_STATIC_FALLBACK
                 || crate::engine::gateway::GATEWAY_COUNTERS.contains(&counter)
                 || counter == super::work_budget::WORK_BUDGET_REACHED,
             "uncatalogued counter {counter}"

@@ -7,6 +7,7 @@ mod agent_setup;
 pub(crate) mod agent_world;
 mod coverage;
 pub mod draw;
+mod fallback_loss;
 pub mod fault_mix;
 pub mod fork;
 pub mod gateway;

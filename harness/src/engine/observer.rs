@@ -179,6 +179,12 @@ impl Observer {
             None => Transition::new(self.step, &event, before, after, &served),
         };
         let violations = self.oracle.observe(&t);
+        let lost = super::fallback_loss::facts_lost(&t);
+        if lost > 0 {
+            self.result
+                .coverage
+                .add(super::coverage::FACTS_LOST_STATIC_FALLBACK, lost);
+        }
         if self.record.trace {
             self.result
                 .trace

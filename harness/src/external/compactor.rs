@@ -196,6 +196,7 @@ impl Pool {
             batch: config_map(r.batch_config()),
             book: wrapper_book(),
             served_calls: 0,
+            answered_in_pass: 0,
             restart_pending: true,
             micro_passes: 0,
             cooldown_until_ms: 0,
@@ -250,6 +251,8 @@ pub struct External {
     batch: BTreeMap<String, Value>,
     book: TextBook,
     served_calls: u64,
+    /// Summarize calls the last pass's request answered (see [`Served::answered`]).
+    answered_in_pass: u32,
     /// The adapter must forget its state before the next request (a new case, a
     /// process restart inside the case).
     restart_pending: bool,
@@ -305,6 +308,19 @@ fn failure(f: AdapterFailure) -> CompactorFailure {
 }
 
 impl External {
+    /// The pass's summary row that is not the declared static fallback text, when the
+    /// last request answered no summarize call (see `fallback.rs`).
+    fn fallback_mismatch(&self, before: &[Message], after: &[Message]) -> Option<String> {
+        let policies = self.pool.policies();
+        let template = policies
+            .static_fallback_text
+            .filter(|_| policies.static_fallback)?;
+        if self.answered_in_pass > 0 {
+            return None;
+        }
+        super::fallback::mismatch(template, &self.book, before, after)
+    }
+
     /// Sends one pass request and returns the new transcript, the reply and the
     /// virtual latency of the summaries served.
     fn pass(
@@ -329,6 +345,7 @@ impl External {
             summary_facts: summary_facts(msgs),
             input_texts,
             tool_rows,
+            answered: 0,
         };
         restart_if_pending(session, &mut self.restart_pending, &mut served)?;
         let transcript = served.book.to_chat(msgs);
@@ -350,6 +367,7 @@ impl External {
             )
             .map_err(failure)?;
         let latency_ms = served.latency_ms;
+        self.answered_in_pass = served.answered;
         let Some(rows) = &reply.transcript else {
             return Err(self.bad_reply(msgs, "a pass result without a transcript"));
         };
@@ -564,6 +582,7 @@ impl Compactor for External {
             .unwrap_or(0);
         self.cooldown_until_ms = label_u64(&reply, "cooldown_until_ms").unwrap_or(0);
         self.fallback_streak = label_u64(&reply, "fallback_streak").unwrap_or(0) as u32;
+        let fallback_mismatch = self.fallback_mismatch(msgs, &after);
         *msgs = after;
         Ok(BatchReport {
             outcome,
@@ -573,6 +592,7 @@ impl Compactor for External {
             summary_expanded: false,
             head_end: 0,
             summary_tokens,
+            fallback_mismatch,
         })
     }
 

@@ -8,6 +8,7 @@ pub mod child;
 pub mod compactor;
 pub mod delta;
 pub mod error;
+pub mod fallback;
 pub mod generated;
 pub mod groups;
 pub mod named;

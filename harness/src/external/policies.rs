@@ -53,8 +53,12 @@ pub fn parse(declared: &BTreeMap<String, Value>) -> Result<Policies, String> {
                 p.absorb_exchanges = true;
             }
             STATIC_FALLBACK => {
-                only(name, params, &[])?;
+                only(name, params, &["text"])?;
                 p.static_fallback = true;
+                p.static_fallback_text = match params.get("text") {
+                    None => None,
+                    Some(text) => Some(fallback_text_of(name, text)?),
+                };
             }
             TOOL_OUTPUT_PRUNE => {
                 only(name, params, &[])?;
@@ -85,6 +89,31 @@ fn only(name: &str, params: &Map<String, Value>, allowed: &[&str]) -> Result<(),
     }
 }
 
+/// Characters a declared fallback text may hold at most.
+pub const FALLBACK_TEXT_CHARS_MAX: usize = 16_000;
+
+/// A declared `static_fallback` text, checked, given the `'static` lifetime the `Copy`
+/// policies need: leaked, once per parsed hello (one per adapter child, a few KB).
+fn fallback_text_of(name: &str, v: &Value) -> Result<&'static str, String> {
+    let text = v
+        .as_str()
+        .ok_or_else(|| format!("policy `{name}`: `text` must be a string, got {v}"))?;
+    let chars = text.chars().count();
+    if chars == 0 || chars > FALLBACK_TEXT_CHARS_MAX {
+        return Err(format!(
+            "policy `{name}`: `text` must hold 1 to {FALLBACK_TEXT_CHARS_MAX} characters, got {chars}"
+        ));
+    }
+    let holes = compactsim_invariants::fallback_text::holes(text);
+    if holes > compactsim_invariants::fallback_text::TEMPLATE_HOLES_MAX {
+        return Err(format!(
+            "policy `{name}`: `text` has {holes} holes, at most {} allowed",
+            compactsim_invariants::fallback_text::TEMPLATE_HOLES_MAX
+        ));
+    }
+    Ok(Box::leak(text.to_string().into_boxed_str()))
+}
+
 fn u64_of(name: &str, key: &str, v: &Value) -> Result<u64, String> {
     v.as_u64()
         .ok_or_else(|| format!("policy `{name}`: `{key}` must be a non-negative integer, got {v}"))
@@ -108,6 +137,22 @@ mod tests {
     #[test]
     fn nothing_declared_is_no_policy() {
         assert_eq!(of(json!({})), Ok(Policies::NONE));
+    }
+
+    #[test]
+    fn a_declared_fallback_text_is_kept_and_described() {
+        let p = of(json!({"static_fallback": {"text": "{p}Summary unavailable.{q}"}})).unwrap();
+        assert!(p.static_fallback);
+        assert_eq!(p.static_fallback_text, Some("{p}Summary unavailable.{q}"));
+        assert_eq!(
+            p.describe(),
+            "static_fallback {\"text\":\"{p}Summary unavailable.{q}\"}"
+        );
+        let bare = of(json!({"static_fallback": {}})).unwrap();
+        assert_eq!(
+            (bare.static_fallback, bare.static_fallback_text),
+            (true, None)
+        );
     }
 
     #[test]
@@ -158,6 +203,18 @@ mod tests {
             (
                 json!({"newest_reply_verbatim": {"x": 1}}),
                 "takes no parameters",
+            ),
+            (
+                json!({"static_fallback": {"text": 3}}),
+                "`text` must be a string",
+            ),
+            (
+                json!({"static_fallback": {"text": ""}}),
+                "`text` must hold 1 to 16000 characters",
+            ),
+            (
+                json!({"static_fallback": {"txt": "x"}}),
+                "unknown parameter `txt` (known: text)",
             ),
         ];
         for (v, want) in cases {

@@ -43,6 +43,8 @@ pub struct Served<'a> {
     /// The request transcript's tool rows (call id, text): an answered call records
     /// which of them its prompt names (`named.rs`).
     pub tool_rows: Vec<(CallId, Arc<str>)>,
+    /// Calls of the request answered with a summary (`stop`, within `max_tokens`).
+    pub answered: u32,
 }
 
 impl SummaryService for Served<'_> {
@@ -88,10 +90,13 @@ impl SummaryService for Served<'_> {
                             finish_reason: "length".into(),
                         }
                     }
-                    _ => SummaryAnswer::Ok {
-                        text: text.to_string(),
-                        finish_reason: "stop".into(),
-                    },
+                    _ => {
+                        self.answered += 1;
+                        SummaryAnswer::Ok {
+                            text: text.to_string(),
+                            finish_reason: "stop".into(),
+                        }
+                    }
                 }
             }
             Err(SummaryFailure::Empty) => SummaryAnswer::Ok {

@@ -219,6 +219,7 @@ fn ask(
         summary_facts: vec![FactId(9)],
         input_texts: vec![Arc::from("more FACT-000003"), Arc::from("never quoted")],
         tool_rows: vec![],
+        answered: 0,
     };
     let a = s.answer(&SummarizeCall {
         prompt: Some(prompt.into()),
@@ -339,6 +340,7 @@ fn the_fake_summarizer_answers_within_max_tokens() {
         summary_facts: vec![],
         input_texts: vec![Arc::from(input.as_str())],
         tool_rows: vec![],
+        answered: 0,
     };
     for max in [1_024, 300, 64] {
         let answer = s.answer(&SummarizeCall {

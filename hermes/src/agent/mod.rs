@@ -377,6 +377,7 @@ impl AgentLoop {
             fallback: report.fallback,
             summary_failed: report.summary_failed,
             summary_call_failed: report.summary_call_failed,
+            fallback_mismatch: report.fallback_mismatch.clone(),
             now_ms: at,
         });
         self.see_change(sink, event, &before)?;

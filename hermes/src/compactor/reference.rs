@@ -115,6 +115,7 @@ impl Compactor for Reference {
             fallback,
             summary_failed: out.summary_miss.is_some(),
             summary_call_failed: matches!(out.summary_miss, Some(batch::Miss::Failed(_))),
+            fallback_mismatch: None,
             summary_expanded: out.summary_expanded,
             head_end: out.head_end,
             summary_tokens: out.summary_tokens,

@@ -306,6 +306,7 @@ impl BatchOutcome {
             summary_failed: self.summary_miss.is_some(),
             summary_call_failed: matches!(self.summary_miss, Some(Miss::Failed(_))),
             now_ms,
+            fallback_mismatch: None,
         })
     }
 }
