@@ -309,6 +309,8 @@ enum Command {
         /// Output directory (default: target/compactsim/study/<name>/).
         #[arg(long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        compactor: CompactorFlags,
     },
 }
 
@@ -772,7 +774,11 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
         }),
         Command::Shrink(a) => shrink_command(a),
         Command::Diff(a) => diff_command(a),
-        Command::Study { file, out } => study::study(&file, out),
+        Command::Study {
+            file,
+            out,
+            compactor,
+        } => study::study(&file, out, &choose_compactor(&compactor, false)?),
         Command::Matrix(a) => matrix_command(a),
         Command::Merge { dirs, out } => merge::merge(&dirs, &out),
         Command::Selftest(a) => selftest_command(a),

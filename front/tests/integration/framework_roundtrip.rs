@@ -8,7 +8,10 @@ use std::process::Command;
 
 /// Runs `script` with the venv's python; `None` when the venv is absent.
 fn run_in_venv(venv: &str, script: &str) -> Option<std::process::Output> {
-    let python = repo().join("target/framework-venvs").join(venv).join("bin/python");
+    let python = repo()
+        .join("target/framework-venvs")
+        .join(venv)
+        .join("bin/python");
     if !python.exists() {
         eprintln!(
             "skipped: {} is absent (create it: bash adapters/{}/setup-venv.sh)",

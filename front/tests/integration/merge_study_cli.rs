@@ -131,3 +131,71 @@ fn bad_study_file_exits_2_naming_line_and_column() {
     );
     assert!(!dir.join("study.json").exists());
 }
+
+/// The study file with `turns` turns (a shorter session for the external adapters).
+fn short_study(dir: &Path, turns: u32) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(repo().join("scenarios/studies/code-review-3h.toml"))
+        .unwrap()
+        .replace("turns = 140", &format!("turns = {turns}"));
+    let file = dir.join("short.toml");
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+#[test]
+fn a_study_under_an_external_adapter_runs_the_strategies_it_serves() {
+    let dir = scratch("study_external");
+    let file = short_study(&dir, 30);
+    let out = dir.join("out");
+    let r = compactsim(&[
+        "study",
+        file.to_str().unwrap(),
+        "--compactor",
+        "external",
+        "--adapter",
+        "python3 adapters/reference/fixtures/batch_only.py",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("study.json")).unwrap()).unwrap();
+    let names: Vec<&str> = json["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    // batch_only.py declares no micro_pass: the micro strategies are not run.
+    assert_eq!(names, ["batch", "handoff"]);
+}
+
+#[test]
+fn a_study_none_of_whose_strategies_an_adapter_serves_is_refused() {
+    let dir = scratch("study_external_none");
+    let text = std::fs::read_to_string(short_study(&dir, 30))
+        .unwrap()
+        .replace(
+            "strategies = [\"batch\", \"micro\", \"micro-gated\", \"handoff\"]",
+            "strategies = [\"micro\"]",
+        );
+    let file = dir.join("micro.toml");
+    std::fs::write(&file, text).unwrap();
+    let r = compactsim(&[
+        "study",
+        file.to_str().unwrap(),
+        "--compactor",
+        "external",
+        "--adapter",
+        "python3 adapters/reference/fixtures/batch_only.py",
+        "--out",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("serves none of the study's strategies (micro)"),
+        "{}",
+        r.stderr
+    );
+}
