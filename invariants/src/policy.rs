@@ -260,8 +260,7 @@ pub const POLICIES: &[PolicyInfo] = &[
             (
                 "summary-failure-safe",
                 "a summary a batch pass writes with no answered summarizer call is the declared \
-                 fallback text T (when declared) and spells no fact that no row before the \
-                 pass spelled",
+                 fallback text T, as the harness reads its bytes (when T is declared)",
             ),
         ],
     },
