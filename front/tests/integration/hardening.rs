@@ -4,59 +4,14 @@
 
 use crate::common;
 
-use common::{arg, scratch, Ended};
+use common::{arg, bin, run_in, scratch, Ended, HANG_GUARD};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// How long a reproducer may take before it counts as a hang (a guard, not a speed test).
-const HANG_GUARD: Duration = Duration::from_secs(300);
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_compactsim"));
-    c.env("RUST_BACKTRACE", "0");
-    c
-}
-
-/// Runs `compactsim args` in `dir`; the exit code (None: killed by a signal).
-fn run_in(dir: &Path, args: &[&str]) -> Ended {
-    let child = bin()
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait(child)
-}
-
 fn wait(child: Child) -> Ended {
     common::wait_guarded(child, HANG_GUARD)
-}
-
-trait Expect {
-    fn expect(self, code: i32, stderr_has: &str) -> Ended;
-}
-
-impl Expect for Ended {
-    fn expect(self, code: i32, stderr_has: &str) -> Ended {
-        assert_eq!(
-            self.code,
-            Some(code),
-            "wanted exit {code}\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout,
-            self.stderr
-        );
-        assert!(
-            self.stderr.contains(stderr_has),
-            "stderr lacks `{stderr_has}`:\n{}",
-            self.stderr
-        );
-        assert!(!self.stderr.contains("panicked"), "{}", self.stderr);
-        self
-    }
 }
 
 /// `scenario FILE` on a file holding `text`: the result.

@@ -4,49 +4,10 @@
 
 use crate::common;
 
-use common::{scratch, Ended};
+use common::{bin, run_in, scratch, HANG_GUARD};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
-
-/// How long a reproducer may take before it counts as a hang (a guard, not a speed test).
-const HANG_GUARD: Duration = Duration::from_secs(300);
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_compactsim"));
-    c.env("RUST_BACKTRACE", "0");
-    c
-}
-
-/// Runs `compactsim args` in `dir` and waits (guarded).
-fn run_in(dir: &Path, args: &[&str]) -> Ended {
-    let child = bin()
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    common::wait_guarded(child, HANG_GUARD)
-}
-
-fn expect(e: &Ended, code: i32, stderr_has: &str) {
-    assert_eq!(
-        e.code,
-        Some(code),
-        "wanted exit {code}\n--- stdout\n{}\n--- stderr\n{}",
-        e.stdout,
-        e.stderr
-    );
-    assert!(
-        e.stderr.contains(stderr_has),
-        "stderr lacks `{stderr_has}`:\n{}",
-        e.stderr
-    );
-    assert!(!e.stderr.contains("panicked"), "{}", e.stderr);
-}
 
 fn files_of(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -67,16 +28,16 @@ fn row_01_merge_into_one_of_its_shards_is_refused_before_anything_is_deleted() {
             &dir,
             &["run", "--cases", "4", "--shard", &shard, "--out", &out],
         );
-        expect(&e, 0, "");
+        e.check(0, "");
     }
     let before = files_of(&dir.join("s0"));
     for out in ["s0", "./s0/", "s0/inner"] {
         let e = run_in(&dir, &["merge", "--out", out, "s0", "s1"]);
-        expect(&e, 2, "choose another --out");
+        e.check(2, "choose another --out");
         assert_eq!(files_of(&dir.join("s0")), before, "--out {out}");
     }
     assert!(!dir.join("s0/inner").exists(), "nothing is created either");
-    expect(&run_in(&dir, &["merge", "--out", "m", "s0", "s1"]), 0, "");
+    run_in(&dir, &["merge", "--out", "m", "s0", "s1"]).check(0, "");
 }
 
 #[test]
@@ -95,7 +56,7 @@ fn row_04_sweep_to_a_closed_pipe_or_a_full_disk_ends_with_exit_4_and_no_panic() 
         .unwrap();
     assert!(first.starts_with("SEEDS="), "{first}");
     let e = common::wait_guarded(child, HANG_GUARD);
-    expect(&e, 4, "cannot write to standard output");
+    e.check(4, "cannot write to standard output");
     if Path::new("/dev/full").exists() {
         for args in [
             vec!["sweep", "--seeds", "1..2", "--cases", "2"],
@@ -115,7 +76,7 @@ fn row_04_sweep_to_a_closed_pipe_or_a_full_disk_ends_with_exit_4_and_no_panic() 
                 .spawn()
                 .unwrap();
             let e = common::wait_guarded(child, HANG_GUARD);
-            expect(&e, 4, "No space left on device");
+            e.check(4, "No space left on device");
         }
     }
 }
@@ -124,10 +85,10 @@ fn row_04_sweep_to_a_closed_pipe_or_a_full_disk_ends_with_exit_4_and_no_panic() 
 #[test]
 fn row_05_study_refuses_devices_and_fifos() {
     let dir = scratch("lost-r05");
-    expect(&run_in(&dir, &["study", "/dev/zero"]), 2, "a device");
+    run_in(&dir, &["study", "/dev/zero"]).check(2, "a device");
     let made = Command::new("mkfifo").arg(dir.join("f.toml")).status();
     if made.is_ok_and(|s| s.success()) {
-        expect(&run_in(&dir, &["study", "f.toml"]), 2, "a FIFO");
+        run_in(&dir, &["study", "f.toml"]).check(2, "a FIFO");
     }
 }
 
@@ -142,17 +103,13 @@ fn row_06_sixteen_shards_of_eight_cases_run_and_merge_into_the_whole_run() {
             &dir,
             &["run", "--cases", "8", "--shard", &shard, "--out", &out],
         );
-        expect(&e, 0, "");
+        e.check(0, "");
         shards.push(out);
     }
-    expect(
-        &run_in(&dir, &["run", "--cases", "8", "--out", "whole"]),
-        0,
-        "",
-    );
+    run_in(&dir, &["run", "--cases", "8", "--out", "whole"]).check(0, "");
     let mut args = vec!["merge", "--out", "merged"];
     args.extend(shards.iter().map(String::as_str));
-    expect(&run_in(&dir, &args), 0, "");
+    run_in(&dir, &args).check(0, "");
     let read = |d: &str| std::fs::read_to_string(dir.join(d).join("report.json")).unwrap();
     assert_eq!(
         read("merged").replacen("\"params\":{\"shards\":\"16\"}", "\"params\":{}", 1),
@@ -177,12 +134,12 @@ fn row_09_a_run_keeps_the_files_a_shrink_wrote() {
             "o",
         ],
     );
-    expect(&e, 0, "");
+    e.check(0, "");
     let shrunk = dir.join("o/failures/case-1.shrunk.toml");
     assert!(shrunk.is_file(), "{}", e.stdout);
     std::fs::write(dir.join("o/failures/case-9.toml"), "a stale run's").unwrap();
     let e = run_in(&dir, &["run", "--cases", "3", "--out", "o"]);
-    expect(&e, 0, "");
+    e.check(0, "");
     assert!(shrunk.is_file(), "the run deleted the shrink's output");
     assert!(
         !dir.join("o/failures/case-9.toml").exists(),
@@ -200,7 +157,7 @@ fn row_11_replay_prints_a_files_name_with_control_characters_escaped() {
         vec!["scenario", "s.toml", "--out", "o"],
     ] {
         let e = run_in(&dir, &args);
-        expect(&e, 0, "");
+        e.check(0, "");
         assert!(
             !e.stdout.contains(['\u{1b}', '\r', '\u{7}']),
             "raw control characters reached stdout: {:?}",

@@ -106,3 +106,52 @@ pub fn wait_guarded(mut child: std::process::Child, guard: std::time::Duration) 
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// How long a reproducer may take before it counts as a hang (a guard, not a speed test).
+pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The compactsim binary, without backtraces.
+pub fn bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_compactsim"));
+    c.env("RUST_BACKTRACE", "0");
+    c
+}
+
+/// Runs `compactsim args` in `dir` with no stdin and waits (guarded by [`HANG_GUARD`]).
+pub fn run_in(dir: &Path, args: &[&str]) -> Ended {
+    use std::process::Stdio;
+    let child = bin()
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_guarded(child, HANG_GUARD)
+}
+
+impl Ended {
+    /// Asserts the exit code, a piece of stderr and no panic.
+    pub fn check(&self, code: i32, stderr_has: &str) {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "wanted exit {code}\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        assert!(
+            self.stderr.contains(stderr_has),
+            "stderr lacks `{stderr_has}`:\n{}",
+            self.stderr
+        );
+        assert!(!self.stderr.contains("panicked"), "{}", self.stderr);
+    }
+
+    /// [`Self::check`], then the same value back.
+    pub fn expect(self, code: i32, stderr_has: &str) -> Ended {
+        self.check(code, stderr_has);
+        self
+    }
+}
