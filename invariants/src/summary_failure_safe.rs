@@ -1,5 +1,5 @@
 use crate::{Invariant, InvariantInfo, Policies, MAX_WITNESS_ROWS};
-use compactsim_model::{Event, Message, Transition, Witness};
+use compactsim_model::{written_summaries, Event, Message, Transition, Witness};
 use std::collections::BTreeMap;
 
 /// A batch pass either compacts — writes a summary in place of what it takes out — or
@@ -44,24 +44,6 @@ pub const INFO: InvariantInfo = InvariantInfo {
     catches: &["H-29559", "HERMES-0.19.0-B6"],
     class: crate::InvariantClass::Universal,
 };
-
-/// The summary rows of `after` this pass wrote (new id or changed content), with their
-/// positions.
-fn written_summaries<'a>(
-    before: &'a [Message],
-    after: &'a [Message],
-) -> impl Iterator<Item = (usize, &'a Message)> {
-    let old: BTreeMap<_, _> = before
-        .iter()
-        .filter(|m| m.is_summary())
-        .map(|m| (m.id, &m.content))
-        .collect();
-    after
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.is_summary())
-        .filter(move |(_, m)| old.get(&m.id) != Some(&&m.content))
-}
 
 fn written_summary(before: &[Message], after: &[Message]) -> bool {
     written_summaries(before, after).next().is_some()

@@ -24,7 +24,9 @@ pub use event::{
     Preflight, PreflightDecision, ProviderCall, ServedCall, Transition,
 };
 pub use ids::{CallId, FactId, MsgId};
-pub use message::{tokens_real_total, tokens_rough_total, Flags, Message, Role, ToolCall};
+pub use message::{
+    tokens_real_total, tokens_rough_total, written_summaries, Flags, Message, Role, ToolCall,
+};
 pub use snapshot::{sync_copy, sync_copy_by};
 pub use store::{GatewayEvent, SessionNo, StoreSnapshot, StoredRow, StoredSession, TurnOutcome};
 pub use tokens::{ContentKind, Tokens};

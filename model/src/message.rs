@@ -232,6 +232,24 @@ impl Message {
 }
 
 /// Total rough tokens of a message list (the "transcript tokens" of the invariants).
+/// The summary rows of `after` a pass wrote (a new id, or content changed from
+/// `before`), with their positions in `after`.
+pub fn written_summaries<'a>(
+    before: &'a [Message],
+    after: &'a [Message],
+) -> impl Iterator<Item = (usize, &'a Message)> {
+    let old: std::collections::BTreeMap<_, _> = before
+        .iter()
+        .filter(|m| m.is_summary())
+        .map(|m| (m.id, &m.content))
+        .collect();
+    after
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.is_summary())
+        .filter(move |(_, m)| old.get(&m.id) != Some(&&m.content))
+}
+
 pub fn tokens_rough_total(messages: &[Message]) -> u64 {
     messages.iter().map(|m| m.tokens().rough as u64).sum()
 }

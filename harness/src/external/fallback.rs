@@ -6,8 +6,7 @@
 
 use super::chat::TextBook;
 use compactsim_invariants::fallback_text;
-use compactsim_model::Message;
-use std::collections::BTreeMap;
+use compactsim_model::{written_summaries, Message};
 
 /// The first summary row of `after` written by the pass (new id, or its content changed
 /// from `before`) whose text is not `template` with its holes filled: `m12: lacks piece
@@ -18,22 +17,14 @@ pub fn mismatch(
     before: &[Message],
     after: &[Message],
 ) -> Option<String> {
-    let old: BTreeMap<_, _> = before
-        .iter()
-        .filter(|m| m.is_summary())
-        .map(|m| (m.id, &m.content))
-        .collect();
-    after
-        .iter()
-        .filter(|m| m.is_summary() && old.get(&m.id) != Some(&&m.content))
-        .find_map(|m| {
-            let text = book.content_text(&m.content);
-            fallback_text::mismatch(template, &text).map(|miss| {
-                format!(
-                    "{} ({} characters) lacks {miss}",
-                    m.id,
-                    text.chars().count()
-                )
-            })
+    written_summaries(before, after).find_map(|(_, m)| {
+        let text = book.content_text(&m.content);
+        fallback_text::mismatch(template, &text).map(|miss| {
+            format!(
+                "{} ({} characters) lacks {miss}",
+                m.id,
+                text.chars().count()
+            )
         })
+    })
 }
