@@ -250,8 +250,18 @@ impl TextBook {
         let mut segments = Vec::new();
         let mut run_start = 0;
         let mut at = 0;
+        // A line start glued by one newline to the scaffold text before it: not read apart.
+        let mut glued_at = None;
         while at < text.len() {
-            if let Some((seg, len)) = self.known_at(text, at) {
+            let known = match self.known_at(text, at) {
+                Some((seg, len)) if glued_to_next_line(&seg, &text[at + len..]) => {
+                    glued_at = Some(at + len + 1);
+                    None
+                }
+                Some(_) if glued_at == Some(at) => None,
+                found => found,
+            };
+            if let Some((seg, len)) = known {
                 let run = trim_join(&text[run_start..at]);
                 if !run.is_empty() {
                     segments.push(self.literal(run, origin, summary));
@@ -313,6 +323,19 @@ impl TextBook {
 /// Where a shared text's bytes are.
 fn address(text: &Arc<str>) -> usize {
     Arc::as_ptr(text).cast::<u8>() as usize
+}
+
+/// A fact-less scaffold text (a release's wrapper, such as 0.19.0's `SUMMARY_PREFIX`
+/// or iot's task-snapshot heading) joined by one newline to the line after it: the
+/// model's [`Content`] joins segments with a blank line, so reading the two apart would
+/// count the row one character longer than the text the adapter wrote. The scaffold and
+/// that line are read as one run (a literal), whose length is the text's.
+fn glued_to_next_line(seg: &Segment, after: &str) -> bool {
+    seg.kind == ContentKind::Scaffold
+        && seg.facts.is_empty()
+        && after.starts_with('\n')
+        && !after.starts_with(MERGE_SEPARATOR)
+        && after.len() > 1
 }
 
 /// The text up to its first line break.
