@@ -250,15 +250,14 @@ impl TextBook {
         let mut segments = Vec::new();
         let mut run_start = 0;
         let mut at = 0;
-        // A line start glued by one newline to the scaffold text before it: not read apart.
-        let mut glued_at = None;
         while at < text.len() {
             let known = match self.known_at(text, at) {
-                Some((seg, len)) if glued_to_next_line(&seg, &text[at + len..]) => {
-                    glued_at = Some(at + len + 1);
+                Some((seg, len))
+                    if glued_to_next_line(&seg, &text[at + len..])
+                        && self.known_at(text, at + len + 1).is_none() =>
+                {
                     None
                 }
-                Some(_) if glued_at == Some(at) => None,
                 found => found,
             };
             if let Some((seg, len)) = known {
@@ -325,11 +324,12 @@ fn address(text: &Arc<str>) -> usize {
     Arc::as_ptr(text).cast::<u8>() as usize
 }
 
-/// A fact-less scaffold text (a release's wrapper, such as 0.19.0's `SUMMARY_PREFIX`
-/// or iot's task-snapshot heading) joined by one newline to the line after it: the
-/// model's [`Content`] joins segments with a blank line, so reading the two apart would
-/// count the row one character longer than the text the adapter wrote. The scaffold and
-/// that line are read as one run (a literal), whose length is the text's.
+/// A fact-less scaffold text (a release's wrapper, such as 0.19.0's `SUMMARY_PREFIX`)
+/// joined by one newline to the line after it: the model's [`Content`] joins segments
+/// with a blank line, so reading the two apart would count the row one character longer
+/// than the text the adapter wrote. Where that line starts no known text (0.19.0's task
+/// snapshot), the scaffold and the run after it are read as one literal, whose length is
+/// the text's; a known text after it is still recognised (and the row counts one more).
 fn glued_to_next_line(seg: &Segment, after: &str) -> bool {
     seg.kind == ContentKind::Scaffold
         && seg.facts.is_empty()
