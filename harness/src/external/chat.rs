@@ -255,7 +255,16 @@ impl TextBook {
         let mut run_start = 0;
         let mut at = 0;
         while at < text.len() {
-            if let Some((seg, len)) = self.known_at(text, at) {
+            let known = match self.known_at(text, at) {
+                Some((seg, len))
+                    if glued_to_next_line(&seg, &text[at + len..])
+                        && self.known_at(text, at + len + 1).is_none() =>
+                {
+                    None
+                }
+                found => found,
+            };
+            if let Some((seg, len)) = known {
                 let run = trim_join(&text[run_start..at]);
                 if !run.is_empty() {
                     segments.push(self.literal(run, origin, summary));
@@ -317,6 +326,20 @@ impl TextBook {
 /// Where a shared text's bytes are.
 fn address(text: &Arc<str>) -> usize {
     Arc::as_ptr(text).cast::<u8>() as usize
+}
+
+/// A fact-less scaffold text (a release's wrapper, such as 0.19.0's `SUMMARY_PREFIX`)
+/// joined by one newline to the line after it: the model's [`Content`] joins segments
+/// with a blank line, so reading the two apart would count the row one character longer
+/// than the text the adapter wrote. Where that line starts no known text (0.19.0's task
+/// snapshot), the scaffold and the run after it are read as one literal, whose length is
+/// the text's; a known text after it is still recognised (and the row counts one more).
+fn glued_to_next_line(seg: &Segment, after: &str) -> bool {
+    seg.kind == ContentKind::Scaffold
+        && seg.facts.is_empty()
+        && after.starts_with('\n')
+        && !after.starts_with(MERGE_SEPARATOR)
+        && after.len() > 1
 }
 
 /// The text up to its first line break.
