@@ -65,8 +65,9 @@ pub fn end(message: &str, code: u8) -> ! {
 
 /// [`end`] once the end is claimed.
 fn finish(message: &str, code: u8) -> ! {
-    compactsim_harness::external::groups::end_all();
+    // Reports closed first: a worker that sees its adapter die commits nothing after.
     compactsim_reports::remove_pending_files();
+    compactsim_harness::external::groups::end_all();
     let _ = writeln!(std::io::stderr(), "{}", crate::printable::text(message));
     std::process::exit(i32::from(code))
 }
@@ -77,6 +78,7 @@ fn finish(message: &str, code: u8) -> ! {
 /// started) the signals keep their default action.
 pub fn handle_interrupts() {
     use signal_hook::consts::{SIGINT, SIGTERM};
+    compactsim_harness::external::watchdog::before_stall_exit(close_for_stall);
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         return;
     };
@@ -90,6 +92,7 @@ pub fn handle_interrupts() {
                 } else {
                     ("SIGINT", EXIT_INTERRUPTED_SIGINT)
                 };
+                compactsim_reports::remove_pending_files();
                 let children = compactsim_harness::external::groups::end_all();
                 let killed = match children {
                     0 => String::new(),
@@ -102,6 +105,14 @@ pub fn handle_interrupts() {
             }
         });
     drop(spawned);
+}
+
+/// What the stall watchdog does before it ends the adapters and the process: claims the
+/// end (so `main` cannot return its own code) and closes the reports, so no report is
+/// written by a worker that sees its adapter killed.
+fn close_for_stall() {
+    claim_end();
+    compactsim_reports::remove_pending_files();
 }
 
 /// `print!` that ends the process quietly when standard output is gone.

@@ -134,6 +134,16 @@ fn excerpt(line: &str) -> String {
     }
 }
 
+/// Run by the watchdog at a stall before it kills any adapter (set once, by the front:
+/// it closes the reports, so a worker that sees its adapter die writes none).
+static BEFORE_STALL_EXIT: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Sets what the watchdog runs at a stall before it ends the adapters and the process
+/// (the first call wins).
+pub fn before_stall_exit(f: fn()) {
+    let _ = BEFORE_STALL_EXIT.set(f);
+}
+
 /// The watchdog thread: looks at the watched exchanges every tick and ends the process
 /// at the first stall.
 fn watch_forever() {
@@ -149,6 +159,9 @@ fn watch_forever() {
             )
         };
         if let Some(w) = stalled {
+            if let Some(close) = BEFORE_STALL_EXIT.get() {
+                close();
+            }
             eprintln!("{}", stall_report(&w, Instant::now()));
             // Every adapter group killed, its scratch files removed, before the exit.
             super::groups::end_all();
