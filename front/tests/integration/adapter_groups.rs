@@ -6,9 +6,8 @@
 
 use crate::common;
 
-use compactsim_harness::external::wire::{HarnessMsg, PassInput, SummaryAnswer};
+use compactsim_harness::external::wire::SummaryAnswer;
 use compactsim_harness::external::{AdapterSpec, Session, SummarizeCall, SummaryService};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -30,19 +29,6 @@ impl SummaryService for Canned {
             text: "x".into(),
             finish_reason: "stop".into(),
         }
-    }
-}
-
-fn micro(id: u64) -> HarnessMsg {
-    HarnessMsg::MicroPass {
-        id,
-        input: PassInput {
-            turn: 1,
-            transcript: Vec::new(),
-            context_window_tokens: 128_000,
-            now_ms: 0,
-            config: BTreeMap::new(),
-        },
     }
 }
 
@@ -80,7 +66,9 @@ fn a_forking_adapter_that_exits_3_is_reported_exited_at_once_and_its_grandchild_
     let mut s = Session::new(AdapterSpec::new(command, LONG_TIMEOUT_MS)).unwrap();
     s.info().unwrap();
     let started = Instant::now();
-    let err = s.request(micro, &mut Canned).unwrap_err();
+    let err = s
+        .request(crate::external_fixtures::micro, &mut Canned)
+        .unwrap_err();
     let took = started.elapsed();
     let msg = err.to_string();
     assert_eq!(err.kind.name(), "exited", "{msg}");
@@ -99,7 +87,9 @@ fn a_hanging_adapters_grandchild_dies_with_its_group_at_the_timeout() {
     let command = adapter("reference/fixtures/fork_hang.py");
     let mut s = Session::new(AdapterSpec::new(command, 2_000)).unwrap();
     s.info().unwrap();
-    let err = s.request(micro, &mut Canned).unwrap_err();
+    let err = s
+        .request(crate::external_fixtures::micro, &mut Canned)
+        .unwrap_err();
     let msg = err.to_string();
     assert_eq!(err.kind.name(), "timeout", "{msg}");
     let grandchild = grandchild_of(&msg);
@@ -114,7 +104,9 @@ fn a_protocol_line_over_the_limit_is_a_failure_naming_the_process_and_the_limit(
     let command = adapter("reference/fixtures/long_line.py");
     let mut s = Session::new(AdapterSpec::new(command.clone(), LONG_TIMEOUT_MS)).unwrap();
     s.info().unwrap();
-    let err = s.request(micro, &mut Canned).unwrap_err();
+    let err = s
+        .request(crate::external_fixtures::micro, &mut Canned)
+        .unwrap_err();
     let msg = err.to_string();
     assert_eq!(err.kind.name(), "invalid-json", "{msg}");
     for want in [

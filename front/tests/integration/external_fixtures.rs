@@ -34,7 +34,8 @@ impl SummaryService for Canned {
     }
 }
 
-fn micro(id: u64) -> HarnessMsg {
+/// An empty micro pass request, id `id`.
+pub(crate) fn micro(id: u64) -> HarnessMsg {
     HarnessMsg::MicroPass {
         id,
         input: PassInput {

@@ -5,7 +5,6 @@
 use crate::common;
 
 use common::{arg, bin, run_in, scratch, Ended, HANG_GUARD};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -81,17 +80,7 @@ fn row_05_a_history_repair_cannot_keep_valid_is_rejected_by_the_loader() {
 #[test]
 fn row_06_a_closed_pipe_and_a_full_disk_end_quietly_with_exit_4() {
     let dir = scratch("hardening-r06");
-    let mut child = bin()
-        .args(["run", "--cases", "50", "--out", "out"])
-        .current_dir(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    let (child, first) = common::spawn_first_line(&dir, &["run", "--cases", "50", "--out", "out"]);
     assert!(first.starts_with("SEED="), "{first}");
     // The reader is gone (dropped above): the next write fails with a broken pipe.
     let ended = wait(child);

@@ -5,7 +5,6 @@
 use crate::common;
 
 use common::{bin, run_in, scratch, HANG_GUARD};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -43,17 +42,8 @@ fn row_01_merge_into_one_of_its_shards_is_refused_before_anything_is_deleted() {
 #[test]
 fn row_04_sweep_to_a_closed_pipe_or_a_full_disk_ends_with_exit_4_and_no_panic() {
     let dir = scratch("lost-r04");
-    let mut child = bin()
-        .args(["sweep", "--seeds", "1..400", "--cases", "4"])
-        .current_dir(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    let (child, first) =
+        common::spawn_first_line(&dir, &["sweep", "--seeds", "1..400", "--cases", "4"]);
     assert!(first.starts_with("SEEDS="), "{first}");
     let e = common::wait_guarded(child, HANG_GUARD);
     e.check(4, "cannot write to standard output");

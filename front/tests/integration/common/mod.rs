@@ -155,3 +155,23 @@ impl Ended {
         self
     }
 }
+
+/// Starts `compactsim args` in `dir` with stdout and stderr piped, reads its first line of
+/// stdout and drops the reader (the next write goes to a closed pipe): the child and the
+/// line.
+pub fn spawn_first_line(dir: &Path, args: &[&str]) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = bin()
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    (child, first)
+}
