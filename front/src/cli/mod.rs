@@ -1,4 +1,5 @@
-//! The commands behind the `compactsim` binary. `main.rs` parses flags and calls these.
+//! The commands behind the `compactsim` binary. `main.rs` dispatches to these;
+//! `flags` and `requests` hold the flags and their checks.
 
 pub mod args;
 pub mod caps;
@@ -6,12 +7,14 @@ pub mod console;
 pub mod diff;
 pub mod exit;
 pub mod failures;
+pub mod flags;
 pub mod list;
 pub mod matrix;
 pub mod merge;
 pub mod outdir;
 pub mod progress;
 pub mod replay;
+pub mod requests;
 pub mod run;
 pub mod scenario;
 pub mod selftest;
