@@ -170,6 +170,34 @@ fn the_reference_python_adapter_agrees_with_the_reference() {
     assert!(o.stdout.contains("passes agreeing:"), "{}", o.stdout);
 }
 
+/// The reference drives a diff's world, so the reference's declarations judge it: the
+/// Python adapter declares no `tool_output_prune`, and judged by its hello the
+/// reference's pruned tool results read as silent drops (case 1 of this suite was cut
+/// short by no-silent-drop and kept-rows-intact while `run` of the same suite is clean).
+#[test]
+fn a_diff_judges_the_world_by_the_reference_declarations_as_run_does() {
+    let dir = scratch("diff_mode/judged");
+    let cmd = adapter("reference/compactor.py");
+    let flags = ["--cases", "2", "--passes", "3", "--strategy", "batch"];
+    let run = compactsim(&[&["run"][..], &flags, &["--out", arg(&dir.join("run"))]].concat());
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let o = compactsim(
+        &[
+            &["diff"][..],
+            &flags,
+            &["--adapter", &cmd, "--out", arg(&dir)],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("cut short: 0"), "{}", o.stdout);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("diff.json")).unwrap()).unwrap();
+    for case in json["cases"].as_array().unwrap() {
+        assert_eq!(case["outcome"], "clean", "{case}");
+    }
+}
+
 #[test]
 fn a_crashing_adapter_is_exit_4_and_bad_flags_exit_2() {
     let dir = scratch("diff_mode/crash");

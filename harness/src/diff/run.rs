@@ -3,6 +3,7 @@
 //! the result does not depend on the job count.
 
 use super::tee::{CaseLog, Tee};
+use crate::compactor::CompactorSpec;
 use crate::engine::plan::CasePlan;
 use crate::engine::{run_case_with, CaseOutcome, CaseSpec, Record};
 use crate::runner::{Suite, CHUNK_CASES_PER_JOB};
@@ -64,6 +65,19 @@ fn verdictless(spec: CaseSpec) -> CaseSpec {
     })
 }
 
+/// `spec` as the oracle judges the world of a diff: the reference drives it (the other's
+/// transcripts are thrown away), so the reference's declarations judge it — every Hermes
+/// policy and the reference's trigger — not what the other's hello declares. (Judged by
+/// an adapter that declares no `tool_output_prune`, the reference's pruned tool results
+/// read as silent drops and rewritten kept rows: a cut short the reference's own `run`
+/// does not show.)
+fn judged_as_reference(spec: &CaseSpec) -> CaseSpec {
+    CaseSpec {
+        compactor: CompactorSpec::Reference,
+        ..spec.clone()
+    }
+}
+
 /// One case: the world runs with a [`Tee`] of the reference and the case's compactor.
 pub fn diff_case(suite: &Suite, case: u32) -> CaseDiff {
     let log = Arc::new(Mutex::new(CaseLog::default()));
@@ -72,7 +86,15 @@ pub fn diff_case(suite: &Suite, case: u32) -> CaseDiff {
         let theirs = spec.compactor.make(r.clone());
         Box::new(Tee::new(r, theirs, log.clone()))
     };
-    let result = run_case_with(&spec, Record::default(), &make);
+    let result = run_case_with(&judged_as_reference(&spec), Record::default(), &make);
+    // The adapter's stderr of the case, quoted in the witnesses of its own runs, has no
+    // place in a world it did not make: dropped, so the pool keeps no lines per case.
+    if let CompactorSpec::External(pool) = &spec.compactor {
+        pool.take_case_stderr(crate::external::record::CaseKey {
+            root_seed: spec.root_seed,
+            case: spec.case,
+        });
+    }
     let log = std::mem::take(&mut *log.lock().unwrap_or_else(|e| e.into_inner()));
     CaseDiff {
         case,
