@@ -1,24 +1,23 @@
-//! `index.html` beside `report.json` (run, merge) and `scenarios.txt` (scenario): the
-//! same content as `summary.md` on one self-contained page.
+//! The shared page frame of the HTML reports, and `index.html` beside `scenarios.txt`
+//! (scenario); the run page is `run_page.rs`.
 
 use crate::atomic::atomic_write;
 use crate::error::ReportError;
-use crate::markdown::{parameter_table, witness_table};
-use crate::schema::{Failure, Header, Summary};
 use crate::table::{html_escape, Align, Table};
-use crate::terminal::{family_table, invariant_table, unreached};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// File name of the HTML page inside a run directory.
-pub const INDEX_HTML: &str = "index.html";
+pub use crate::run_page::INDEX_HTML;
 
 /// Shared page style of the HTML reports.
-const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px}\
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #bbb;padding:3px 8px}\
 th{background:#eee}td.num,th.num{text-align:right}img{display:block;margin:1em 0;\
 border:1px solid #ddd}code,pre{background:#f5f5f5}pre{padding:6px;overflow-x:auto}\
-.failed{color:#b00}";
+.failed{color:#b00}.banner{padding:10px 14px;margin:1em 0;border-radius:4px;color:#fff}\
+.banner.pass{background:#1a7f37}.banner.fail{background:#b00}.banner p{margin:4px 0}\
+code.repro{display:block;white-space:pre-wrap;word-break:break-all;padding:6px;\
+color:#000}button.copy{margin:2px 0 8px 0}";
 
 /// The head of an HTML page titled `title`, up to and including its `<h1>`.
 pub(crate) fn page_head(title: &str) -> String {
@@ -31,96 +30,6 @@ pub(crate) fn page_head(title: &str) -> String {
 
 /// The end of a page.
 pub(crate) const PAGE_END: &str = "</body>\n</html>\n";
-
-/// Writes `dir/index.html` for a run; returns its path.
-pub fn write_run_html(
-    dir: &Path,
-    header: &Header,
-    summary: &Summary,
-) -> Result<PathBuf, ReportError> {
-    let path = dir.join(INDEX_HTML);
-    atomic_write(&path, render_run_html(header, summary).as_bytes())?;
-    Ok(path)
-}
-
-/// The run page: parameters, totals, invariants, families, coverage, failures with
-/// their repro commands and witnesses.
-pub fn render_run_html(header: &Header, summary: &Summary) -> String {
-    let mut out = page_head(&format!("{} run, seed {}", header.tool, header.seed));
-    out.push_str(&parameter_table(header).render_html());
-    let t = &summary.totals;
-    let _ = writeln!(
-        out,
-        "<h2>Totals</h2>\n<p>{} cases: {} failed, {} liveness, {} internal; {} turns, {} \
-         passes, {} transitions</p>",
-        t.cases,
-        t.cases_failed,
-        t.cases_liveness,
-        t.cases_internal,
-        t.turns,
-        t.passes,
-        t.transitions
-    );
-    out.push_str("<h2>Invariants</h2>\n");
-    out.push_str(&invariant_table(summary).render_html());
-    out.push_str("<h2>Families</h2>\n");
-    out.push_str(&family_table(summary).render_html());
-    out.push_str("<h2>Coverage</h2>\n");
-    let mut coverage = Table::new(&[("counter", Align::Left), ("hits", Align::Right)]);
-    for (name, hits) in &summary.coverage {
-        coverage.row(vec![name.clone(), hits.to_string()]);
-    }
-    out.push_str(&coverage.render_html());
-    let missing = unreached(summary);
-    if !missing.is_empty() {
-        let _ = writeln!(
-            out,
-            "<p>Never reached: {}.</p>",
-            html_escape(&missing.join(", "))
-        );
-    }
-    let _ = writeln!(
-        out,
-        "<h2>Failures ({} kept, {} omitted)</h2>",
-        summary.failures.len(),
-        summary.failures_omitted
-    );
-    if summary.failures.is_empty() {
-        out.push_str("<p>None.</p>\n");
-    }
-    for f in &summary.failures {
-        out.push_str(&failure_html(f));
-    }
-    out.push_str(PAGE_END);
-    out
-}
-
-fn failure_html(f: &Failure) -> String {
-    let v = &f.violation;
-    let mut out = format!(
-        "<h3 class=\"failed\">case {}: {} at turn {}, step {}</h3>\n<p>family {}, case seed \
-         {}</p>\n<blockquote>{}</blockquote>\n<pre>{}</pre>\n",
-        f.case,
-        html_escape(&v.invariant),
-        v.turn,
-        v.step,
-        html_escape(&f.family),
-        f.case_seed,
-        html_escape(&v.message),
-        html_escape(&f.repro)
-    );
-    if let Some(rows) = witness_table(v) {
-        out.push_str(&rows.render_html());
-    }
-    if !v.witness.facts.is_empty() {
-        out.push_str("<ul>\n");
-        for fact in &v.witness.facts {
-            let _ = writeln!(out, "<li>{}</li>", html_escape(fact));
-        }
-        out.push_str("</ul>\n");
-    }
-    out
-}
 
 /// The verdict of a scenario the compactor under test cannot serve (neither held nor
 /// failed).

@@ -31,7 +31,10 @@ mod junit;
 mod markdown;
 mod merge;
 mod repro;
+mod run_page;
 mod schema;
+mod schema_shapes;
+pub mod seed_text;
 pub mod study;
 mod table;
 mod terminal;
@@ -41,8 +44,8 @@ pub use aggregate::{Aggregator, FAILURES_KEPT_MAX};
 pub use atomic::{atomic_write, is_temp_name_of, remove_pending_files};
 pub use error::ReportError;
 pub use html::{
-    render_run_html, render_scenarios_html, render_scenarios_md, scenarios_count_line,
-    write_run_html, write_scenarios_pages, ScenarioRow, INDEX_HTML, SKIPPED,
+    render_scenarios_html, render_scenarios_md, scenarios_count_line, write_scenarios_pages,
+    ScenarioRow, SKIPPED,
 };
 pub use junit::{render_junit, write_junit, JunitCase, JunitOutcome, JUNIT_REPORT_NAME, JUNIT_XML};
 pub use markdown::{render_summary_md, write_summary_md, SUMMARY_MD};
@@ -50,9 +53,11 @@ pub use merge::{
     merge_reports, shard_of, shard_range, ShardReport, SHARDS_MAX, SHARDS_PARAM, SHARD_PARAM,
 };
 pub use repro::{write_repro, REPRO_TXT};
+pub use run_page::{render_run_html, rerun_command, write_run_html, INDEX_HTML};
 pub use schema::{
     CaseRow, Failure, FamilyRow, Header, InvariantRow, Outcome, PoliciesJudged, Report, Summary,
     Totals, Verdict, SCHEMA_VERSION,
 };
+pub use schema_shapes::report_schema_json;
 pub use terminal::{header_line, render_table};
 pub use writer::{read_report, ReportWriter, REPORT_JSON};

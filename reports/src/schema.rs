@@ -3,18 +3,28 @@
 //! Any change that renames, removes or re-types a field bumps [`SCHEMA_VERSION`].
 
 use compactsim_model::Violation;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Version of the `report.json` layout written by this crate.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// A 64-bit seed as a decimal string (`crate::seed_text`).
+#[derive(JsonSchema)]
+#[schemars(transparent)]
+#[allow(dead_code)]
+struct SeedText(#[schemars(regex(pattern = r"^[0-9]{1,20}$"))] String);
 
 /// Run parameters: everything needed to rerun the same run, nothing that varies
 /// between two runs of it (no wall time, no job count, no output path).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Header {
     pub tool: String,
     pub version: String,
+    /// The root seed, a decimal string (a JSON number above 2^53 is rounded by readers).
+    #[serde(with = "crate::seed_text")]
+    #[schemars(with = "SeedText")]
     pub seed: u64,
     pub cases: u32,
     pub passes: u32,
@@ -30,7 +40,7 @@ pub struct Header {
 /// Which policies a run judged (adapters/PROTOCOL.md, "Policies"): a policy invariant or
 /// a policy rule runs only for a compactor that declares its policy; the universal
 /// invariants judge every compactor.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PoliciesJudged {
     /// Who declared them: `reference` (the Rust reference model declares every Hermes
     /// policy), `adapter` (the external adapter's hello), or an in-process compactor's
@@ -63,7 +73,7 @@ impl PoliciesJudged {
 }
 
 /// How one case ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Outcome {
     /// Every invariant held until the case's end.
@@ -83,9 +93,12 @@ impl Outcome {
 }
 
 /// One line of `cases`: a case's identity and outcome.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CaseRow {
     pub case: u32,
+    /// A decimal string (a JSON number above 2^53 is rounded by readers).
+    #[serde(with = "crate::seed_text")]
+    #[schemars(with = "SeedText")]
     pub case_seed: u64,
     pub family: String,
     pub turns: u32,
@@ -101,7 +114,7 @@ pub struct CaseRow {
 }
 
 /// One invariant that fired in a case: where it first fired.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Verdict {
     pub invariant: String,
     pub step: u32,
@@ -109,7 +122,7 @@ pub struct Verdict {
 }
 
 /// Run-wide counts.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Totals {
     pub cases: u64,
     /// Cases that ended with [`Outcome::Violation`].
@@ -125,7 +138,7 @@ pub struct Totals {
 
 /// Per-invariant counts: how many transitions it checked, how many cases it failed
 /// first, how many cases it fired in at all.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct InvariantRow {
     pub id: String,
     pub checked: u64,
@@ -138,7 +151,7 @@ pub struct InvariantRow {
 }
 
 /// Per-shape-family counts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FamilyRow {
     pub family: String,
     pub cases: u64,
@@ -151,11 +164,15 @@ pub struct FamilyRow {
 }
 
 /// One kept failure, with its evidence and the command that replays it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Failure {
     pub case: u32,
+    /// A decimal string (a JSON number above 2^53 is rounded by readers).
+    #[serde(with = "crate::seed_text")]
+    #[schemars(with = "SeedText")]
     pub case_seed: u64,
     pub family: String,
+    #[schemars(with = "crate::schema_shapes::ViolationShape")]
     pub violation: Violation,
     /// One shell command line.
     pub repro: String,
@@ -164,7 +181,7 @@ pub struct Failure {
 /// The run's aggregate. Its size does not grow with the number of cases: rows are keyed
 /// by invariant id, family and counter name, and `failures` keeps at most
 /// [`crate::FAILURES_KEPT_MAX`] entries (those of the lowest case ids).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
     pub totals: Totals,
     /// Sorted by id.
@@ -181,7 +198,7 @@ pub struct Summary {
 }
 
 /// A whole `report.json` as read back (the writer streams it; see [`crate::ReportWriter`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub schema_version: u32,
     pub header: Header,

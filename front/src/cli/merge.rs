@@ -68,7 +68,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Exit, Failure> {
     }
     let path = writer.finish(&merged.summary).map_err(internal)?;
     reports::write_summary_md(out, &merged.header, &merged.summary).map_err(internal)?;
-    reports::write_run_html(out, &merged.header, &merged.summary).map_err(internal)?;
+    reports::write_run_html(out, &merged.header, &merged.summary, &[]).map_err(internal)?;
     reports::write_repro(out, &repro).map_err(internal)?;
     crate::out!("{}", reports::render_table(&merged.header, &merged.summary));
     crate::outln!("report: {}", path.display());

@@ -288,7 +288,14 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
         .map_err(|e| Failure::internal(e.to_string()))?;
     reports::write_summary_md(&req.out, &header, &summary)
         .map_err(|e| Failure::internal(e.to_string()))?;
-    reports::write_run_html(&req.out, &header, &summary)
+    // The shrink below writes failures/case-N.toml for each of `to_shrink` (a shrink its
+    // time cap ends writes what it has): the page links them.
+    let shrunk: Vec<u32> = if req.shrink_time.is_zero() {
+        Vec::new()
+    } else {
+        to_shrink.iter().map(|s| s.case).collect()
+    };
+    reports::write_run_html(&req.out, &header, &summary, &shrunk)
         .map_err(|e| Failure::internal(e.to_string()))?;
     reports::write_repro(&req.out, &repro).map_err(|e| Failure::internal(e.to_string()))?;
     let wall_s = started.elapsed().as_secs_f64();

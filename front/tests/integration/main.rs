@@ -30,6 +30,7 @@ mod policies;
 mod protocol_golden;
 mod protocol_record;
 mod protocol_v2;
+mod report_schemas;
 mod run_cli;
 mod scenario_cli;
 mod scenario_compactor;

@@ -13,6 +13,6 @@ pub mod run;
 pub mod tee;
 
 pub use observe::{Field, Observed};
-pub use report::{Aggregator, DiffReport, DIFF_JSON, DIFF_MD};
+pub use report::{diff_schema_json, Aggregator, DiffReport, DIFF_JSON, DIFF_MD};
 pub use run::{diff_case, diff_cases, diff_suite, CaseDiff};
 pub use tee::{CaseLog, Tee};

@@ -4,6 +4,7 @@
 //! are equal (metadata flags such as `_db_persisted` are not compared).
 
 use compactsim_model::{tokens_rough_total, Message, MsgId, Role};
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -73,14 +74,20 @@ impl Field {
 }
 
 /// One pass, observed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Observed {
+    /// Message ids.
+    #[schemars(with = "Vec<u32>")]
     pub removed_rows: Vec<MsgId>,
+    /// Message ids.
+    #[schemars(with = "Vec<u32>")]
     pub rewritten_rows: Vec<MsgId>,
     pub new_rows: u32,
     pub head_end: u32,
     pub tail_start: u32,
     pub cursor: Option<u32>,
+    /// `system`, `user`, `assistant` or `tool`.
+    #[schemars(with = "Vec<String>")]
     pub summary_roles: Vec<Role>,
     pub summary_positions: Vec<u32>,
     pub markers: u32,

@@ -7,6 +7,7 @@ use super::observe::{Field, Observed};
 use super::run::CaseDiff;
 use super::tee::FirstDisagreement;
 use crate::engine::CaseOutcome;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -17,7 +18,7 @@ pub const DIFF_MD: &str = "diff.md";
 pub const MD_EXAMPLES_MAX: usize = 12;
 
 /// One disagreement kind's counts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct KindCount {
     pub kind: &'static str,
     /// Disagreeing passes that differ in this field.
@@ -27,14 +28,14 @@ pub struct KindCount {
 }
 
 /// Passes of one pass kind (`micro`, `batch (preflight)`, ...).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct PassKindCount {
     pub pass_kind: String,
     pub passes: u64,
     pub disagreeing: u64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Totals {
     pub cases: u64,
     /// Cases in which every pass agreed.
@@ -53,7 +54,7 @@ pub struct Totals {
 }
 
 /// A case in diff.json: only cases that disagreed or were cut short are listed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct CaseEntry {
     pub case: u32,
     pub family: &'static str,
@@ -63,7 +64,7 @@ pub struct CaseEntry {
     pub first: Option<FirstEntry>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct FirstEntry {
     pub pass: u32,
     pub turn: u32,
@@ -77,7 +78,7 @@ pub struct FirstEntry {
 }
 
 /// The whole diff.json.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct DiffReport {
     pub params: BTreeMap<String, String>,
     pub totals: Totals,
@@ -204,6 +205,15 @@ impl Aggregator {
             .collect();
         self.report
     }
+}
+
+/// The JSON Schema of `diff.json` (draft 2020-12), pretty-printed with a final line
+/// break: the text of `docs/schemas/diff.schema.json`.
+pub fn diff_schema_json() -> String {
+    let schema = schemars::schema_for!(DiffReport);
+    let mut text = serde_json::to_string_pretty(&schema).expect("a schema serializes");
+    text.push('\n');
+    text
 }
 
 impl DiffReport {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of `study.json`; bump on any change of its fields.
-pub const STUDY_SCHEMA_VERSION: u32 = 1;
+pub const STUDY_SCHEMA_VERSION: u32 = 2;
 
 /// A whole study: the setting and one series per strategy, in the order the study
 /// file lists them.
@@ -11,6 +11,8 @@ pub const STUDY_SCHEMA_VERSION: u32 = 1;
 pub struct StudyReport {
     pub schema_version: u32,
     pub name: String,
+    /// A decimal string (a JSON number above 2^53 is rounded by readers).
+    #[serde(with = "crate::seed_text")]
     pub seed: u64,
     pub family: String,
     pub context_length: u32,

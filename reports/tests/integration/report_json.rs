@@ -41,7 +41,11 @@ fn report_is_plain_json_with_one_case_per_line() {
     let (_, rows, _, path) = write_run(&dir, 25);
     let text = fs::read_to_string(&path).unwrap();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(value["schema_version"], 1);
+    assert_eq!(value["schema_version"], 2);
+    assert!(
+        value["cases"][0]["case_seed"].is_string(),
+        "seeds are strings"
+    );
     assert_eq!(value["cases"].as_array().unwrap().len(), 25);
     assert_eq!(value["cases"][3]["outcome"]["kind"], "violation");
     assert!(text.ends_with("}\n"));
@@ -191,7 +195,7 @@ fn reader_rejects_another_schema_version() {
     let dir = scratch_dir("version");
     let (_, _, _, path) = write_run(&dir, 3);
     let text = fs::read_to_string(&path).unwrap();
-    let future = text.replacen("{\"schema_version\":1,", "{\"schema_version\":2,", 1);
+    let future = text.replacen("{\"schema_version\":2,", "{\"schema_version\":3,", 1);
     assert_ne!(future, text);
     fs::write(&path, future).unwrap();
     let err = read_report(&path).unwrap_err();
@@ -199,8 +203,8 @@ fn reader_rejects_another_schema_version() {
         matches!(
             err,
             ReportError::SchemaVersion {
-                found: 2,
-                supported: 1,
+                found: 3,
+                supported: 2,
                 ..
             }
         ),

@@ -174,13 +174,17 @@ fn header_line_names_seed_and_every_parameter() {
 #[test]
 fn run_html_snapshot() {
     let (header, summary) = summary_of(12);
-    insta::assert_snapshot!(render_run_html(&header, &summary));
+    insta::assert_snapshot!(render_run_html(
+        &header,
+        &summary,
+        &[summary.failures[0].case]
+    ));
 }
 
 #[test]
 fn run_html_escapes_and_carries_failures_with_repro_commands() {
     let (header, summary) = summary_of(12);
-    let html = render_run_html(&header, &summary);
+    let html = render_run_html(&header, &summary, &[summary.failures[0].case]);
     assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
     for f in &summary.failures {
         let repro = f.repro.replace('&', "&amp;").replace('<', "&lt;");

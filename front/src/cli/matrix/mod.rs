@@ -25,7 +25,7 @@ pub use render::{MATRIX_HTML, MATRIX_JSON, MATRIX_MD};
 pub use suite::SuiteRow;
 
 /// Schema version of matrix.json.
-pub const MATRIX_SCHEMA_VERSION: u32 = 1;
+pub const MATRIX_SCHEMA_VERSION: u32 = 2;
 /// Default output directory of `compactsim matrix`.
 pub const OUT_DEFAULT: &str = "target/compactsim/matrix";
 
@@ -50,6 +50,8 @@ pub struct MatrixRequest {
 pub struct Matrix {
     pub schema_version: u32,
     pub file: String,
+    /// A decimal string (a JSON number above 2^53 is rounded by readers).
+    #[serde(with = "compactsim_reports::seed_text")]
     pub seed: u64,
     pub passes: u32,
     pub cases: u32,
