@@ -29,9 +29,10 @@ def test_the_clean_compactor_passes(repo, sdk_env, xdist):
     assert "2 passed" in proc.stdout
 
 
-@pytest.mark.parametrize("xdist", XDIST, ids=["serial", "xdist"])
-def test_the_planted_bug_fails_with_witness_and_repro(repo, sdk_env, xdist):
-    proc = pytest_on_example(repo, sdk_env, True, *xdist)
+@pytest.mark.parametrize("args, seed", [([], "20260731"), (["-n", "2", "--compactsim-seed", "7"], "7")],
+                         ids=["serial", "xdist-seed-7"])
+def test_the_planted_bug_fails_with_witness_and_repro(repo, sdk_env, args, seed):
+    proc = pytest_on_example(repo, sdk_env, True, *args)
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr
     assert "1 failed, 1 passed" in out
@@ -39,5 +40,5 @@ def test_the_planted_bug_fails_with_witness_and_repro(repo, sdk_env, xdist):
     # The witness: the invariant, what the pass did, and the repro line to rerun it.
     assert "summary-failure-safe at turn" in out
     assert "rows removed and 0 rewritten with no summary written" in out
-    assert "repro: compactsim replay --seed 20260731" in out
+    assert "repro: compactsim replay --seed %s --passes 25 --strategy batch" % seed in out
     assert "--planted-bug" in out
