@@ -161,7 +161,8 @@ def _restart_handler(compactor):
 
 
 def _answering_errors(handler):
-    """`handler`, a `_Failed` turned into the protocol's error reply."""
+    """`handler`, a `_Failed` turned into the protocol's error reply (`serve` sends a
+    reply without a transcript as it is, under both protocol versions)."""
     def handle(req, summarize):
         try:
             return handler(req, summarize)
@@ -170,20 +171,8 @@ def _answering_errors(handler):
     return handle
 
 
-def _as_reply(conv):
-    """A Conversation whose error replies are sent as they are (no transcript encoding)."""
-    send_reply = conv.reply
-
-    def reply(req, out, handed):
-        if out.get("type") == "error":
-            return {"type": "error", "id": out["id"], "message": out["message"]}
-        return send_reply(req, out, handed)
-    conv.reply = reply
-    return conv
-
-
 def run(compactor, name="compactsim-sdk-adapter", version="0.0.0", passes=None,
-        policies=None, trigger=None, trigger_passes=None, conversation=None):
+        policies=None, trigger=None, trigger_passes=None):
     """Serves `compactor` on stdin/stdout until the harness closes stdin.
 
     `compactor`: a function `(messages, ctx) -> messages` (serves `passes`, default
@@ -209,6 +198,5 @@ def run(compactor, name="compactsim-sdk-adapter", version="0.0.0", passes=None,
             handlers["hook"] = _hook_handler(compactor)
     handlers["restart"] = _restart_handler(compactor)
     caps = capabilities_of(compactor, served, hooks, policies, trigger, trigger_passes)
-    conv = _as_reply(conversation or protocol.Conversation())
-    protocol.serve(name, version, caps,
-                   {k: _answering_errors(h) for k, h in handlers.items()}, conv)
+    # Looked up at call time: a fixture may wrap `protocol.serve` (max_tokens.py).
+    protocol.serve(name, version, caps, {k: _answering_errors(h) for k, h in handlers.items()})
