@@ -22,6 +22,7 @@ State (compactions done, the cooldown) is volatile: `restart` clears it.
 """
 
 from protocol import SummaryError
+from compactsim.sdk import handler  # the SDK beside protocol (python/)
 from window import SEP, align_backward, first_non_system, head_end, is_summary, tail_start
 
 PREFIX = "[CONTEXT COMPACTION] Earlier conversation, summarized:"
@@ -161,7 +162,11 @@ class Batch:
         decayed = self.compactions > 0 or any(is_summary(m) for m in probe)
         return head_end(msgs, 0 if decayed else protect_first_n)
 
-    def pass_(self, msgs, ctx):
+    def pass_(self, req, summarize):
+        """The pass as a `protocol.serve` handler."""
+        return handler(self.compact)(req, summarize)
+
+    def compact(self, msgs, ctx):
         """A batch pass (compactsim.sdk): the new transcript; its labels in `ctx.labels`."""
         cfg, now_ms = ctx.config, ctx.now_ms
         if ctx.force:

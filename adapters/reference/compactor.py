@@ -40,7 +40,7 @@ class Micro:
         self.failures = None
         self.invocations = 0
 
-    def pass_(self, msgs, ctx):
+    def compact(self, msgs, ctx):
         """A micro pass (compactsim.sdk): the new transcript; its labels in `ctx.labels`."""
         cfg = ctx.config
         self.invocations += 1
@@ -185,12 +185,12 @@ class Reference:
         self.prompt_tokens = 0
 
     def micro_pass(self, msgs, ctx):
-        return self.micro.pass_(msgs, self.configured(ctx))
+        return self.micro.compact(msgs, self.configured(ctx))
 
     def batch_pass(self, msgs, ctx):
         # A batch pass rewrites the list: micro's cursor into the old list is stale (the
         # Rust reference's `rewritten`), so the next micro pass recovers it.
-        out = self.batch.pass_(msgs, self.configured(ctx))
+        out = self.batch.compact(msgs, self.configured(ctx))
         self.micro.cursor = 0
         return out
 

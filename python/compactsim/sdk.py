@@ -108,7 +108,9 @@ class _Failed(Exception):
     """A request answered with the protocol's `error` (its message)."""
 
 
-def _pass_handler(fn):
+def handler(fn):
+    """`fn(messages, ctx) -> messages` as a `protocol.serve` handler `(request, summarize)
+    -> reply fields` (what `run` serves; for adapters written on `serve` directly)."""
     def handle(req, summarize):
         ctx = Context(req, summarize)
         messages = req["transcript"]
@@ -160,12 +162,12 @@ def _restart_handler(compactor):
     return handle
 
 
-def _answering_errors(handler):
-    """`handler`, a `_Failed` turned into the protocol's error reply (`serve` sends a
+def _answering_errors(fn):
+    """`fn`, a `_Failed` turned into the protocol's error reply (`serve` sends a
     reply without a transcript as it is, under both protocol versions)."""
     def handle(req, summarize):
         try:
-            return handler(req, summarize)
+            return fn(req, summarize)
         except _Failed as e:
             return {"type": "error", "message": str(e)}
     return handle
@@ -186,13 +188,13 @@ def run(compactor, name="compactsim-sdk-adapter", version="0.0.0", passes=None,
         unknown = [k for k in served if k not in PASSES]
         if unknown:
             raise ValueError("unknown passes %r (known: %r)" % (unknown, PASSES))
-        handlers = {k: _pass_handler(compactor) for k in served}
+        handlers = {k: handler(compactor) for k in served}
         hooks = ()
     else:
         served = tuple(k for k in PASSES if callable(getattr(compactor, k, None)))
         if not served:
             raise ValueError("%r has neither micro_pass nor batch_pass" % (compactor,))
-        handlers = {k: _pass_handler(getattr(compactor, k)) for k in served}
+        handlers = {k: handler(getattr(compactor, k)) for k in served}
         hooks = tuple(h for h in HOOKS if callable(getattr(compactor, h, None)))
         if hooks:
             handlers["hook"] = _hook_handler(compactor)
