@@ -57,3 +57,9 @@ hermes-matrix *ARGS:
 # The crate graph and its check (dependencies point down the layers, no module loop).
 crate-graph:
     bash scripts/crate-graph.sh
+
+# The Python wheel (the binary, the adapter SDK, the pytest plugin) into target/wheels/;
+# `just wheel check` also installs it into a fresh venv with no Rust toolchain and runs
+# the Python tests and examples/python-compactor (docs/python.md).
+wheel *ARGS:
+    bash scripts/wheel.sh {{ARGS}}

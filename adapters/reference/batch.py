@@ -22,6 +22,7 @@ State (compactions done, the cooldown) is volatile: `restart` clears it.
 """
 
 from protocol import SummaryError
+from compactsim.sdk import handler  # the SDK beside protocol (python/)
 from window import SEP, align_backward, first_non_system, head_end, is_summary, tail_start
 
 PREFIX = "[CONTEXT COMPACTION] Earlier conversation, summarized:"
@@ -162,46 +163,56 @@ class Batch:
         return head_end(msgs, 0 if decayed else protect_first_n)
 
     def pass_(self, req, summarize):
-        cfg, msgs = req["config"], req["transcript"]
-        now_ms = req.get("now_ms", 0)
-        if req.get("force"):
+        """The pass as a `protocol.serve` handler."""
+        return handler(self.compact)(req, summarize)
+
+    def compact(self, msgs, ctx):
+        """A batch pass (compactsim.sdk): the new transcript; its labels in `ctx.labels`."""
+        cfg, now_ms = ctx.config, ctx.now_ms
+        if ctx.force:
             self.cooldown_until_ms = 0
         head = self.head(msgs, cfg["protect_first_n"])
         if len(msgs) <= head + MIDDLE_MESSAGES_MIN + 1:
-            return {"transcript": msgs, "labels": {"outcome": "too_few_messages"}}
+            return labelled(ctx, msgs, outcome="too_few_messages")
         start, end = window(msgs, head, cfg)
         if start >= end:
-            return {"transcript": msgs, "labels": {"outcome": "nothing_to_compress"}}
+            return labelled(ctx, msgs, outcome="nothing_to_compress")
         previous = [split_summary(m)[0] for m in msgs[first_non_system(msgs):end] if is_summary(m)]
         previous += [split_summary(m)[0] for m in msgs[end:] if is_batch_summary(m)]
         own = [split_summary(m)[1] for m in msgs[start:end]]
         if not any(own) and not any(m.get("tool_calls") for m in msgs[start:end]):
-            return {"transcript": msgs, "labels": {"outcome": "nothing_new"}}
+            return labelled(ctx, msgs, outcome="nothing_new")
         if self.cooling_down(now_ms):
-            return {"transcript": msgs, "labels": {"outcome": "aborted", "reason": "cooldown"}}
+            return labelled(ctx, msgs, outcome="aborted", reason="cooldown")
         prompt = SEP.join(p for p in previous + own if p)
-        text, finish = self.call(summarize, prompt)
+        text, finish = self.call(ctx.summarize, prompt)
         if not text or finish != "stop":
             pause = (COOLDOWN_AFTER_DROPPED_CONNECTION_MS if finish == "network"
                      else COOLDOWN_AFTER_FAILURE_MS)
             self.cooldown_until_ms = now_ms + pause
-            return {"transcript": msgs, "labels": {"outcome": "aborted",
-                                                   "cooldown_until_ms": self.cooldown_until_ms}}
+            return labelled(ctx, msgs, outcome="aborted", cooldown_until_ms=self.cooldown_until_ms)
         self.cooldown_until_ms = 0
         self.compactions += 1
         out = assemble(msgs, start, end, text)
         for m in out:
             m.pop("_db_persisted", None)
-        return {"transcript": out, "labels": {"outcome": "compacted"}}
+        return labelled(ctx, out, outcome="compacted")
 
     @staticmethod
     def call(summarize, prompt):
-        """(text, finish reason or error class). No `max_tokens`: the output cap must
-        never truncate a summary (0.19.0 sends none either)."""
+        """(text, "stop") or ("", the failure: error class, `length` or `empty`). No
+        `max_tokens`: the output cap must never truncate a summary (0.19.0 sends none
+        either)."""
         try:
-            return summarize(prompt=prompt)
+            return summarize(prompt=prompt), "stop"
         except SummaryError as e:
             return "", e.error
+
+
+def labelled(ctx, msgs, **labels):
+    """`msgs`, the pass's labels set."""
+    ctx.labels.update(labels)
+    return msgs
 
 
 def assemble(msgs, start, end, text):

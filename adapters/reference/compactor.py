@@ -1,6 +1,6 @@
 """The reference compactor of compactsim in Python (standard library only): per-turn
 micro-compaction into one rolling-summary marker and a Hermes-style batch pass
-(`batch.py`), speaking the stdio protocol. Both follow the harness's reference model
+(`batch.py`), served by the SDK (`compactsim.sdk`, python/compactsim/). Both follow the harness's reference model
 (hermes-domain §2.3, §3) with no historical bug switched on, so the default suites of
 `--strategy micro` and `--strategy batch` pass through the protocol.
 
@@ -12,8 +12,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from batch import Batch  # noqa: E402
-from protocol import REFERENCE_POLICIES, SummaryError, serve  # noqa: E402
+import protocol  # noqa: E402,F401 (puts the SDK's python/ on sys.path)
+from batch import Batch, labelled  # noqa: E402
+from compactsim import sdk  # noqa: E402
+from compactsim.sdk import REFERENCE_POLICIES, SummaryError  # noqa: E402
 from window import SEP, head_end, is_summary, tail_start  # noqa: E402
 
 MESSAGES_MIN = 4
@@ -38,13 +40,14 @@ class Micro:
         self.failures = None
         self.invocations = 0
 
-    def pass_(self, req, summarize):
-        cfg, msgs = req["config"], req["transcript"]
+    def compact(self, msgs, ctx):
+        """A micro pass (compactsim.sdk): the new transcript; its labels in `ctx.labels`."""
+        cfg = ctx.config
         self.invocations += 1
         if (self.invocations - 1) % max(1, cfg.get("every_n_turns", 1)) != 0:
-            return {"transcript": msgs, "labels": {"outcome": "cadence"}}
+            return labelled(ctx, msgs, outcome="cadence")
         if len(msgs) < MESSAGES_MIN:
-            return {"transcript": msgs, "labels": {"outcome": "no_exchange"}}
+            return labelled(ctx, msgs, outcome="no_exchange")
         head = head_end(msgs, cfg["protect_first_n"])
         tail = tail_start(msgs, head, cfg["tail_budget_tokens"], cfg["protect_last_n"])
         if not self.rolling:
@@ -53,19 +56,16 @@ class Micro:
                 self.rolling = strip_prefix(markers[-1]["content"] or "", micro_prefix(cfg))
         self.cursor = recover_cursor(msgs, self.cursor, head, tail)
         if self.rolling and -(-len(self.rolling) // 4) >= cfg.get("defrag_threshold_tokens", 1 << 62):
-            return self.defrag(cfg, msgs, summarize)
+            return self.defrag(cfg, msgs, ctx)
         found = find_exchange(msgs, self.cursor, tail)
         if found is None:
-            return {"transcript": msgs, "labels": {"outcome": "no_exchange"}}
+            return labelled(ctx, msgs, outcome="no_exchange")
         start, end = found
         exchange_text = SEP.join(m.get("content") or "" for m in msgs[start:end])
         prompt = SEP.join(p for p in (self.rolling, exchange_text) if p)
-        try:
-            text, finish = summarize(prompt=prompt)
-        except SummaryError:
-            text, finish = "", "error"
-        if not text or finish != "stop" or len(text) > len(prompt):
-            return {"transcript": msgs, "labels": self.fail(msgs, start, end)}
+        text = summary(ctx, prompt)
+        if not text or len(text) > len(prompt):
+            return labelled(ctx, msgs, **self.fail(msgs, start, end))
         marker = {"role": "assistant", "content": micro_prefix(cfg) + SEP + text,
                   "_compressed_summary": True, "_micro_compact_marker": True}
         out = msgs[:start] + [marker] + msgs[end:]
@@ -73,24 +73,21 @@ class Micro:
         self.cursor = max(i for i, m in enumerate(out) if is_summary(m)) + 1
         self.rolling = text
         self.failures = None
-        return {"transcript": out, "labels": {"outcome": "absorbed"}}
+        return labelled(ctx, out, outcome="absorbed")
 
-    def defrag(self, cfg, msgs, summarize):
+    def defrag(self, cfg, msgs, ctx):
         """Re-summarizes the rolling summary alone and rewrites the newest marker in place
         (same id and role); nothing changes on a failed or larger answer."""
-        try:
-            text, finish = summarize(prompt=self.rolling)
-        except SummaryError:
-            text, finish = "", "error"
+        text = summary(ctx, self.rolling)
         markers = [i for i, m in enumerate(msgs) if m.get("_micro_compact_marker")]
-        if not text or finish != "stop" or len(text) > len(self.rolling) or not markers:
-            return {"transcript": msgs, "labels": {"outcome": "defrag_failed"}}
+        if not text or len(text) > len(self.rolling) or not markers:
+            return labelled(ctx, msgs, outcome="defrag_failed")
         at = markers[-1]
         marker = dict(msgs[at])
         marker["content"] = micro_prefix(cfg) + SEP + text
         marker.pop("_db_persisted", None)
         self.rolling = text
-        return {"transcript": msgs[:at] + [marker] + msgs[at + 1:], "labels": {"outcome": "defrag"}}
+        return labelled(ctx, msgs[:at] + [marker] + msgs[at + 1:], outcome="defrag")
 
     def fail(self, msgs, start, end):
         first = msgs[start].get("_compactsim_id")
@@ -101,6 +98,14 @@ class Micro:
             return {"outcome": "exchange_skipped", "skipped": skipped}
         self.failures = (first, count)
         return {"outcome": "summarize_failed"}
+
+
+def summary(ctx, prompt):
+    """The summary of `prompt`, or "" when the call failed."""
+    try:
+        return ctx.summarize(prompt=prompt)
+    except SummaryError:
+        return ""
 
 
 def strip_prefix(text, prefix):
@@ -158,61 +163,57 @@ def merge_user_neighbours(out, before):
     return merged
 
 
-def main(name="compactsim-reference-py", policies=None, config=None):
-    """Serves until stdin closes. `policies`: the hello's `capabilities.policies`
-    (default: what this adapter does, REFERENCE_POLICIES); `config`: a function rewriting each pass's `config`
-    (a fixture's changed behaviour; default: as sent)."""
-    policies = REFERENCE_POLICIES if policies is None else policies
+class Reference:
+    """The reference compactor as an SDK object: micro and batch passes, the three hooks.
+    `config`: a function rewriting each pass's `config` (a fixture's changed behaviour)."""
 
-    def configured(handler):
-        if config is None:
-            return handler
+    def __init__(self, config=None):
+        self.micro = Micro()
+        self.batch = Batch()
+        self.config = config
+        # The last usage reading (nothing depends on it).
+        self.prompt_tokens = 0
 
-        def rewritten(req, summarize):
-            req = dict(req, config=config(dict(req.get("config") or {})))
-            return handler(req, summarize)
-        return rewritten
+    def configured(self, ctx):
+        if self.config is not None:
+            ctx.config = self.config(dict(ctx.config))
+        return ctx
 
-    micro = Micro()
-    batch = Batch()
+    def restart(self):
+        self.micro.restart()
+        self.batch.restart()
+        self.prompt_tokens = 0
 
-    usage = {"prompt_tokens": 0}
+    def micro_pass(self, msgs, ctx):
+        return self.micro.compact(msgs, self.configured(ctx))
 
-    def restart(req, summarize):
-        micro.restart()
-        batch.restart()
-        usage["prompt_tokens"] = 0
-        return {}
-
-    def hook(req, summarize):
-        # The batch pass's failure cooldown; it writes no fallback summaries; it
-        # remembers the last usage reading (and nothing depends on it).
-        name = req["hook"]
-        if name == "usage":
-            usage["prompt_tokens"] = int(req["args"]["prompt_tokens"])
-            return {}
-        if name == "cooling_down":
-            return {"value": batch.cooling_down(req["now_ms"])}
-        if name == "fallback_streak":
-            return {"value": 0}
-        raise ValueError("unknown hook " + name)
-
-    def batch_pass(req, summarize):
+    def batch_pass(self, msgs, ctx):
         # A batch pass rewrites the list: micro's cursor into the old list is stale (the
         # Rust reference's `rewritten`), so the next micro pass recovers it.
-        out = batch.pass_(req, summarize)
-        micro.cursor = 0
+        out = self.batch.compact(msgs, self.configured(ctx))
+        self.micro.cursor = 0
         return out
 
-    serve(name, "1.0.0",
-          {"micro_pass": True, "batch_pass": True,
-           "hooks": ["cooling_down", "fallback_streak", "usage"],
-           "policies": policies,
-           # Hermes's trigger (threshold x window, floored) is at or below the window;
-           # batch passes keep it, a micro pass folds one exchange and promises no size.
-           "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"]},
-          {"micro_pass": configured(micro.pass_), "batch_pass": configured(batch_pass),
-           "restart": restart, "hook": hook})
+    # The batch pass's failure cooldown; it writes no fallback summaries.
+    def cooling_down(self, ctx):
+        return self.batch.cooling_down(ctx.now_ms)
+
+    def fallback_streak(self, ctx):
+        return 0
+
+    def usage(self, prompt_tokens, ctx):
+        self.prompt_tokens = prompt_tokens
+
+
+def main(name="compactsim-reference-py", policies=None, config=None):
+    """Serves until stdin closes. `policies`: the hello's `capabilities.policies`
+    (default: what this adapter does, REFERENCE_POLICIES); `config`: a function rewriting
+    each pass's `config` (a fixture's changed behaviour; default: as sent)."""
+    sdk.run(Reference(config), name=name, version="1.0.0",
+            policies=REFERENCE_POLICIES if policies is None else policies,
+            # Hermes's trigger (threshold x window, floored) is at or below the window;
+            # batch passes keep it, a micro pass folds one exchange and promises no size.
+            trigger={"window_percent": 100}, trigger_passes=["batch_pass"])
 
 
 if __name__ == "__main__":

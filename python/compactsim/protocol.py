@@ -1,0 +1,284 @@
+"""The adapter side of the compactsim stdio protocol, versions 1 and 2 (adapters/PROTOCOL.md).
+
+Standard library only. An adapter calls `serve(name, version, capabilities, handlers)`;
+each handler gets the request dict and a `summarize(prompt=..., messages=..., max_tokens=...)`
+function that asks the harness and returns `(text, finish_reason)` or raises
+`SummaryError`.
+
+Protocol 2 is spoken when the harness's hello offers it: pass requests and results then
+carry only edits of the transcript the adapter holds (see `Held`). `serve` keeps that
+transcript, so handlers see whole transcripts (fresh copies) under both versions and
+return whole transcripts.
+"""
+
+import json
+import sys
+import zlib
+
+PROTOCOL_VERSION = 1
+# Transcript deltas: pass requests and results carry `edits` and a `digest`.
+PROTOCOL_DELTAS = 2
+PASSES = ("micro_pass", "batch_pass")
+ERROR_CODE_DESYNC = "desync"
+
+# What Hermes does, as `capabilities.policies` (PROTOCOL.md, "Policies"): the protected
+# head of the configured `protect_first_n` rows, the newest reply kept verbatim, 60 s of
+# summary-failure cooldown (30 s after a dropped connection), micro passes absorbing one
+# exchange at a time, the static fallback summary after a failed call, the prune of old
+# tool outputs. An adapter that follows none of these declares nothing and is judged by
+# the universal invariants only.
+HERMES_POLICIES = {
+    "protect_first_n": {},
+    "newest_reply_verbatim": {},
+    "failure_cooldown": {"ms": 60000, "connection_dropped_ms": 30000},
+    "absorb_exchanges": {},
+    "static_fallback": {},
+    "tool_output_prune": {},
+}
+# What the reference adapter does: Hermes' policies but the two it leaves out (a failed
+# call aborts its pass; it prunes no tool output).
+REFERENCE_POLICIES = {k: v for k, v in HERMES_POLICIES.items()
+                      if k not in ("static_fallback", "tool_output_prune")}
+
+_FNV_OFFSET_BASIS = 0xCBF29CE484222325
+_FNV_PRIME = 0x00000100000001B3
+_MASK64 = (1 << 64) - 1
+# The optional keys of a row as the harness writes them, in its order.
+_ROW_TAIL_KEYS = ("tool_call_id", "_compressed_summary", "_micro_compact_marker",
+                  "_compressed_summary_has_user_turn", "_db_persisted", "_compactsim_id")
+
+
+class SummaryError(Exception):
+    """The harness answered a summarize call with an error (a failed LLM call)."""
+
+    def __init__(self, error, message):
+        super().__init__(message)
+        self.error = error
+
+
+class Desync(Exception):
+    """A delta against a transcript this side does not hold."""
+
+
+def canonical_row(row):
+    """The row as the harness reads it and writes it back: its keys only, in its order,
+    `content` always present, a tool call's `type` defaulting to `function`."""
+    out = {"role": row["role"], "content": row.get("content")}
+    calls = row.get("tool_calls")
+    if calls:
+        out["tool_calls"] = [{"id": c["id"], "type": c.get("type", "function"),
+                              "function": {"name": c["function"]["name"],
+                                           "arguments": c["function"]["arguments"]}}
+                             for c in calls]
+    for key in _ROW_TAIL_KEYS:
+        value = row.get(key)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def row_word(row):
+    """A canonical row's digest word: len << 32 | crc, `len` the UTF-8 bytes of its
+    content, `crc` the CRC-32 of its header (a compact JSON array of its other fields)
+    continued over the content (PROTOCOL.md, Protocol 2)."""
+    content = row.get("content")
+    header = json.dumps([row["role"], content is None, row.get("tool_calls") or [],
+                         row.get("tool_call_id"), row.get("_compressed_summary"),
+                         row.get("_micro_compact_marker"),
+                         row.get("_compressed_summary_has_user_turn"),
+                         row.get("_db_persisted"), row.get("_compactsim_id")],
+                        separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    data = content.encode("utf-8") if content else b""
+    return (len(data) << 32) | zlib.crc32(data, zlib.crc32(header))
+
+
+def digest(words):
+    """FNV-1a 64 folded over the rows' words, as 16 lowercase hex digits."""
+    h = _FNV_OFFSET_BASIS
+    for w in words:
+        h = ((h ^ w) * _FNV_PRIME) & _MASK64
+    return "%016x" % h
+
+
+def _copy_row(row):
+    out = dict(row)
+    if "tool_calls" in out:
+        out["tool_calls"] = [dict(c, function=dict(c["function"])) for c in out["tool_calls"]]
+    return out
+
+
+class Held:
+    """The transcript the adapter holds under protocol 2 (canonical rows and their
+    digest words); `None` rows: unknown (a delta against it is refused)."""
+
+    def __init__(self, rows=(), words=None):
+        self.rows = list(rows)
+        self.words = words if words is not None else [row_word(r) for r in self.rows]
+
+    def apply(self, edits, want):
+        """The transcript `edits` make from this one, checked against digest `want`."""
+        rows, words = [], []
+        for k, e in enumerate(edits):
+            if isinstance(e, list):
+                start, count = e
+                if start < 0 or count < 0 or start + count > len(self.rows):
+                    raise Desync("edit %d copies rows %d..%d+%d of a base of %d rows"
+                                 % (k, start, start, count, len(self.rows)))
+                rows.extend(self.rows[start:start + count])
+                words.extend(self.words[start:start + count])
+            else:
+                e = canonical_row(e)
+                rows.append(e)
+                words.append(row_word(e))
+        got = digest(words)
+        if got != want:
+            raise Desync("digest %r does not match the transcript its edits make "
+                         "(%d rows, digest %r)" % (want, len(rows), got))
+        return Held(rows, words)
+
+    def encode(self, returned, handed):
+        """(edits, the new Held) for the rows a handler returned; `handed` maps id() of
+        each copy the handler was given to its index here (an unchanged copy is cheap)."""
+        by_id = {}
+        for j, r in enumerate(self.rows):
+            by_id.setdefault(r.get("_compactsim_id"), j)
+        edits, rows, words, after = [], [], [], None
+        n = len(self.rows)
+        for r in returned:
+            j = handed.get(id(r))
+            if j is None or r != self.rows[j]:
+                # A row equal to a held one as a dict is that row (held rows are canonical).
+                j = by_id.get(r.get("_compactsim_id"), after) if "_compactsim_id" in r else after
+                if j is None or j >= n or r != self.rows[j]:
+                    r = canonical_row(r)
+                    if j is not None and (j >= n or r != self.rows[j]):
+                        j = None
+            if j is None:
+                rows.append(r)
+                words.append(row_word(r))
+                edits.append(r)
+                after = None
+                continue
+            rows.append(self.rows[j])
+            words.append(self.words[j])
+            last = edits[-1] if edits else None
+            if isinstance(last, list) and last[0] + last[1] == j:
+                last[1] += 1
+            else:
+                edits.append([j, 1])
+            after = j + 1
+        return edits, Held(rows, words)
+
+
+def _send(obj):
+    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def _read():
+    line = sys.stdin.readline()
+    if not line:
+        return None
+    return json.loads(line)
+
+
+class Conversation:
+    """One child's side of the conversation: the protocol version and, under protocol 2,
+    the transcript the adapter holds."""
+
+    def __init__(self):
+        self.protocol = PROTOCOL_VERSION
+        self.held = Held()
+
+    def hello(self, req):
+        """The version to answer: 2 when the harness offers it."""
+        offered = req.get("protocols") or [PROTOCOL_VERSION]
+        self.protocol = PROTOCOL_DELTAS if PROTOCOL_DELTAS in offered else PROTOCOL_VERSION
+        self.held = Held()
+        return self.protocol
+
+    def request(self, req):
+        """The request as handlers see it (a whole transcript) and the map of the rows
+        handed out; raises Desync."""
+        kind = req["type"]
+        if self.protocol < PROTOCOL_DELTAS:
+            return req, {}
+        if kind == "restart":
+            self.held = Held()
+            return req, {}
+        if kind not in PASSES:
+            return req, {}
+        if "edits" in req:
+            if self.held is None:
+                raise Desync("a delta after a result this adapter could not keep")
+            self.held = self.held.apply(req.pop("edits"), req.pop("digest", None))
+        else:
+            self.held = Held(canonical_row(r) for r in req["transcript"])
+        copies = [_copy_row(r) for r in self.held.rows]
+        req["transcript"] = copies
+        return req, {id(c): j for j, c in enumerate(copies)}
+
+    def reply(self, req, reply, handed):
+        """The reply to send: under protocol 2 a pass's transcript as edits."""
+        if self.protocol < PROTOCOL_DELTAS or req["type"] not in PASSES \
+                or "transcript" not in reply:
+            return reply
+        try:
+            edits, held = self.held.encode(reply["transcript"], handed)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            # Not rows the harness can read: sent whole, it refuses them as in protocol 1.
+            self.held = None
+            return reply
+        self.held = held
+        reply = dict(reply)
+        del reply["transcript"]
+        reply["edits"] = edits
+        reply["digest"] = digest(held.words)
+        return reply
+
+
+def serve(name, version, capabilities, handlers, conversation=None):
+    """Answers requests until stdin closes. `handlers` maps a request type to a function
+    (request, summarize) -> reply fields (a dict merged into the `result`)."""
+    conv = conversation or Conversation()
+    while True:
+        req = _read()
+        if req is None:
+            return
+        kind, rid = req["type"], req["id"]
+        if kind == "hello":
+            _send({"type": "hello", "id": rid, "protocol": conv.hello(req), "name": name,
+                   "version": version, "capabilities": capabilities})
+            continue
+        try:
+            req, handed = conv.request(req)
+        except Desync as e:
+            _send({"type": "error", "id": rid, "code": ERROR_CODE_DESYNC,
+                   "message": "%s %d: %s" % (kind, rid, e)})
+            continue
+        handler = handlers.get(kind)
+        if handler is None:
+            _send({"type": "error", "id": rid, "message": "unsupported request " + kind})
+            continue
+        calls = [0]
+
+        def summarize(prompt=None, messages=None, max_tokens=None, _rid=rid, _calls=calls):
+            msg = {"type": "summarize", "id": _rid, "call": _calls[0]}
+            if prompt is not None:
+                msg["prompt"] = prompt
+            if messages is not None:
+                msg["messages"] = messages
+            if max_tokens is not None:
+                msg["max_tokens"] = max_tokens
+            _send(msg)
+            _calls[0] += 1
+            ans = _read()
+            if ans is None:
+                sys.exit(0)
+            if "error" in ans:
+                raise SummaryError(ans["error"], ans["message"])
+            return ans["text"], ans["finish_reason"]
+
+        reply = {"type": "result", "id": rid}
+        reply.update(handler(req, summarize))
+        _send(conv.reply(req, reply, handed))
