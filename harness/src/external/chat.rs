@@ -148,7 +148,7 @@ impl TextBook {
             std::array::from_fn(|i| flag_to_chat(set[i], written[i]));
         ChatMessage {
             role: m.role.as_str().to_string(),
-            content: Some(text.to_string()),
+            content: Some(String::from(&*text)),
             tool_calls: m.tool_calls.iter().map(call_to_chat).collect(),
             tool_call_id: m.tool_call_id.map(|c| c.to_string()),
             compressed_summary,
