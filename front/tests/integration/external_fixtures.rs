@@ -207,7 +207,7 @@ fn the_reference_adapter_says_hello_and_answers_a_pass() {
     assert_eq!(info.name, "compactsim-reference-py");
     assert!(info.capabilities.micro_pass && info.capabilities.batch_pass);
     let reply = s.request(micro, &mut Canned).unwrap();
-    assert_eq!(reply.transcript, Some(Vec::new()));
+    assert_eq!(reply.transcript.as_deref(), Some(&Vec::new()));
     assert_eq!(reply.labels["outcome"], "no_exchange");
 }
 

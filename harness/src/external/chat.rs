@@ -24,6 +24,10 @@ use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
+/// Bytes of a served summary's head looked for before its whole text (see
+/// [`TextBook::previous_summary`]).
+const SERVED_HEAD_BYTES: usize = 48;
+
 /// Literal segments carry a seed with this bit set (and their bytes in the book).
 const LITERAL_SEED_TAG: u64 = 1 << 63;
 
@@ -122,7 +126,21 @@ impl TextBook {
         self.served
             .iter()
             .rev()
-            .find(|(text, _)| !text.trim().is_empty() && prompt.contains(text.trim()))
+            .find(|(text, _)| {
+                let text = text.trim();
+                // A text the prompt holds starts with a head the prompt holds: looking for
+                // the head first spares building a searcher of the whole text for each
+                // served summary the prompt does not quote.
+                let cut = (0..=SERVED_HEAD_BYTES.min(text.len()))
+                    .rev()
+                    .find(|&i| text.is_char_boundary(i))
+                    .unwrap_or(0);
+                let head = &text[..cut];
+                !text.is_empty()
+                    && text.len() <= prompt.len()
+                    && prompt.contains(head)
+                    && prompt.contains(text)
+            })
             .map(|(_, s)| s.clone())
     }
 
@@ -148,7 +166,7 @@ impl TextBook {
             std::array::from_fn(|i| flag_to_chat(set[i], written[i]));
         ChatMessage {
             role: m.role.as_str().to_string(),
-            content: Some(text.to_string()),
+            content: Some(String::from(&*text)),
             tool_calls: m.tool_calls.iter().map(call_to_chat).collect(),
             tool_call_id: m.tool_call_id.map(|c| c.to_string()),
             compressed_summary,

@@ -71,6 +71,8 @@ pub const STDERR_LINE_LIMIT_CHARS: usize = 400;
 /// Most bytes of a stderr file read back for a quote (its end): the memory a quote
 /// takes is bounded whatever the adapter writes.
 pub const STDERR_TAIL_BYTES_MAX: u64 = 64 * 1024;
+/// Bytes the stdout thread reads from the pipe at a time.
+const STDOUT_READ_BYTES: usize = 64 * 1024;
 /// After the stdout pipe closes, how long to wait for the exit status.
 const EXIT_STATUS_WAIT_MS: u64 = 200;
 
@@ -429,7 +431,8 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> std::io::Resul
 }
 
 fn read_lines(stdout: impl Read, tx: Sender<Line>) {
-    let mut reader = BufReader::new(stdout);
+    // A pipe's buffer (64 KiB on Linux) read in one call.
+    let mut reader = BufReader::with_capacity(STDOUT_READ_BYTES, stdout);
     loop {
         let line = match read_line_bounded(&mut reader, PROTOCOL_LINE_BYTES_MAX) {
             Err(_) | Ok(None) => Line::Eof,
@@ -469,10 +472,14 @@ fn read_line_bounded(
         if buf.len() + take > limit + 1 {
             return Ok(Some(Err(())));
         }
-        let want = (buf.len() + take)
-            .max(buf.capacity().saturating_mul(2))
-            .min(limit + 1);
-        buf.reserve_exact(want - buf.len());
+        // Grows only when the chunk does not fit, doubling (bounded by the limit): a
+        // line of n bytes is copied O(n) times in all, whatever its chunks.
+        if buf.capacity() - buf.len() < take {
+            let want = (buf.len() + take)
+                .max(buf.capacity().saturating_mul(2))
+                .min(limit + 1);
+            buf.reserve_exact(want - buf.len());
+        }
         buf.extend_from_slice(&chunk[..take]);
         reader.consume(take);
         if done {
@@ -544,5 +551,20 @@ mod tests {
         let line = read_line_bounded(&mut r, 8).unwrap().unwrap().unwrap();
         assert!(line.capacity() <= 9, "capacity {}", line.capacity());
         assert_eq!(read_line_bounded(&mut r, 8).unwrap(), None);
+    }
+
+    /// A line read in many small chunks takes at most twice its length, however far the
+    /// limit is: the buffer grows when a chunk does not fit, not once per chunk.
+    #[test]
+    fn a_line_read_in_small_chunks_grows_its_buffer_only_as_needed() {
+        let mut text = vec![b'x'; 1000];
+        text.push(b'\n');
+        let mut r = BufReader::with_capacity(7, std::io::Cursor::new(text));
+        let line = read_line_bounded(&mut r, 1 << 30)
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(line.len(), 1001);
+        assert!(line.capacity() <= 2 * 1001, "capacity {}", line.capacity());
     }
 }

@@ -14,11 +14,14 @@
 //! _compactsim_id]` (absent values `null`). The content is hashed as bytes, never
 //! serialized: a side pays a CRC of the rows it receives.
 
+use super::crc32::{crc32, crc32_update};
 use super::error::FailureKind;
+use super::json_line;
 use super::wire::{ChatMessage, HarnessMsg, Trigger};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One item of `edits` as read from an adapter.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -38,16 +41,19 @@ pub enum EditRef<'a> {
     Row(&'a ChatMessage),
 }
 
-/// A transcript one side believes the adapter holds, with each row's digest word.
+/// A transcript one side believes the adapter holds, with each row's digest word. The
+/// rows are shared with the reply that carried them (a result's transcript is not
+/// copied to be kept).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Held {
-    pub rows: Vec<ChatMessage>,
+    pub rows: Arc<Vec<ChatMessage>>,
     words: Vec<u64>,
 }
 
 impl Held {
     /// `rows` with their words computed.
-    pub fn new(rows: Vec<ChatMessage>) -> Held {
+    pub fn new(rows: impl Into<Arc<Vec<ChatMessage>>>) -> Held {
+        let rows = rows.into();
         let words = rows.iter().map(row_word).collect();
         Held { rows, words }
     }
@@ -88,7 +94,13 @@ impl Held {
                 }
             }
         }
-        (sources, Held { rows: next, words })
+        (
+            sources,
+            Held {
+                rows: Arc::new(next),
+                words,
+            },
+        )
     }
 
     /// The edits of [`Held::encode`] over the rows of `next` (the held transcript it
@@ -104,21 +116,38 @@ impl Held {
     }
 
     /// The transcript `edits` make from this one, checked against `digest`; the error
-    /// says what does not match.
-    pub fn decode(&self, edits: Vec<Edit>, digest: &str) -> Result<Held, String> {
-        let mut rows = Vec::new();
+    /// says what does not match. The base is used up: a row it holds alone is moved,
+    /// not copied (a row copied twice is cloned the second time).
+    pub fn decode(self, edits: Vec<Edit>, digest: &str) -> Result<Held, String> {
+        let base_len = self.rows.len();
+        let mut base: Vec<Option<ChatMessage>> = match Arc::try_unwrap(self.rows) {
+            Ok(rows) => rows.into_iter().map(Some).collect(),
+            Err(shared) => shared.iter().cloned().map(Some).collect(),
+        };
+        // Where each moved base row went in `rows` (for a second copy of it).
+        let mut moved_to: Vec<usize> = vec![usize::MAX; base_len];
+        let mut rows: Vec<ChatMessage> = Vec::new();
         let mut words = Vec::new();
         for (k, edit) in edits.into_iter().enumerate() {
             match edit {
                 Edit::Copy(start, count) => {
-                    let end = start.checked_add(count).filter(|&e| e <= self.rows.len());
+                    let end = start.checked_add(count).filter(|&e| e <= base_len);
                     let Some(end) = end else {
                         return Err(format!(
-                            "edit {k} copies rows {start}..{start}+{count} of a base of {} rows",
-                            self.rows.len()
+                            "edit {k} copies rows {start}..{start}+{count} of a base of \
+                             {base_len} rows"
                         ));
                     };
-                    rows.extend_from_slice(&self.rows[start..end]);
+                    for j in start..end {
+                        let row = match base[j].take() {
+                            Some(row) => row,
+                            None => rows[moved_to[j]].clone(),
+                        };
+                        if moved_to[j] == usize::MAX {
+                            moved_to[j] = rows.len();
+                        }
+                        rows.push(row);
+                    }
                     words.extend_from_slice(&self.words[start..end]);
                 }
                 Edit::Row(row) => {
@@ -127,7 +156,10 @@ impl Held {
                 }
             }
         }
-        let held = Held { rows, words };
+        let held = Held {
+            rows: Arc::new(rows),
+            words,
+        };
         let got = held.digest();
         if got != digest {
             return Err(format!(
@@ -178,8 +210,57 @@ pub fn pass_line(msg: &mut HarnessMsg, held: &Held) -> Result<(String, Held), St
         now_ms: input.now_ms,
         config: &input.config,
     };
-    let line = serde_json::to_string(&wire).map_err(|e| e.to_string())?;
-    Ok((line, next))
+    Ok((wire.line()?, next))
+}
+
+impl PassDelta<'_> {
+    /// The line `serde_json::to_string(self)` writes, the rows written by
+    /// [`json_line::push_row`] (tested equal: `a_pass_line_is_the_one_serde_json_writes`).
+    fn line(&self) -> Result<String, String> {
+        let texts: usize = self
+            .edits
+            .iter()
+            .map(|e| match e {
+                EditRef::Row(r) => r.content.as_deref().map_or(0, str::len),
+                EditRef::Copy(..) => 0,
+            })
+            .sum();
+        let mut out = Vec::with_capacity(texts + texts / 8 + 256);
+        out.extend_from_slice(b"{\"type\":");
+        json_line::push_str(&mut out, self.kind);
+        out.extend_from_slice(b",\"id\":");
+        json_line::push_serde(&mut out, &self.id)?;
+        if let Some(t) = self.trigger {
+            out.extend_from_slice(b",\"trigger\":");
+            json_line::push_serde(&mut out, &t)?;
+        }
+        if let Some(f) = self.force {
+            out.extend_from_slice(b",\"force\":");
+            json_line::push_serde(&mut out, &f)?;
+        }
+        out.extend_from_slice(b",\"turn\":");
+        json_line::push_serde(&mut out, &self.turn)?;
+        out.extend_from_slice(b",\"edits\":[");
+        for (k, edit) in self.edits.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            match edit {
+                EditRef::Copy(start, count) => json_line::push_serde(&mut out, &(start, count))?,
+                EditRef::Row(row) => json_line::push_row(&mut out, row)?,
+            }
+        }
+        out.extend_from_slice(b"],\"digest\":");
+        json_line::push_str(&mut out, &self.digest);
+        out.extend_from_slice(b",\"context_window_tokens\":");
+        json_line::push_serde(&mut out, &self.context_window_tokens)?;
+        out.extend_from_slice(b",\"now_ms\":");
+        json_line::push_serde(&mut out, &self.now_ms)?;
+        out.extend_from_slice(b",\"config\":");
+        json_line::push_serde(&mut out, self.config)?;
+        out.push(b'}');
+        String::from_utf8(out).map_err(|e| e.to_string())
+    }
 }
 
 /// The transcript of a pass result: sent whole, or (`deltas`: protocol 2, a pass) as
@@ -192,16 +273,17 @@ pub fn result_rows(
     transcript: Option<Vec<ChatMessage>>,
     edits: Option<Vec<Edit>>,
     digest: Option<String>,
-) -> Result<Option<Vec<ChatMessage>>, FailureKind> {
+) -> Result<Option<Arc<Vec<ChatMessage>>>, FailureKind> {
     match (transcript, edits, digest) {
         (t, None, None) => {
+            let t = t.map(Arc::new);
             if let (true, Some(rows)) = (deltas, &t) {
                 *held = Held::new(rows.clone());
             }
             Ok(t)
         }
         (None, Some(edits), Some(digest)) if deltas => {
-            let next = held.decode(edits, &digest).map_err(|e| {
+            let next = std::mem::take(held).decode(edits, &digest).map_err(|e| {
                 FailureKind::Desync(format!("the result's edits of the request: {e}"))
             })?;
             let rows = next.rows.clone();
@@ -274,66 +356,6 @@ pub fn row_word(row: &ChatMessage) -> u64 {
     ((content.len() as u64) << 32) | u64::from(crc32_update(crc32(&header), content))
 }
 
-/// CRC-32 (IEEE 802.3, reflected, the one of zlib and Python's `zlib.crc32`).
-pub fn crc32(bytes: &[u8]) -> u32 {
-    crc32_update(0, bytes)
-}
-
-/// The CRC-32 of the bytes hashed into `crc` followed by `bytes` (zlib's
-/// `crc32(bytes, crc)`), eight bytes a step (slicing-by-8).
-pub fn crc32_update(crc: u32, bytes: &[u8]) -> u32 {
-    const T: [[u32; 256]; 8] = crc32_tables();
-    let mut crc = !crc;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let lo = crc ^ u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        crc = T[7][(lo & 0xff) as usize]
-            ^ T[6][((lo >> 8) & 0xff) as usize]
-            ^ T[5][((lo >> 16) & 0xff) as usize]
-            ^ T[4][(lo >> 24) as usize]
-            ^ T[3][c[4] as usize]
-            ^ T[2][c[5] as usize]
-            ^ T[1][c[6] as usize]
-            ^ T[0][c[7] as usize];
-    }
-    for &b in chunks.remainder() {
-        crc = T[0][((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8);
-    }
-    !crc
-}
-
-/// The bytewise CRC-32 table (`[0]`) and the seven tables of slicing-by-8: `[k][i]` is
-/// the CRC of byte `i` followed by `k` zero bytes.
-const fn crc32_tables() -> [[u32; 256]; 8] {
-    let mut t = [[0u32; 256]; 8];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 {
-                0xedb8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-            k += 1;
-        }
-        t[0][i] = c;
-        i += 1;
-    }
-    let mut k = 1;
-    while k < 8 {
-        let mut i = 0;
-        while i < 256 {
-            let prev = t[k - 1][i];
-            t[k][i] = (prev >> 8) ^ t[0][(prev & 0xff) as usize];
-            i += 1;
-        }
-        k += 1;
-    }
-    t
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,27 +371,6 @@ mod tests {
             has_user_turn: None,
             db_persisted: None,
             compactsim_id: id,
-        }
-    }
-
-    #[test]
-    fn crc32_is_the_zlib_one() {
-        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
-        assert_eq!(crc32(b""), 0);
-        assert_eq!(crc32_update(crc32(b"1234"), b"56789"), 0xcbf4_3926);
-        // Every length around the 8-byte steps, against the bytewise definition.
-        let bytes: Vec<u8> = (0..100u32).map(|i| (i * 37 + 11) as u8).collect();
-        for n in 0..bytes.len() {
-            let bytewise = !bytes[..n].iter().fold(!0u32, |crc, &b| {
-                (0..8).fold(crc ^ u32::from(b), |c, _| {
-                    if c & 1 != 0 {
-                        0xedb8_8320 ^ (c >> 1)
-                    } else {
-                        c >> 1
-                    }
-                })
-            });
-            assert_eq!(crc32(&bytes[..n]), bytewise, "{n} bytes");
         }
     }
 
@@ -420,23 +421,100 @@ mod tests {
         let edits: Vec<Edit> =
             serde_json::from_value(serde_json::to_value(Held::edit_refs(&sources, &held)).unwrap())
                 .unwrap();
-        let decoded = base.decode(edits, &held.digest()).unwrap();
-        assert_eq!(decoded.rows, next);
+        let decoded = base.clone().decode(edits, &held.digest()).unwrap();
+        assert_eq!(*decoded.rows, next);
         assert_eq!(decoded, held);
+    }
+
+    /// The hand-written pass line is serde_json's, byte for byte: rows with escapes,
+    /// copies, a trigger and force, and a config.
+    #[test]
+    fn a_pass_line_is_the_one_serde_json_writes() {
+        let base = Held::new(vec![row(Some(0), "s"), row(Some(1), "u\n\"q\"")]);
+        let mut call = row(Some(5), "");
+        call.content = None;
+        call.tool_calls = vec![super::super::wire::ChatToolCall {
+            id: "c\"1".into(),
+            kind: "function".into(),
+            function: super::super::wire::ChatFunction {
+                name: "terminal".into(),
+                arguments: "{\"cmd\":\"ls\\n\"}".into(),
+            },
+        }];
+        call.micro_compact_marker = Some(false);
+        call.compressed_summary = Some(true);
+        call.tool_call_id = Some("t\u{1}".into());
+        let next = vec![
+            row(Some(0), "s"),
+            row(Some(1), "u\n\"q\""),
+            row(None, "new\ttext é \u{7f} 𝄞 ..............................."),
+            call,
+        ];
+        let config: BTreeMap<String, Value> =
+            serde_json::from_str(r#"{"a_tokens": 5, "b": [1, "x\n"], "c": {"d": null}}"#).unwrap();
+        let (sources, held) = base.encode(next);
+        for (trigger, force) in [(None, None), (Some(Trigger::Overflow), Some(true))] {
+            let wire = PassDelta {
+                kind: "batch_pass",
+                id: 12,
+                trigger,
+                force,
+                turn: 3,
+                edits: Held::edit_refs(&sources, &held),
+                digest: held.digest(),
+                context_window_tokens: 200_000,
+                now_ms: 987_654_321,
+                config: &config,
+            };
+            assert_eq!(wire.line().unwrap(), serde_json::to_string(&wire).unwrap());
+        }
     }
 
     #[test]
     fn a_copy_past_the_base_or_a_wrong_digest_is_refused() {
         let base = Held::new(vec![row(Some(0), "s")]);
-        let err = base.decode(vec![Edit::Copy(0, 2)], "0").unwrap_err();
+        let err = base
+            .clone()
+            .decode(vec![Edit::Copy(0, 2)], "0")
+            .unwrap_err();
         assert!(
             err.contains("copies rows 0..0+2 of a base of 1 rows"),
             "{err}"
         );
         let err = base
+            .clone()
             .decode(vec![Edit::Copy(0, 1)], "0000000000000000")
             .unwrap_err();
         assert!(err.contains("does not match"), "{err}");
-        assert!(base.decode(vec![Edit::Copy(0, 1)], &base.digest()).is_ok());
+        assert!(base
+            .clone()
+            .decode(vec![Edit::Copy(0, 1)], &base.digest())
+            .is_ok());
+    }
+
+    /// A base row copied twice is in the result twice (moved once, cloned once), from a
+    /// base held alone or shared.
+    #[test]
+    fn a_row_copied_twice_is_kept_twice() {
+        let base = Held::new(vec![row(Some(0), "s"), row(Some(1), "u")]);
+        let want = Held::new(vec![
+            row(Some(1), "u"),
+            row(Some(0), "s"),
+            row(Some(1), "u"),
+            row(None, "n"),
+            row(Some(0), "s"),
+        ]);
+        let edits = || {
+            vec![
+                Edit::Copy(1, 1),
+                Edit::Copy(0, 2),
+                Edit::Row(row(None, "n")),
+                Edit::Copy(0, 1),
+            ]
+        };
+        let shared = base.clone();
+        assert_eq!(base.clone().decode(edits(), &want.digest()).unwrap(), want);
+        assert_eq!(base.decode(edits(), &want.digest()).unwrap(), want);
+        assert_eq!(shared.rows.len(), 2);
     }
 }

@@ -170,7 +170,8 @@ pub trait SummaryService {
 /// What the adapter replied to a request.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Reply {
-    pub transcript: Option<Vec<ChatMessage>>,
+    /// Shared with the transcript the session keeps for protocol 2 (not copied).
+    pub transcript: Option<std::sync::Arc<Vec<ChatMessage>>>,
     pub value: Option<Value>,
     pub labels: BTreeMap<String, Value>,
     /// How many `summarize` calls the harness answered during the request.
@@ -536,7 +537,7 @@ impl Session {
         transcript: Option<Vec<ChatMessage>>,
         edits: Option<Vec<super::delta::Edit>>,
         digest: Option<String>,
-    ) -> Result<Option<Vec<ChatMessage>>, FailureKind> {
+    ) -> Result<Option<std::sync::Arc<Vec<ChatMessage>>>, FailureKind> {
         let pass = matches!(
             msg,
             HarnessMsg::MicroPass { .. } | HarnessMsg::BatchPass { .. }

@@ -93,7 +93,7 @@ impl SummaryService for Served<'_> {
                     _ => {
                         self.answered += 1;
                         SummaryAnswer::Ok {
-                            text: text.to_string(),
+                            text: String::from(&*text),
                             finish_reason: "stop".into(),
                         }
                     }

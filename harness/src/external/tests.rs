@@ -544,3 +544,32 @@ fn a_scaffold_text_glued_by_one_newline_is_read_at_the_written_length() {
         assert_eq!(book.to_chat(&back)[5].content.as_deref(), Some(&*text));
     }
 }
+
+/// The previous summary is found by its whole text, its head looked for first: a prompt
+/// holding only the head (cut inside a character here) does not name it, one holding the
+/// whole text (leading and trailing whitespace aside) does.
+#[test]
+fn a_served_text_is_the_previous_summary_only_when_the_prompt_holds_all_of_it() {
+    let mut book = TextBook::default();
+    let text = format!("  {}é{} ", "h".repeat(47), "t".repeat(30));
+    let seed = 77;
+    book.know_text(seed, &text);
+    let seg = Segment {
+        kind: ContentKind::Summary,
+        chars: text.len() as u32,
+        seed,
+        origin: MsgId(1),
+        facts: Vec::new(),
+    };
+    let summary = RollingSummary {
+        facts: vec![FactId(4)],
+        tokens: 9,
+    };
+    book.register_served(&seg, &summary);
+    let trimmed = text.trim();
+    let whole = format!("prompt: {trimmed} end");
+    assert_eq!(book.previous_summary(&whole), Some(summary));
+    let head_only = format!("prompt: {} end", &trimmed[..60]);
+    assert_eq!(book.previous_summary(&head_only), None);
+    assert_eq!(book.previous_summary("short"), None);
+}
