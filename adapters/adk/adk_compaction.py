@@ -211,6 +211,18 @@ class Adapter:
         raise ValueError("unknown hook " + req["hook"])
 
 
+def policies(config):
+    """What ADK follows of the declarable policies (adapters/PROTOCOL.md, Policies): no
+    protected head, and a failed summary leaves the history as it is (no cooldown, no
+    fallback summary). The sliding window keeps a chain of summaries: each compaction
+    appends one for a window that overlaps the previous by `overlap_size` invocations,
+    and the prompt assembly keeps every summary no other contains ("Partially overlapping
+    summaries must both survive", `_process_compaction_events`,
+    flows/llm_flows/context/_compaction.py lines 68-130, line 95), each materialized at
+    its window's end timestamp, so oldest first."""
+    return {"summary_chain": {}} if config == "sliding" else {}
+
+
 def main():
     config = (sys.argv[1] if len(sys.argv) > 1
               else os.environ.get("COMPACTSIM_ADK_CONFIG", "token"))
@@ -220,9 +232,7 @@ def main():
     a = Adapter(config)
     serve("google-adk event compaction (%s)" % config, version("google-adk"),
           {"micro_pass": False, "batch_pass": True, "hooks": ["usage"],
-           # It follows none of the declarable policies: no protected head, a failed
-           # summary leaves the history as it is (no cooldown, no fallback summary).
-           "policies": {}},
+           "policies": policies(config)},
           {"batch_pass": a.run_pass, "restart": a.restart, "hook": a.hook})
 
 
