@@ -14,7 +14,7 @@ import json
 import sys
 
 PANELS = (
-    ("occupancy_pct", "context occupancy (% of the window)"),
+    ("occupancy_pct", "context occupancy (% of the batch trigger)"),
     ("facts_retained_pct", "facts retained (%)"),
     ("cost_usd_total", "cumulative provider cost (USD)"),
     ("stall_s", "compaction wait per turn (s)"),
