@@ -60,6 +60,8 @@ TOKEN_THRESHOLD_FRACTION = 0.8
 EVENT_RETENTION_SIZE = 5
 COMPACTION_INTERVAL = 3
 OVERLAP_SIZE = 1
+# One event loop for the child's life (a loop per call costs more than a small pass).
+LOOP = asyncio.new_event_loop()
 # A compaction event gets the next tick of the case's clock (ADK stamps wall time).
 _WALL_CLOCK_MIN_S = 1_000_000.0
 
@@ -87,11 +89,16 @@ class Case:
         self.app = App(name=APP, root_agent=self.agent,
                        events_compaction_config=compaction_config(config, window))
         self.service = InMemorySessionService()
-        self.session = asyncio.run(self.service.create_session(
+        self.session = LOOP.run_until_complete(self.service.create_session(
             app_name=APP, user_id="compactsim", session_id="case"))
         self.builder = translate.Events(AGENT)
         self.returned, self.owners = [], []
         self.usage = usage
+        # The model event of each harness row id (a later usage reading lands on it) and
+        # the owner of each part, both kept as events are appended (a session only grows).
+        self.model_events = {}
+        self.rows = translate.Rows([])
+        self.indexed = 0
 
     def extends(self, rows):
         """Whether `rows` are the returned transcript plus new rows; adopts the ids and
@@ -110,14 +117,16 @@ class Case:
     def append(self, rows):
         async def go():
             for row in rows:
-                await self.service.append_event(
-                    self.session, self.builder.event(row, self.usage.of(row)))
-        asyncio.run(go())
+                event = self.builder.event(row, self.usage.of(row))
+                await self.service.append_event(self.session, event)
+                if event.author == AGENT and "_compactsim_id" in row:
+                    self.model_events[row["_compactsim_id"]] = event
+        LOOP.run_until_complete(go())
         # A reading for a row appended by an earlier pass.
-        for event in self.session.events:
-            meta = (event.custom_metadata or {}).get(translate.META) or {}
-            if event.author == AGENT and "_compactsim_id" in meta:
-                translate.set_usage(event, self.usage.of(meta))
+        if self.usage.attached is not None:
+            event = self.model_events.get(self.usage.attached)
+            if event is not None:
+                translate.set_usage(event, self.usage.by_id[self.usage.attached])
 
     async def compact(self):
         if self.config == "sliding":
@@ -135,7 +144,9 @@ class Case:
 
     def view(self):
         contents = _contents._get_contents(None, self.session.events, AGENT)
-        rows, owners = translate.Rows(self.session.events).rows_owned(contents)
+        self.rows.add(self.session.events[self.indexed:])
+        self.indexed = len(self.session.events)
+        rows, owners = self.rows.rows_owned(contents)
         self.returned, self.owners = [canonical_row(r) for r in rows], owners
         return rows
 
@@ -178,13 +189,13 @@ class Adapter:
                 chunks = invocations(new)
                 for chunk in chunks[:-1]:
                     self.case.append(chunk)
-                    asyncio.run(self.case.compact())
+                    LOOP.run_until_complete(self.case.compact())
                 self.case.append(chunks[-1])
             else:
                 # The request processor compacts before the model call, in-flight
                 # invocation included.
                 self.case.append(new)
-                asyncio.run(self.case.compact())
+                LOOP.run_until_complete(self.case.compact())
         finally:
             harness_llm.CURRENT["summarize"] = None
         return {"transcript": rows[:head] + self.case.view()}
@@ -200,6 +211,18 @@ class Adapter:
         raise ValueError("unknown hook " + req["hook"])
 
 
+def policies(config):
+    """What ADK follows of the declarable policies (adapters/PROTOCOL.md, Policies): no
+    protected head, and a failed summary leaves the history as it is (no cooldown, no
+    fallback summary). The sliding window keeps a chain of summaries: each compaction
+    appends one for a window that overlaps the previous by `overlap_size` invocations,
+    and the prompt assembly keeps every summary no other contains ("Partially overlapping
+    summaries must both survive", `_process_compaction_events`,
+    flows/llm_flows/context/_compaction.py lines 68-130, line 95), each materialized at
+    its window's end timestamp, so oldest first."""
+    return {"summary_chain": {}} if config == "sliding" else {}
+
+
 def main():
     config = (sys.argv[1] if len(sys.argv) > 1
               else os.environ.get("COMPACTSIM_ADK_CONFIG", "token"))
@@ -209,9 +232,7 @@ def main():
     a = Adapter(config)
     serve("google-adk event compaction (%s)" % config, version("google-adk"),
           {"micro_pass": False, "batch_pass": True, "hooks": ["usage"],
-           # It follows none of the declarable policies: no protected head, a failed
-           # summary leaves the history as it is (no cooldown, no fallback summary).
-           "policies": {}},
+           "policies": policies(config)},
           {"batch_pass": a.run_pass, "restart": a.restart, "hook": a.hook})
 
 

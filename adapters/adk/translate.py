@@ -120,6 +120,10 @@ class Rows:
 
     def __init__(self, events):
         self.owner = {}
+        self.add(events)
+
+    def add(self, events):
+        """Names the parts of `events` (appended after those already named)."""
         for e in events:
             content = e.content
             if e.actions and e.actions.compaction and e.actions.compaction.compacted_content:

@@ -14,6 +14,8 @@ class Usage:
     def __init__(self):
         self.pending = None
         self.by_id = {}
+        # The row id the last `attach` gave a reading to (None: none).
+        self.attached = None
 
     def restart(self):
         self.__init__()
@@ -26,6 +28,7 @@ class Usage:
     def attach(self, rows):
         """Gives the pending reading to the newest assistant row of `rows` (a pass's
         transcript) that has none yet."""
+        self.attached = None
         if self.pending is None:
             return
         for row in reversed(rows):
@@ -33,6 +36,7 @@ class Usage:
                 rid = row.get("_compactsim_id")
                 if rid is not None and rid not in self.by_id:
                     self.by_id[rid] = self.pending
+                    self.attached = rid
                 break
         self.pending = None
 

@@ -11,6 +11,7 @@ is the release's own, never patched.
 
 import os
 
+import fallback_text
 import mutants
 import offline
 from protocol import HERMES_POLICIES, serve
@@ -18,23 +19,23 @@ from release import Release
 
 
 def load():
-    """The installed release, with its modules patched offline (call before any pass)."""
+    """The installed release, with its modules patched offline and its static fallback
+    text read (call before any pass and before any mutant)."""
     r = Release()
     offline.patch(*r.modules())
+    probe = r.cc.ContextCompressor(**r.constructor_kwargs(dict(
+        model="compactsim-fake-model", quiet_mode=True, config_context_length=128_000)))
+    r.fallback_text = fallback_text.of(r, probe)
     return r
 
-# `static_fallback`'s declared text (PROTOCOL.md, "Policies"): the head of the text
-# `ContextCompressor._build_static_fallback_summary` writes, the same in both pinned
-# releases (agent/context_compressor.py: 0.19.0 lines 2064-2068, iot 0.22.2.post1 lines
-# 3629-3633): the summary prefix and any tail text merged before it, the task heading,
-# the latest ask, and the "## Goal" sentence. The rest (the previous-summary note, the
-# lists of dropped turns, files and blockers, cut at 8,000 characters) is a hole.
-FALLBACK_TEXT = (
-    "{prefix}\n## Historical Task Snapshot\n{active_task}\n\n## Goal\n"
-    "Recovered from a deterministic fallback because the LLM context summarizer was "
-    "unavailable. Continue from the protected recent messages after this summary and use "
-    "current file/system state for exact details.{rest}")
-POLICIES = dict(HERMES_POLICIES, static_fallback={"text": FALLBACK_TEXT})
+
+def policies(release):
+    """Every Hermes policy; `static_fallback` with the release's own fallback text
+    (fallback_text.py; for 0.19.0 and iot 0.22.2.post1: the summary prefix and any tail
+    text merged before it, the task heading, the latest ask and the "## Goal" sentence,
+    agent/context_compressor.py 0.19.0 lines 2064-2068, iot 0.22.2.post1 lines
+    3629-3633, then a hole for the rest)."""
+    return dict(HERMES_POLICIES, static_fallback={"text": release.fallback_text})
 
 
 class Driver:
@@ -164,7 +165,7 @@ class Driver:
         serve(f"{self.release.dist} {what}", self.release.version,
               {"micro_pass": self.micro, "batch_pass": True,
                "hooks": ["cooling_down", "fallback_streak"],
-               "policies": POLICIES,
+               "policies": policies(self.release),
                # compactsim's efficacy invariant: Hermes compacts at or below the window,
                # by its batch passes (micro-compaction folds one exchange per turn).
                "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"]},

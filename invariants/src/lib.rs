@@ -192,7 +192,11 @@ type Build = fn(OracleConfig) -> Box<dyn Invariant>;
 /// ones come before the general ones (a window dropped with no summary also leaves an
 /// API-invalid list: summary-failure-safe names it).
 const REGISTRY: &[(InvariantInfo, Build)] = &[
-    (one_marker_max::INFO, |_| Box::new(OneMarkerMax)),
+    (one_marker_max::INFO, |c| {
+        Box::new(OneMarkerMax {
+            chain: c.policies.summary_chain,
+        })
+    }),
     (count_non_growing::INFO, |_| {
         Box::<CountNonGrowing>::default()
     }),

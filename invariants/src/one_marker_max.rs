@@ -6,8 +6,16 @@ use compactsim_model::{Transition, Witness};
 /// of every transition; one that provably changed nothing (same list) is skipped, its
 /// list having been checked as the previous transition's `after`; so is one that only
 /// appended rows none of which is a summary.
+///
+/// Under the `summary_chain` policy (a compactor that keeps a summary per compaction,
+/// Google ADK's sliding window) the batch rule is the chain's: any number of live batch
+/// summaries, standing in the order they were written, the order of the ids the harness
+/// gave them as they appeared (a summary placed before an older one fires).
 #[derive(Clone, Debug, Default)]
-pub struct OneMarkerMax;
+pub struct OneMarkerMax {
+    /// `summary_chain` declared.
+    pub chain: bool,
+}
 
 pub const INFO: InvariantInfo = InvariantInfo {
     id: "one-marker-max",
@@ -34,6 +42,9 @@ impl Invariant for OneMarkerMax {
         let batch: Vec<usize> = (0..t.after.len())
             .filter(|&i| t.after[i].is_batch_summary())
             .collect();
+        if self.chain && micro.len() <= 1 {
+            return chain_out_of_order(t, &batch);
+        }
         if micro.len() <= 1 && batch.len() <= 1 {
             return None;
         }
@@ -50,10 +61,32 @@ impl Invariant for OneMarkerMax {
     }
 }
 
+/// The `summary_chain` rule: the live batch summaries (`batch`, row indices of `t.after`)
+/// stand in the order the harness numbered them; the witness is the first pair out of
+/// order.
+fn chain_out_of_order(t: &Transition<'_>, batch: &[usize]) -> Option<Witness> {
+    let (&older, &newer) = batch
+        .windows(2)
+        .map(|w| (&w[0], &w[1]))
+        .find(|(&a, &b)| t.after[a].id > t.after[b].id)?;
+    Some(
+        Witness::default()
+            .fact(format!(
+                "summary chain out of order after {}: {} live batch summaries, a newer one \
+                 stands before an older one",
+                t.event.describe(),
+                batch.len()
+            ))
+            .row(older, &t.after[older], "newer summary, placed first")
+            .row(newer, &t.after[newer], "older summary, placed after it"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testkit::*;
+    use compactsim_model::Message;
 
     #[test]
     fn fires_on_two_micro_markers() {
@@ -64,7 +97,7 @@ mod tests {
             user(3),
             micro_marker(4, &[1, 2]),
         ];
-        let w = OneMarkerMax.observe(&transition(&micro_pass_event(1), &before, &after));
+        let w = OneMarkerMax::default().observe(&transition(&micro_pass_event(1), &before, &after));
         let w = readable(w.expect("two micro markers must fire"));
         assert_eq!(w.rows.len(), 2);
     }
@@ -77,8 +110,43 @@ mod tests {
             micro_marker(2, &[2]),
             user(3),
         ];
-        assert!(OneMarkerMax
+        assert!(OneMarkerMax::default()
             .observe(&transition(&micro_pass_event(1), &after, &after))
             .is_none());
+    }
+
+    fn chain_pass(before: &[Message], after: &[Message], chain: bool) -> Option<Witness> {
+        let event = batch_event(3, compactsim_model::BatchTrigger::PostResponse, true);
+        OneMarkerMax { chain }.observe(&transition(&event, before, after))
+    }
+
+    #[test]
+    fn a_chain_of_summaries_fires_without_the_policy_and_is_quiet_with_it() {
+        let before = vec![user(0), reply(1), user(2), reply(3), user(4)];
+        let after = vec![batch_summary(5, &[1]), batch_summary(6, &[3]), user(4)];
+        let w = chain_pass(&before, &after, false).expect("two batch summaries, no chain");
+        assert_eq!(readable(w).rows.len(), 2);
+        assert!(chain_pass(&before, &after, true).is_none());
+    }
+
+    #[test]
+    fn a_chain_out_of_order_fires_under_the_policy() {
+        let before = vec![batch_summary(5, &[1]), user(2), reply(3), user(4)];
+        let after = vec![batch_summary(6, &[3]), batch_summary(5, &[1]), user(4)];
+        let w = readable(chain_pass(&before, &after, true).expect("newer before older"));
+        assert_eq!(witness_ids(&w), vec![6, 5]);
+        assert!(w.facts[0].contains("out of order"), "{:?}", w.facts);
+    }
+
+    #[test]
+    fn the_chain_keeps_the_one_micro_marker_rule() {
+        let before = vec![user(0), reply(1)];
+        let after = vec![
+            micro_marker(2, &[1]),
+            batch_summary(5, &[1]),
+            micro_marker(4, &[1]),
+            user(3),
+        ];
+        assert!(chain_pass(&before, &after, true).is_some());
     }
 }

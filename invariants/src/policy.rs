@@ -42,6 +42,9 @@ pub const STATIC_FALLBACK: &str = "static_fallback";
 /// `tool_output_prune`: a batch pass rewrites old tool outputs (and long tool-call
 /// arguments) to shorter descriptions before it summarizes.
 pub const TOOL_OUTPUT_PRUNE: &str = "tool_output_prune";
+/// `summary_chain`: batch compactions keep a chain of summaries (each of a window that
+/// may overlap the previous one) instead of one rolling summary, oldest first.
+pub const SUMMARY_CHAIN: &str = "summary_chain";
 
 /// How many head rows `protect_first_n` protects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +81,7 @@ pub struct Policies {
     /// declaration is leaked once per adapter hello.
     pub static_fallback_text: Option<&'static str>,
     pub tool_output_prune: bool,
+    pub summary_chain: bool,
 }
 
 impl Default for Policies {
@@ -97,12 +101,13 @@ impl Policies {
         static_fallback: false,
         static_fallback_text: None,
         tool_output_prune: false,
+        summary_chain: false,
     };
 
     /// Every policy as Hermes follows it (the Rust reference model, the Hermes adapters,
     /// the reference Python adapter): the configured head, the newest reply verbatim,
     /// 60 s after a failed summary (30 s after a dropped connection), micro passes
-    /// absorbing one exchange at a time.
+    /// absorbing one exchange at a time; one rolling summary (no `summary_chain`).
     pub const HERMES: Policies = Policies {
         protect_first_n: Some(HeadPolicy::Config),
         newest_reply_verbatim: true,
@@ -114,6 +119,7 @@ impl Policies {
         static_fallback: true,
         static_fallback_text: None,
         tool_output_prune: true,
+        summary_chain: false,
     };
 
     /// Whether policy `name` is declared.
@@ -125,6 +131,7 @@ impl Policies {
             ABSORB_EXCHANGES => self.absorb_exchanges,
             STATIC_FALLBACK => self.static_fallback,
             TOOL_OUTPUT_PRUNE => self.tool_output_prune,
+            SUMMARY_CHAIN => self.summary_chain,
             _ => false,
         }
     }
@@ -180,6 +187,9 @@ impl Policies {
         }
         if self.tool_output_prune {
             out.push((TOOL_OUTPUT_PRUNE, "{}".to_string()));
+        }
+        if self.summary_chain {
+            out.push((SUMMARY_CHAIN, "{}".to_string()));
         }
         out
     }
@@ -280,6 +290,15 @@ pub const POLICIES: &[PolicyInfo] = &[
             ),
         ],
     },
+    PolicyInfo {
+        name: SUMMARY_CHAIN,
+        params: "{}",
+        rules: &[(
+            "one-marker-max",
+            "several batch summaries may be live, standing in the order they were written \
+             (oldest first, as the harness numbered them); still at most one micro marker",
+        )],
+    },
 ];
 
 /// The policy rules inside universal invariant `id` (policy name, rule).
@@ -297,12 +316,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hermes_declares_every_policy_and_none_declares_nothing() {
+    fn hermes_declares_every_policy_but_the_chain_and_none_declares_nothing() {
         for p in POLICIES {
-            assert!(Policies::HERMES.declares(p.name), "{}", p.name);
+            let chain = p.name == SUMMARY_CHAIN;
+            assert_eq!(Policies::HERMES.declares(p.name), !chain, "{}", p.name);
             assert!(!Policies::NONE.declares(p.name), "{}", p.name);
         }
-        assert_eq!(Policies::HERMES.declared().len(), POLICIES.len());
+        assert_eq!(Policies::HERMES.declared().len(), POLICIES.len() - 1);
+        let chain = Policies {
+            summary_chain: true,
+            ..Policies::NONE
+        };
+        assert_eq!(chain.describe(), "summary_chain {}");
         assert_eq!(Policies::NONE.describe(), "none");
         assert!(!Policies::HERMES.declares("no_such"));
     }

@@ -5,7 +5,7 @@
 
 use compactsim_invariants::policy::{
     ABSORB_EXCHANGES, FAILURE_COOLDOWN, NEWEST_REPLY_VERBATIM, PROTECT_FIRST_N, STATIC_FALLBACK,
-    TOOL_OUTPUT_PRUNE,
+    SUMMARY_CHAIN, TOOL_OUTPUT_PRUNE,
 };
 use compactsim_invariants::{FailureCooldown, HeadPolicy, Policies, POLICIES};
 use serde_json::{Map, Value};
@@ -63,6 +63,10 @@ pub fn parse(declared: &BTreeMap<String, Value>) -> Result<Policies, String> {
             TOOL_OUTPUT_PRUNE => {
                 only(name, params, &[])?;
                 p.tool_output_prune = true;
+            }
+            SUMMARY_CHAIN => {
+                only(name, params, &[])?;
+                p.summary_chain = true;
             }
             other => {
                 let known: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
@@ -180,6 +184,15 @@ mod tests {
             })
         );
         assert!(!p.newest_reply_verbatim && !p.absorb_exchanges);
+    }
+
+    #[test]
+    fn the_summary_chain_is_read_and_takes_no_parameters() {
+        let p = of(json!({"summary_chain": {}})).unwrap();
+        assert!(p.summary_chain && p.declares("summary_chain"));
+        assert_eq!(p.describe(), "summary_chain {}");
+        let err = of(json!({"summary_chain": {"live_max": 3}})).unwrap_err();
+        assert!(err.contains("takes no parameters"), "{err}");
     }
 
     #[test]
