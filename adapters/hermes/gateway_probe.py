@@ -1,0 +1,94 @@
+"""The rotation-crash probe on the real path (FINDINGS.md, gateway part): a gateway turn's
+compaction rotates the session (`compress_context`: the old session ended "compression",
+the child created and filled), then the process dies before `gateway/run.py`'s
+session-split sync (`entry.session_id = agent_session_id; session_store._save()`,
+`_record_gateway_session_peer`). A new process opens the same HERMES_HOME, as a gateway
+start does, and routes the chat's next message (`get_or_create_session`).
+
+  target/hermes-venvs/<venv>/bin/python adapters/hermes/gateway_probe.py
+
+Prints the rows of state.db and sessions.json before the crash and after the restart.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def summarize(messages, max_tokens):
+    return ("The user asked about items 0-7; the assistant answered each.", "stop")
+
+
+def phase_crash():
+    import offline
+    import gateway_real as g
+    from release import Release
+
+    r = Release()
+    offline.patch(*r.modules())
+    g.patch_store_modules()
+    offline.CURRENT["now_ms"] = 1_000
+    store = g.open_store()
+    src = g.source()
+    entry = store.get_or_create_session(src)
+    parent = entry.session_id
+    for i in range(8):
+        offline.CURRENT["now_ms"] += 1_000
+        store.append_to_transcript(parent, {"role": "user", "content": f"question {i} " * 300})
+        store.append_to_transcript(parent, {"role": "assistant", "content": f"answer {i} " * 300})
+    history = store.load_transcript(parent)
+    messages = history + [{"role": "user", "content": "question 8"}]
+    c = r.cc.ContextCompressor(**r.constructor_kwargs(dict(
+        model="compactsim-fake-model", protect_first_n=1, protect_last_n=2, quiet_mode=True,
+        config_context_length=16_000)))
+    a = g.agent(parent, store._db, c, entry.session_key)
+    # The turn's early persist (run_conversation): the user row flushed, the loaded
+    # history stamped as already stored.
+    a._flush_messages_to_session_db(messages, conversation_history=history)
+    offline.CURRENT["summarize"] = summarize
+    compressed, _ = g.compress(a, messages, force=True)
+    print(json.dumps({"release": r.describe(), "route_key": entry.session_key,
+                      "parent": parent, "child": a.session_id,
+                      "live_rows_after_compaction": len(compressed),
+                      "compression_tip(parent)": store._db.get_compression_tip(parent),
+                      "before_restart": g.dump()}, indent=1))
+    sys.stdout.flush()
+    os._exit(9)  # the crash: before the session-split sync's _save()
+
+
+def phase_restart():
+    import offline
+    import gateway_real as g
+    from release import Release
+
+    r = Release()
+    offline.patch(*r.modules())
+    g.patch_store_modules()
+    offline.CURRENT["now_ms"] = 60_000
+    store = g.open_store()
+    entry = store.get_or_create_session(g.source())
+    print(json.dumps({"after_restart": {
+        "routed_session": entry.session_id,
+        "routed_history_rows": len(store.load_transcript(entry.session_id)),
+        **g.dump()}}, indent=1))
+
+
+def main():
+    if len(sys.argv) > 1:
+        {"crash": phase_crash, "restart": phase_restart}[sys.argv[1]]()
+        return
+    scratch = tempfile.mkdtemp(prefix="compactsim-gateway-probe-")
+    env = dict(os.environ, COMPACTSIM_SCRATCH_DIR=scratch)
+    crashed = subprocess.run([sys.executable, __file__, "crash"], env=env)
+    print(f"(crash phase exit code {crashed.returncode})")
+    restarted = subprocess.run([sys.executable, __file__, "restart"], env=env)
+    sys.exit(restarted.returncode)
+
+
+if __name__ == "__main__":
+    main()
