@@ -6,6 +6,7 @@ session-split sync (`entry.session_id = agent_session_id; session_store._save()`
 start does, and routes the chat's next message (`get_or_create_session`).
 
   target/hermes-venvs/<venv>/bin/python adapters/hermes/gateway_probe.py
+  target/hermes-venvs/<venv>/bin/python adapters/hermes/gateway_probe.py failed
 
 Prints the rows of state.db and sessions.json before the crash and after the restart.
 """
@@ -61,6 +62,42 @@ def phase_crash():
     os._exit(9)  # the crash: before the session-split sync's _save()
 
 
+def phase_failed():
+    """Seed 002 on the real store: a turn that fails on a context overflow. The agent's
+    crash-resilience flush stores the user row before the first LLM call; the gateway's
+    overflow rule skips only its own writes. Then the next message loads the session."""
+    import offline
+    import gateway_real as g
+    from release import Release
+
+    r = Release()
+    offline.patch(*r.modules())
+    g.patch_store_modules()
+    offline.CURRENT["now_ms"] = 1_000
+    store = g.open_store()
+    entry = store.get_or_create_session(g.source())
+    sid = entry.session_id
+    store.append_to_transcript(sid, {"role": "user", "content": "question 0"})
+    store.append_to_transcript(sid, {"role": "assistant", "content": "answer 0"})
+    history = store.load_transcript(sid)
+    c = r.cc.ContextCompressor(**r.constructor_kwargs(dict(
+        model="compactsim-fake-model", quiet_mode=True, config_context_length=16_000)))
+    a = g.agent(sid, store._db, c, entry.session_key)
+    failed = history + [{"role": "user", "content": "the failing question"}]
+    a._persist_session(failed, history)  # the turn start's persist (turn_context.py)
+    # ... the provider answers 400 context length exceeded; the gateway writes nothing.
+    before = g.dump()
+    offline.CURRENT["now_ms"] = 60_000
+    store2 = g.open_store()
+    again = store2.get_or_create_session(g.source())
+    loaded = store2.load_transcript(again.session_id)
+    print(json.dumps({"release": r.describe(), "session": sid,
+                      "after_failed_turn": before,
+                      "next_message_loads": {"session": again.session_id,
+                                             "rows": [(m["role"], m["content"]) for m in loaded]}},
+                     indent=1))
+
+
 def phase_restart():
     import offline
     import gateway_real as g
@@ -79,9 +116,13 @@ def phase_restart():
 
 
 def main():
-    if len(sys.argv) > 1:
+    if len(sys.argv) > 1 and sys.argv[1] != "failed":
         {"crash": phase_crash, "restart": phase_restart}[sys.argv[1]]()
         return
+    if len(sys.argv) > 1:
+        scratch = tempfile.mkdtemp(prefix="compactsim-gateway-probe-")
+        env = dict(os.environ, COMPACTSIM_SCRATCH_DIR=scratch)
+        sys.exit(subprocess.run([sys.executable, __file__, "failed-run"], env=env).returncode)
     scratch = tempfile.mkdtemp(prefix="compactsim-gateway-probe-")
     env = dict(os.environ, COMPACTSIM_SCRATCH_DIR=scratch)
     crashed = subprocess.run([sys.executable, __file__, "crash"], env=env)
@@ -91,4 +132,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["failed-run"]:
+        phase_failed()
+    else:
+        main()

@@ -123,12 +123,12 @@ class Store:
         return None
 
     def op_retract(self, req):
-        # The release's soft delete (`rewind_to_message`): the row and every active
-        # row after it leave the active set, still stored.
-        sid = req["session"]
-        msg = self._last_active_msg(sid, req["from"])
-        if msg is not None:
-            self.db.rewind_to_message(sid, msg)
+        # Neither release supersedes a failed or crashed turn's rows: the agent's
+        # crash-resilience flush wrote the user row before the first LLM call (0.19.0
+        # agent/turn_context.py:860-869, iot agent/turn_context.py:1026), and the
+        # gateway's "do not persist" rule for a context-overflow failure only skips its
+        # own transcript writes (0.19.0 gateway/run.py:13228-13233 and 13328-13329, iot
+        # gateway/run_turn.py:1846-1847). Nothing to write: the store keeps the rows.
         return None
 
     def op_reset(self, req):
@@ -255,15 +255,6 @@ class Store:
         cids = self._cids()
         return [cids.get(m) for (m,) in self.db._conn.execute(
             "SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY id", (sid,))]
-
-    def _last_active_msg(self, sid, cid):
-        cids = self._cids()
-        found = None
-        for (m,) in self.db._conn.execute(
-                "SELECT id FROM messages WHERE session_id = ? AND active = 1 ORDER BY id", (sid,)):
-            if cids.get(m) == cid:
-                found = m
-        return found
 
     def _load_counters(self):
         got = dict(self.side.execute("SELECT k, v FROM meta"))
