@@ -25,7 +25,9 @@ def summarize(messages, max_tokens):
     return ("The user asked about items 0-7; the assistant answered each.", "stop")
 
 
-def phase_crash():
+def _start(now_ms):
+    """A gateway process start: the release patched offline, the store modules on the
+    virtual clock, the real SessionStore opened on this HERMES_HOME."""
     import offline
     import gateway_real as g
     from release import Release
@@ -33,8 +35,12 @@ def phase_crash():
     r = Release()
     offline.patch(*r.modules())
     g.patch_store_modules()
-    offline.CURRENT["now_ms"] = 1_000
-    store = g.open_store()
+    offline.CURRENT["now_ms"] = now_ms
+    return r, g, offline, g.open_store()
+
+
+def phase_crash():
+    r, g, offline, store = _start(1_000)
     src = g.source()
     entry = store.get_or_create_session(src)
     parent = entry.session_id
@@ -66,15 +72,7 @@ def phase_failed():
     """Seed 002 on the real store: a turn that fails on a context overflow. The agent's
     crash-resilience flush stores the user row before the first LLM call; the gateway's
     overflow rule skips only its own writes. Then the next message loads the session."""
-    import offline
-    import gateway_real as g
-    from release import Release
-
-    r = Release()
-    offline.patch(*r.modules())
-    g.patch_store_modules()
-    offline.CURRENT["now_ms"] = 1_000
-    store = g.open_store()
+    r, g, offline, store = _start(1_000)
     entry = store.get_or_create_session(g.source())
     sid = entry.session_id
     store.append_to_transcript(sid, {"role": "user", "content": "question 0"})
@@ -99,15 +97,7 @@ def phase_failed():
 
 
 def phase_restart():
-    import offline
-    import gateway_real as g
-    from release import Release
-
-    r = Release()
-    offline.patch(*r.modules())
-    g.patch_store_modules()
-    offline.CURRENT["now_ms"] = 60_000
-    store = g.open_store()
+    _, g, _, store = _start(60_000)
     entry = store.get_or_create_session(g.source())
     print(json.dumps({"after_restart": {
         "routed_session": entry.session_id,
