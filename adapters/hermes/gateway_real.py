@@ -14,6 +14,8 @@ What is not real (the rest is the release's code, called, never copied):
   Its real methods run (`_flush_messages_to_session_db`, `_ensure_db_session`,
   `_repair_message_sequence`, ...) except `_build_system_prompt` (a fixed prompt),
   `commit_memory_session` (no memory provider), `_emit_status`/`_emit_warning` (silent);
+- iot: the tool-schema refresh at the compaction boundary is skipped (the agent keeps its
+  seeded prompt, `_retain_seeded_system_prompt`, as gateway hygiene's agent does);
 - `check_compression_model_feasibility` is skipped (`_compression_feasibility_checked`):
   it probes the auxiliary provider;
 - the gateway's inline rules of `gateway/run.py` (the session-split sync, the failed-turn
@@ -178,7 +180,11 @@ def _agent_class():
                      _last_flushed_db_idx=0, _flushed_db_message_ids=set(),
                      _gateway_session_key=session_key, log_prefix="", quiet_mode=True,
                      compression_in_place=False, tools=[], status_callback=None,
-                     event_callback=None, _parent_session_id=None)
+                     event_callback=None, _parent_session_id=None,
+                     # iot: keep the seeded prompt at the commit boundary, as gateway hygiene
+                     # and /compress do (conversation_compression.py:3118), which skips the
+                     # tool-schema refresh (12 s of tool probing; it writes only tool_names).
+                     _retain_seeded_system_prompt=True)
             from tools.todo_tool import TodoStore
             d["_todo_store"] = TodoStore()
 
