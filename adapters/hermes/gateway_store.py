@@ -272,14 +272,15 @@ class Store:
         cids = self._cids()
         conn = self.db._conn
         sessions = []
-        for sid, parent, ended in conn.execute(
-                "SELECT id, parent_session_id, end_reason IS NOT NULL FROM sessions ORDER BY rowid"):
+        for sid, parent, end_reason, ended in conn.execute(
+                "SELECT id, parent_session_id, end_reason, ended_at IS NOT NULL OR end_reason "
+                "IS NOT NULL FROM sessions ORDER BY rowid"):
             rows = [{"id": cids.get(m), "active": bool(a), "compacted": bool(c)}
                     for m, a, c in conn.execute(
                         "SELECT id, active, compacted FROM messages WHERE session_id = ? "
                         "ORDER BY id", (sid,))]
             sessions.append({"session": sid, "parent": parent, "ended": bool(ended),
-                             "rows": rows})
+                             "end_reason": end_reason, "rows": rows})
         routes = []
         mine = self._session_key()
         for skey, entry_json in sorted(self.db.load_gateway_routing_entries(
