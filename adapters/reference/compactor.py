@@ -158,10 +158,11 @@ def merge_user_neighbours(out, before):
     return merged
 
 
-def main(name="compactsim-reference-py", policies=None, config=None):
+def main(name="compactsim-reference-py", policies=None, config=None, store=None):
     """Serves until stdin closes. `policies`: the hello's `capabilities.policies`
     (default: what this adapter does, REFERENCE_POLICIES); `config`: a function rewriting each pass's `config`
-    (a fixture's changed behaviour; default: as sent)."""
+    (a fixture's changed behaviour; default: as sent); `store`: a handler of the
+    gateway store's requests (`gateway_store.py`), declared as `capabilities.store`."""
     policies = REFERENCE_POLICIES if policies is None else policies
 
     def configured(handler):
@@ -204,15 +205,19 @@ def main(name="compactsim-reference-py", policies=None, config=None):
         micro.cursor = 0
         return out
 
-    serve(name, "1.0.0",
-          {"micro_pass": True, "batch_pass": True,
-           "hooks": ["cooling_down", "fallback_streak", "usage"],
-           "policies": policies,
-           # Hermes's trigger (threshold x window, floored) is at or below the window;
-           # batch passes keep it, a micro pass folds one exchange and promises no size.
-           "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"]},
-          {"micro_pass": configured(micro.pass_), "batch_pass": configured(batch_pass),
-           "restart": restart, "hook": hook})
+    capabilities = {"micro_pass": True, "batch_pass": True,
+                    "hooks": ["cooling_down", "fallback_streak", "usage"],
+                    "policies": policies,
+                    # Hermes's trigger (threshold x window, floored) is at or below the
+                    # window; batch passes keep it, a micro pass folds one exchange and
+                    # promises no size.
+                    "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"]}
+    handlers = {"micro_pass": configured(micro.pass_), "batch_pass": configured(batch_pass),
+                "restart": restart, "hook": hook}
+    if store is not None:
+        capabilities["store"] = "gateway"
+        handlers["store"] = store
+    serve(name, "1.0.0", capabilities, handlers)
 
 
 if __name__ == "__main__":
