@@ -58,6 +58,9 @@ class Store:
         return {"value": value}
 
     def op_open(self, req):
+        """A child's first `open`, or the next case's directory on the same child: the
+        previous case's store is closed first."""
+        self._close()
         home = os.path.join(req["dir"], "hermes-home")
         os.makedirs(home, exist_ok=True)
         os.environ["HERMES_HOME"] = home
@@ -73,6 +76,13 @@ class Store:
             self.src.thread_id = TOPIC_THREAD_ID
         self.store = g.open_store()
         return None
+
+    def _close(self):
+        if self.store is not None and self.store._db is not None:
+            self.store._db.close()
+        if self.side is not None:
+            self.side.close()
+        self.store = self.side = None
 
     def op_create(self, req):
         if req.get("route", True):
