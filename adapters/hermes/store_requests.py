@@ -215,6 +215,17 @@ class Store:
         c = self.release.cc.ContextCompressor(**self.release.constructor_kwargs(dict(
             model="compactsim-fake-model", quiet_mode=True, config_context_length=1_000_000)))
         compacted = [_chat_row(r) for r in rows]
+        # The release's compressor tags its verbatim tail (`_compaction_tail`, iot: the
+        # carried originals are then superseded, not archived searchable); the rows come back
+        # from the harness untagged, so the tail it carried is tagged again: the longest
+        # suffix of `rows` that is the suffix of the session's active rows.
+        active = self._active_cids(sid)
+        k = 0
+        while (k < min(len(rows), len(active))
+               and rows[-1 - k].get("_compactsim_id") == active[-1 - k] is not None):
+            k += 1
+        for m in compacted[len(compacted) - k:]:
+            m["_compaction_tail"] = True
         c.compress = lambda _messages, **_kw: copy.deepcopy(compacted)
         agent = g.agent(sid, self.db, c, self._session_key())
         agent.compression_in_place = in_place
