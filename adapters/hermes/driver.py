@@ -157,9 +157,12 @@ class Driver:
             return {"value": int(getattr(c, "_fallback_compression_streak", 0) or 0) if c else 0}
         raise ValueError("unknown hook " + name)
 
-    def serve(self, what):
-        """Serves the protocol; the hello names the release (`<dist> <what>`, its version)."""
+    def serve(self, what, store=None):
+        """Serves the protocol; the hello names the release (`<dist> <what>`, its version).
+        `store`: a handler of the gateway store requests (capability `store: "gateway"`)."""
         handlers = {"batch_pass": self.batch_pass, "restart": self.restart, "hook": self.hook}
+        if store is not None:
+            handlers["store"] = store
         if self.micro:
             handlers["micro_pass"] = self.micro_pass
         serve(f"{self.release.dist} {what}", self.release.version,
@@ -168,7 +171,8 @@ class Driver:
                "policies": policies(self.release),
                # compactsim's efficacy invariant: Hermes compacts at or below the window,
                # by its batch passes (micro-compaction folds one exchange per turn).
-               "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"]},
+               "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"],
+               **({"store": "gateway"} if store is not None else {})},
               handlers)
 
 

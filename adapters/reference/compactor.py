@@ -205,15 +205,17 @@ class Reference:
         self.prompt_tokens = prompt_tokens
 
 
-def main(name="compactsim-reference-py", policies=None, config=None):
+def main(name="compactsim-reference-py", policies=None, config=None, store=None):
     """Serves until stdin closes. `policies`: the hello's `capabilities.policies`
     (default: what this adapter does, REFERENCE_POLICIES); `config`: a function rewriting
-    each pass's `config` (a fixture's changed behaviour; default: as sent)."""
+    each pass's `config` (a fixture's changed behaviour; default: as sent); `store`: a
+    handler of the gateway store's requests (`gateway_store.py`), declared as
+    `capabilities.store`."""
     sdk.run(Reference(config), name=name, version="1.0.0",
             policies=REFERENCE_POLICIES if policies is None else policies,
             # Hermes's trigger (threshold x window, floored) is at or below the window;
             # batch passes keep it, a micro pass folds one exchange and promises no size.
-            trigger={"window_percent": 100}, trigger_passes=["batch_pass"])
+            trigger={"window_percent": 100}, trigger_passes=["batch_pass"], store=store)
 
 
 if __name__ == "__main__":

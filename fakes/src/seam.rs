@@ -160,4 +160,11 @@ pub trait Compactor: Send {
         let _ = prompt_tokens;
         Ok(())
     }
+
+    /// The compactor as `Any`, for an engine that drives more of it than this seam
+    /// (the gateway's external store, adapters/PROTOCOL.md "Gateway store"). Default:
+    /// none.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }

@@ -174,7 +174,7 @@ def _answering_errors(fn):
 
 
 def run(compactor, name="compactsim-sdk-adapter", version="0.0.0", passes=None,
-        policies=None, trigger=None, trigger_passes=None):
+        policies=None, trigger=None, trigger_passes=None, store=None):
     """Serves `compactor` on stdin/stdout until the harness closes stdin.
 
     `compactor`: a function `(messages, ctx) -> messages` (serves `passes`, default
@@ -182,7 +182,9 @@ def run(compactor, name="compactsim-sdk-adapter", version="0.0.0", passes=None,
     passes; `passes` ignored), optional `restart()` and hook methods. `policies`: the
     hello's `capabilities.policies` (PROTOCOL.md, "Policies"; default none: judged by the
     universal invariants only). `trigger`, `trigger_passes`: the efficacy promise
-    (PROTOCOL.md, "Efficacy"; default the context window)."""
+    (PROTOCOL.md, "Efficacy"; default the context window). `store`: a handler
+    `(request, summarize) -> {"value": ...}` of the gateway store's requests (PROTOCOL.md,
+    "Gateway store"), declared as `capabilities.store`."""
     if callable(compactor) and not any(hasattr(compactor, k) for k in PASSES):
         served = tuple(passes or ("batch_pass",))
         unknown = [k for k in served if k not in PASSES]
@@ -200,5 +202,8 @@ def run(compactor, name="compactsim-sdk-adapter", version="0.0.0", passes=None,
             handlers["hook"] = _hook_handler(compactor)
     handlers["restart"] = _restart_handler(compactor)
     caps = capabilities_of(compactor, served, hooks, policies, trigger, trigger_passes)
+    if store is not None:
+        caps["store"] = "gateway"
+        handlers["store"] = store
     # Looked up at call time: a fixture may wrap `protocol.serve` (max_tokens.py).
     protocol.serve(name, version, caps, {k: _answering_errors(h) for k, h in handlers.items()})

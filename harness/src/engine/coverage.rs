@@ -127,6 +127,7 @@ impl Coverage {
                 || CAP_COUNTERS.contains(&counter)
                 || counter == FACTS_LOST_STATIC_FALLBACK
                 || crate::engine::gateway::GATEWAY_COUNTERS.contains(&counter)
+                || crate::engine::gateway::STORE_COUNTERS.contains(&counter)
                 || counter == super::work_budget::WORK_BUDGET_REACHED,
             "uncatalogued counter {counter}"
         );

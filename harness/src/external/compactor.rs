@@ -203,6 +203,7 @@ impl Pool {
             fallback_streak: 0,
             turn: 0,
             now_ms: 0,
+            store: Default::default(),
         })
     }
 }
@@ -210,7 +211,7 @@ impl Pool {
 pub use super::wire::{HOOK_COOLING_DOWN, HOOK_FALLBACK_STREAK, HOOK_USAGE};
 
 /// The summary service of a hook: a hook serves no summaries.
-struct NoSummaries;
+pub(in crate::external) struct NoSummaries;
 
 impl SummaryService for NoSummaries {
     fn answer(&mut self, _call: &SummarizeCall) -> SummaryAnswer {
@@ -223,7 +224,7 @@ impl SummaryService for NoSummaries {
 
 /// Sends the `restart` owed since a new case or a process restart, before any other
 /// request.
-fn restart_if_pending(
+pub(in crate::external) fn restart_if_pending(
     session: &mut Session,
     pending: &mut bool,
     summaries: &mut dyn SummaryService,
@@ -239,8 +240,8 @@ fn restart_if_pending(
 
 /// One case's external compactor.
 pub struct External {
-    pool: Arc<Pool>,
-    session: Option<Session>,
+    pub(in crate::external) pool: Arc<Pool>,
+    pub(in crate::external) session: Option<Session>,
     /// The case the engine named (records and stderr are kept under it).
     case: Option<CaseKey>,
     /// Where the child's stderr was when the case began.
@@ -249,13 +250,13 @@ pub struct External {
     /// The case's context window (0: not declared).
     context_window_tokens: u64,
     batch: BTreeMap<String, Value>,
-    book: TextBook,
+    pub(in crate::external) book: TextBook,
     served_calls: u64,
     /// Summarize calls the last pass's request answered (see [`Served::answered`]).
     answered_in_pass: u32,
     /// The adapter must forget its state before the next request (a new case, a
     /// process restart inside the case).
-    restart_pending: bool,
+    pub(in crate::external) restart_pending: bool,
     micro_passes: u32,
     /// The adapter's own summary-failure cooldown, from its last batch labels (the
     /// agent loop's `should_compress` gate acts on it, as the real agent does).
@@ -264,6 +265,8 @@ pub struct External {
     /// The turn and virtual time of the newest request (hooks carry them).
     turn: u32,
     now_ms: u64,
+    /// The gateway store the adapter keeps for this case (see `store::link`).
+    pub(in crate::external) store: super::store::link::StoreState,
 }
 
 impl Drop for External {
@@ -301,7 +304,7 @@ fn trigger(t: BatchTrigger) -> Trigger {
     }
 }
 
-fn failure(f: AdapterFailure) -> CompactorFailure {
+pub(in crate::external) fn failure(f: AdapterFailure) -> CompactorFailure {
     CompactorFailure {
         what: f.to_string(),
     }
@@ -509,6 +512,10 @@ fn micro_outcome(label: Option<&str>, changed: bool) -> MicroOutcome {
 impl Compactor for External {
     fn name(&self) -> String {
         format!("external:{}", self.pool.spec.command)
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 
     fn micro_pass(

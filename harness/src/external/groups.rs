@@ -27,12 +27,18 @@ struct Live {
 
 struct Registry {
     live: BTreeMap<u64, Live>,
+    /// Directories that outlive a child but not the case: a gateway store's durable
+    /// directory (`store::dir`), by a serial of their own.
+    dirs: BTreeMap<u64, PathBuf>,
+    next_dir: u64,
     /// Set by [`end_all`]: no child may start after it.
     closed: bool,
 }
 
 static LIVE: Mutex<Registry> = Mutex::new(Registry {
     live: BTreeMap::new(),
+    dirs: BTreeMap::new(),
+    next_dir: 0,
     closed: false,
 });
 
@@ -64,6 +70,24 @@ pub fn stderr_kept(serial: u64) {
     if let Some(l) = registry().live.get_mut(&serial) {
         l.stderr_temp = None;
     }
+}
+
+/// Records a directory [`end_all`] must remove; its serial, or `None` when the process
+/// is ending (the caller removes it at once).
+pub fn register_dir(dir: PathBuf) -> Option<u64> {
+    let mut r = registry();
+    if r.closed {
+        return None;
+    }
+    let serial = r.next_dir;
+    r.next_dir += 1;
+    r.dirs.insert(serial, dir);
+    Some(serial)
+}
+
+/// Forgets directory `serial` (its owner removed it).
+pub fn unregister_dir(serial: u64) {
+    registry().dirs.remove(&serial);
 }
 
 /// Forgets child `serial` (its owner cleaned up after it).
@@ -114,10 +138,10 @@ fn group_id(pgid: u32) -> Option<libc::pid_t> {
 /// no child starts after it. Returns how many children it ended. For the ends of the
 /// process (a signal, the watchdog): the owners of the children never run again.
 pub fn end_all() -> usize {
-    let live = {
+    let (live, dirs) = {
         let mut r = registry();
         r.closed = true;
-        std::mem::take(&mut r.live)
+        (std::mem::take(&mut r.live), std::mem::take(&mut r.dirs))
     };
     for l in live.values() {
         signal_group(l.pid);
@@ -128,6 +152,9 @@ pub fn end_all() -> usize {
         if let Some(f) = &l.stderr_temp {
             let _ = std::fs::remove_file(f);
         }
+    }
+    for d in dirs.values() {
+        let _ = std::fs::remove_dir_all(d);
     }
     live.len()
 }

@@ -19,6 +19,7 @@ pub mod policies;
 pub mod quotes;
 pub mod record;
 pub mod session;
+pub mod store;
 pub mod summaries;
 pub mod text_hash;
 pub mod watchdog;

@@ -342,6 +342,16 @@ impl Session {
         outcome
     }
 
+    /// Kills the running child's process group now (a crash of the gateway process:
+    /// nothing is announced); the next request starts a new child with a `hello`.
+    pub fn kill_child(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill();
+        }
+        self.hello_lines.clear();
+        self.held = Held::default();
+    }
+
     /// Whether a request is in flight: a case that ended inside one (a panic unwound
     /// through it) leaves the adapter owing a reply or awaiting an answer, and the
     /// session must not serve another case.
@@ -419,6 +429,7 @@ impl Session {
                 let policies = super::policies::parse(&capabilities.policies)
                     .map_err(FailureKind::BadPolicy)?;
                 check_hooks(&capabilities)?;
+                super::store::check_capability(&capabilities).map_err(FailureKind::Protocol)?;
                 if let Some(t) = capabilities.trigger {
                     t.check().map_err(FailureKind::Protocol)?;
                 }

@@ -164,6 +164,13 @@ pub enum HarnessMsg {
     Restart {
         id: u64,
     },
+    /// A gateway store request (PROTOCOL.md, "Gateway store"): `op`, `now_ms` and the
+    /// op's fields (see `store::ops`).
+    Store {
+        id: u64,
+        #[serde(flatten)]
+        body: serde_json::Map<String, serde_json::Value>,
+    },
     /// The answer to a `summarize` the adapter sent during request `id`.
     Summary {
         id: u64,
@@ -261,6 +268,10 @@ pub struct Capabilities {
     /// pass the adapter serves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger_passes: Option<Vec<String>>,
+    /// `"gateway"`: the adapter keeps the gateway's session store (PROTOCOL.md,
+    /// "Gateway store"); any other value is refused at the hello.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
 }
 
 impl Capabilities {
@@ -314,6 +325,7 @@ impl HarnessMsg {
             | HarnessMsg::BatchPass { id, .. }
             | HarnessMsg::Hook { id, .. }
             | HarnessMsg::Restart { id }
+            | HarnessMsg::Store { id, .. }
             | HarnessMsg::Summary { id, .. } => *id,
         }
     }
@@ -328,6 +340,10 @@ impl HarnessMsg {
             }
             HarnessMsg::Hook { hook, .. } => format!("hook {hook}"),
             HarnessMsg::Restart { .. } => "restart".to_string(),
+            HarnessMsg::Store { body, .. } => format!(
+                "store {}",
+                body.get("op").and_then(|v| v.as_str()).unwrap_or("?")
+            ),
             HarnessMsg::Summary { call, .. } => format!("summary {call}"),
         };
         format!("request {} ({kind})", self.id())

@@ -215,6 +215,11 @@ impl AgentLoop {
         self.compactor.as_ref()
     }
 
+    /// The compactor under test, to drive beyond the seam (the gateway's external store).
+    pub fn compactor_mut(&mut self) -> &mut dyn Compactor {
+        self.compactor.as_mut()
+    }
+
     pub fn usage(&self) -> &UsageState {
         &self.session.usage
     }

@@ -7,12 +7,14 @@
 //! gateway invariants (`compactsim_invariants::gateway`) judge the store it observes.
 
 pub mod faults;
+mod remote;
 mod sink;
 mod stale;
 pub mod store;
 mod turn;
 mod world;
 
+pub use remote::STORE_COUNTERS;
 pub use world::run;
 pub(crate) use world::run_logged;
 

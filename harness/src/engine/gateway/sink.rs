@@ -22,6 +22,21 @@ pub(crate) struct CrashSink<'a> {
     /// The turn's last failed provider call: the agent's class of it, and whether it
     /// was over the window (the fake provider's ground truth).
     pub last_error: Option<(CallErrorClass, bool)>,
+    /// Each rewrite of the live list the turn committed (a batch pass, a repair), in
+    /// order, with the list before and after it: under an adapter's store they are
+    /// written where the real code writes them, at the pass (see `remote`).
+    pub rewrites: Vec<Rewrite>,
+    /// Keep [`Self::rewrites`] (only an adapter's store needs them).
+    pub keep_rewrites: bool,
+}
+
+/// One committed rewrite of the live list during a turn.
+#[derive(Clone, Debug)]
+pub(crate) struct Rewrite {
+    pub before: Vec<Message>,
+    pub after: Vec<Message>,
+    /// The pass rotated the session (its `Rotation` event followed).
+    pub rotated: bool,
 }
 
 impl<'a> CrashSink<'a> {
@@ -35,6 +50,8 @@ impl<'a> CrashSink<'a> {
             pre_ids: BTreeSet::new(),
             fed: Vec::new(),
             last_error: None,
+            rewrites: Vec::new(),
+            keep_rewrites: false,
         }
     }
 
@@ -52,6 +69,18 @@ impl<'a> CrashSink<'a> {
                         self.pre_compaction.push(m.clone());
                     }
                 }
+                let committed = match event {
+                    Event::BatchPass(p) => p.outcome.committed(),
+                    Event::Repair { .. } => true,
+                    _ => false,
+                };
+                if self.keep_rewrites && committed && before != after {
+                    self.rewrites.push(Rewrite {
+                        before: before.to_vec(),
+                        after: after.to_vec(),
+                        rotated: false,
+                    });
+                }
             }
             Event::Restart { .. }
             | Event::Preflight(_)
@@ -64,6 +93,10 @@ impl<'a> CrashSink<'a> {
 
 impl Sink for CrashSink<'_> {
     fn observe(&mut self, event: Event, before: &[Message], after: &[Message]) -> bool {
+        if let (Event::Rotation { .. }, Some(w)) = (&event, self.rewrites.last_mut()) {
+            // The rotation is part of its pass's writes, even when the crash falls on it.
+            w.rotated = true;
+        }
         if self.crash_at == Some(self.seen) {
             self.crashed = true;
             return false;

@@ -82,10 +82,16 @@ impl Durable {
             .expect("a stored session")
     }
 
-    fn keep(&mut self, rows: &[Message]) {
+    /// Keeps the content of `rows` (the latest write of each id).
+    pub fn keep(&mut self, rows: &[Message]) {
         for m in rows {
             self.bodies.insert(m);
         }
+    }
+
+    /// The content the harness last wrote for row `id`.
+    pub fn body(&self, id: MsgId) -> Option<&Message> {
+        self.bodies.get(id)
     }
 
     fn next_id(&self) -> SessionNo {

@@ -22,6 +22,7 @@ use super::faults::{Crash, CrashPoint, InboundFaults};
 use super::sink::CrashSink;
 use super::world::{Gateway, Inbound};
 use super::{HYGIENE_HISTORY_MIN, HYGIENE_WINDOW_PER_MILLE};
+use crate::external::store::ops::Reason;
 use compactsim_hermes::agent::{Flow, Sink, StopRequest, TurnEnd};
 use compactsim_hermes::bugs::Bug;
 use compactsim_model::{
@@ -39,6 +40,8 @@ struct TurnFacts {
     transient: bool,
     /// The rows the live list held before the turn's compactions.
     pre_compaction: Vec<Message>,
+    /// The turn's compactions were written at their passes (an adapter's store).
+    written_at_passes: bool,
 }
 
 impl Gateway {
@@ -47,9 +50,10 @@ impl Gateway {
         if faults.restart {
             self.observer.bump("gateway.restarts");
             self.store.crash();
+            self.kill_remote();
             self.agent.restart_process();
         }
-        self.supersede_unrecorded(&inbound);
+        self.supersede_unrecorded(&inbound)?;
         self.ensure_loaded(turn)?;
         if faults.reset {
             self.observer.bump("gateway.commands.reset");
@@ -57,7 +61,7 @@ impl Gateway {
         }
         if faults.compress {
             self.observer.bump("gateway.commands.compress");
-            self.compress(turn)?;
+            self.compress(turn, Reason::Command)?;
         }
         let acked = self.handle(turn, &inbound, faults.crash, faults.stop)?;
         if !acked {
@@ -86,6 +90,7 @@ impl Gateway {
         stop: bool,
     ) -> Flow<bool> {
         let key = self.key();
+        self.w_deliver(inbound.id, inbound.delivery)?;
         self.step(GatewayEvent::Inbound {
             turn,
             key: key.clone(),
@@ -116,7 +121,7 @@ impl Gateway {
             .bugs
             .has_unnoted(Bug::H29926)
             .then(|| self.agent.msgs.clone());
-        self.flush_user(&inbound.script[0]);
+        self.flush_user(&inbound.script[0])?;
         if self.crash_at(turn, crash, CrashPoint::AfterUserFlush)? {
             return Ok(false);
         }
@@ -128,16 +133,27 @@ impl Gateway {
             Some(Crash::MidTurn(n)) => Some(n),
             Some(Crash::At(_)) | None => None,
         };
+        let remote = self.is_remote();
         let mut sink = CrashSink::new(&mut self.observer, crash_at);
+        sink.keep_rewrites = remote;
         let end = self.agent.run_turn(&mut sink, turn, inbound.script.clone());
-        if std::mem::take(&mut self.agent.stop).fired {
+        let stopped = std::mem::take(&mut self.agent.stop).fired;
+        if stopped {
             sink.bump("gateway.stops");
         }
+        let rewrites = std::mem::take(&mut sink.rewrites);
         if sink.crashed {
+            // The compactions before the crash reached the store (written at their pass).
+            self.write_rewrites(rewrites)?;
             self.crash(turn, crash.expect("a mid-turn crash"))?;
             return Ok(false);
         }
         let (pre_compaction, fed, last_error) = (sink.pre_compaction, sink.fed, sink.last_error);
+        if stopped {
+            self.w_stop(inbound.id)?;
+        }
+        let written_at_passes = !rewrites.is_empty();
+        self.write_rewrites(rewrites)?;
         let outcome = match end? {
             TurnEnd::Finished => TurnOutcome::Finished,
             TurnEnd::Failed { exhausted: false } => TurnOutcome::Failed,
@@ -155,6 +171,7 @@ impl Gateway {
             rotated: self.agent.session_id != rotation_before,
             transient: last_error.is_some_and(|(class, _)| self.kept_as_transient(class)),
             pre_compaction,
+            written_at_passes,
         };
         let compacted = facts.compacted;
         let rotated = facts.rotated;
@@ -192,6 +209,7 @@ impl Gateway {
     }
 
     fn ack(&mut self, turn: u32, inbound: u64) -> Flow<()> {
+        self.w_ack(inbound)?;
         self.step(GatewayEvent::Acked { turn, inbound })
     }
 
@@ -213,7 +231,7 @@ impl Gateway {
     }
 
     /// The session the cached agent holds.
-    fn cached(&self) -> SessionNo {
+    pub(super) fn cached(&self) -> SessionNo {
         self.store.volatile.cached[&self.key()]
     }
 
@@ -221,15 +239,16 @@ impl Gateway {
     /// call (one durable write), after whatever the flush cursor says is not flushed yet
     /// (nothing, unless a bug moved the cursor); the cursor moves past the user row's
     /// slot.
-    fn flush_user(&mut self, user: &Message) {
+    fn flush_user(&mut self, user: &Message) -> Flow<()> {
         let sid = self.cached();
         let key = self.key();
         let n = self.agent.msgs.len();
         let from = self.store.volatile.flushed[&key].min(n);
         let mut rows = self.agent.msgs[from..].to_vec();
         rows.push(user.clone());
-        self.store.durable.append(sid, &rows);
+        self.w_append(sid, &rows)?;
         self.store.volatile.flushed.insert(key, n + 1);
+        Ok(())
     }
 
     /// A failed turn's failure the gateway treats as transient (#7100: its user message
@@ -243,32 +262,33 @@ impl Gateway {
     /// A redelivered message whose first delivery crashed before its turn was recorded:
     /// what that delivery flushed (its user row and any row after it) is superseded
     /// before the session loads, so the turn runs again on the session as it was.
-    pub(super) fn supersede_unrecorded(&mut self, inbound: &Inbound) {
+    pub(super) fn supersede_unrecorded(&mut self, inbound: &Inbound) -> Flow<()> {
         if inbound.delivery == 0 || self.store.durable.delivered(inbound.id) {
-            return;
+            return Ok(());
         }
         let Some(sid) = self.resolve() else {
-            return;
+            return Ok(());
         };
         if self.store.volatile.cached.get(&self.key()) == Some(&sid) {
-            return; // the cached agent holds it: no crash since
+            return Ok(()); // the cached agent holds it: no crash since
         }
-        if self.store.durable.retract_from(sid, inbound.script[0].id) > 0 {
+        if self.w_retract(sid, inbound.script[0].id)? > 0 {
             self.observer.bump("gateway.superseded");
         }
+        Ok(())
     }
 
     /// §2.9 flush before rotate (#48584): the rows the live list held before the turn's
     /// compactions that the old session does not store yet go to it before it is rotated
     /// or compacted in place. H-48584: skipped; the rows a compaction summarized are lost.
     /// The switch is asked only where it decides: some row is not stored yet.
-    fn flush_before_compact(&mut self, sid: SessionNo, pre_compaction: &[Message]) {
+    fn flush_before_compact(&mut self, sid: SessionNo, pre_compaction: &[Message]) -> Flow<()> {
         let rows = self.store.durable.unstored(sid, pre_compaction);
         if rows.is_empty() || self.bugs.has(Bug::H48584) {
-            return;
+            return Ok(());
         }
         self.observer.bump("gateway.rotate_flushes");
-        self.store.durable.append(sid, &rows);
+        self.w_append(sid, &rows)
     }
 
     /// Persists a handled turn (see the module doc); a crash point may end it early
@@ -292,43 +312,46 @@ impl Gateway {
             // H-9893: the guard also required an empty final response, which is always
             // filled: the failed turn is persisted as if it succeeded (its user row,
             // flushed before the call, stays), and no reset runs.
-            self.store.durable.record_delivered(inbound.id);
+            self.w_record(sid, inbound.id)?;
         } else if exhausted_seen {
             self.observer.bump("gateway.resets");
-            let new = self.store.durable.create(None, &self.agent.msgs);
-            self.store.durable.end(sid);
-            self.store.durable.save_route(&key, new);
-            if self.plan.topic && !self.bugs.has(Bug::H35809) {
-                // The same transaction: no crash may leave the binding on the old one.
-                self.store.durable.sync_binding(&key, new);
-            }
-            self.store.durable.record_delivered(inbound.id);
+            let rows = self.agent.msgs.clone();
+            // The same transaction: no crash may leave the binding on the old one.
+            let bind = !(self.plan.topic && self.bugs.has(Bug::H35809));
+            let new = self.w_reset(sid, &rows, Reason::Exhausted, bind)?;
+            self.w_record(new, inbound.id)?;
             self.remember(new);
             if self.crash_at(turn, crash, CrashPoint::AfterWrite)? {
                 return Ok(());
             }
+        } else if facts.compacted && facts.written_at_passes {
+            self.persist_after_passes(turn, inbound, &facts, crash)?;
+            if self.store.volatile.cached.is_empty() {
+                return Ok(());
+            }
         } else if facts.compacted {
-            self.flush_before_compact(sid, &facts.pre_compaction);
+            self.flush_before_compact(sid, &facts.pre_compaction)?;
             if self.crash_at(turn, crash, CrashPoint::AfterRotateFlush)? {
                 return Ok(());
             }
             // H-25747: the id sync runs only on the success path. Asked only where it
             // decides: the id sync exists only for a rotation.
             let sync_id = !(failed && facts.rotated && self.bugs.has(Bug::H25747));
-            self.persist_compaction(sid, facts.rotated, sync_id);
-            self.store.durable.record_delivered(inbound.id);
+            self.persist_compaction(sid, facts.rotated, sync_id, Reason::Turn)?;
+            let now = self.cached();
+            self.w_record(now, inbound.id)?;
             if self.crash_at(turn, crash, CrashPoint::AfterWrite)? {
                 return Ok(());
             }
             let now = self.cached();
             if facts.rotated && self.plan.topic && sync_id && !self.bugs.has(Bug::H20470) {
-                self.store.durable.sync_binding(&key, now);
+                self.w_bind(now)?;
             }
         } else if !failed {
             let from = self.store.volatile.flushed[&key].min(self.agent.msgs.len());
             let rows = self.agent.msgs[from..].to_vec();
-            self.store.durable.append(sid, &rows);
-            self.store.durable.record_delivered(inbound.id);
+            self.w_append(sid, &rows)?;
+            self.w_record(sid, inbound.id)?;
             self.store
                 .volatile
                 .flushed
@@ -344,6 +367,42 @@ impl Gateway {
         }
         if self.crash_at(turn, crash, CrashPoint::AfterMapping)? {
             return Ok(());
+        }
+        Ok(())
+    }
+
+    /// A compacted turn whose compactions the adapter's store got at their passes
+    /// (`write_rewrites`): the rotation is on disk, the route not yet saved
+    /// (`after-rotate-flush` falls here); then the turn's remaining rows go to the
+    /// current session with its idempotency record, and the route is saved (the
+    /// session-split sync after the agent returns).
+    fn persist_after_passes(
+        &mut self,
+        turn: u32,
+        inbound: &Inbound,
+        facts: &TurnFacts,
+        crash: Option<Crash>,
+    ) -> Flow<()> {
+        if self.crash_at(turn, crash, CrashPoint::AfterRotateFlush)? {
+            return Ok(());
+        }
+        let key = self.key();
+        let sid = self.cached();
+        let from = self.store.volatile.flushed[&key].min(self.agent.msgs.len());
+        let rows = self.agent.msgs[from..].to_vec();
+        if !rows.is_empty() {
+            self.w_append(sid, &rows)?;
+        }
+        self.w_record(sid, inbound.id)?;
+        if facts.rotated {
+            self.w_route(sid)?;
+        }
+        self.remember(sid);
+        if self.crash_at(turn, crash, CrashPoint::AfterWrite)? {
+            return Ok(());
+        }
+        if facts.rotated && self.plan.topic {
+            self.w_bind(sid)?;
         }
         Ok(())
     }
@@ -364,9 +423,9 @@ impl Gateway {
         let user = &inbound.script[0];
         let keep = facts.transient && facts.outcome == TurnOutcome::Failed;
         if !keep {
-            self.store.durable.retract_from(sid, user.id);
+            self.w_retract(sid, user.id)?;
         }
-        self.store.durable.record_delivered(inbound.id);
+        self.w_record(sid, inbound.id)?;
         if self.crash_at(turn, crash, CrashPoint::AfterWrite)? {
             return Ok(());
         }
@@ -397,12 +456,18 @@ impl Gateway {
     /// Persists a compaction of the cached session: a rotation creates the child and
     /// saves the route in the same step (`sync_id`: the id sync runs; not under
     /// H-29335), also when the turn failed; in place, `archive_and_compact`.
-    fn persist_compaction(&mut self, sid: SessionNo, rotated: bool, sync_id: bool) {
+    fn persist_compaction(
+        &mut self,
+        sid: SessionNo,
+        rotated: bool,
+        sync_id: bool,
+        reason: Reason,
+    ) -> Flow<()> {
         let key = self.key();
         if self.bugs.has(Bug::H50037) {
             // H-50037: nothing of the compaction is written; the agent carries on.
             self.remember(sid);
-            return;
+            return Ok(());
         }
         // H-4095: flush_from = the pre-compaction length, past the end of the shorter
         // compacted list: nothing of it is written.
@@ -417,9 +482,9 @@ impl Gateway {
             if self.bugs.has(Bug::H57491) {
                 self.skip_marked_persisted(sid, &mut rows);
             }
-            let child = self.store.durable.create(Some(sid), &rows);
+            let child = self.w_rotate(sid, &rows, reason)?;
             if sync_id && !self.bugs.has(Bug::H29335) {
-                self.store.durable.save_route(&key, child);
+                self.w_route(child)?;
             }
             self.remember(child);
             if !sync_id {
@@ -429,9 +494,7 @@ impl Gateway {
         } else {
             self.observer.bump("gateway.in_place_compactions");
             let carried_compacted = self.bugs.has(Bug::H86366);
-            self.store
-                .durable
-                .archive_and_compact(sid, &rows, carried_compacted);
+            self.w_in_place(sid, &rows, carried_compacted, reason)?;
             self.remember(sid);
             if self.bugs.has(Bug::H98450) {
                 // H-98450: the new active set is never re-stamped `_db_persisted`: the
@@ -439,6 +502,7 @@ impl Gateway {
                 self.store.volatile.flushed.insert(key, 0);
             }
         }
+        Ok(())
     }
 
     /// Session hygiene (hermes-domain §2.2, 5): before the turn, a history of at least
@@ -464,14 +528,14 @@ impl Gateway {
                 self.agent.manual_compress(&mut self.observer, turn)?;
                 return Ok(());
             }
-            self.compress(turn)?;
+            self.compress(turn, Reason::Hygiene)?;
         }
         Ok(())
     }
 
     /// `/compress`: a forced pass; the transcript is rewritten only when the pass
     /// really changed the list (a rotation, or an in-place rewrite).
-    fn compress(&mut self, turn: u32) -> Flow<()> {
+    fn compress(&mut self, turn: u32, reason: Reason) -> Flow<()> {
         if !self
             .agent
             .msgs
@@ -486,15 +550,15 @@ impl Gateway {
         let rotated = self.agent.session_id != rotation_before;
         if !self.live_extends(&before) || rotated {
             let sid = self.cached();
-            self.persist_compaction(sid, rotated, true);
-            if !rotated && self.bugs.has(Bug::H48584) {
+            self.persist_compaction(sid, rotated, true, reason)?;
+            if !rotated && self.bugs.has(Bug::H48584) && !self.is_remote() {
                 // H-48584: `rewrite_transcript` runs without a rotation: the rows the
                 // in-place commit archived are deleted.
                 self.store.durable.rewrite(sid, &self.agent.msgs);
             }
             if rotated && self.plan.topic && !self.bugs.has(Bug::H20470) {
                 let now = self.cached();
-                self.store.durable.sync_binding(&self.key(), now);
+                self.w_bind(now)?;
             }
         }
         Ok(())
@@ -511,12 +575,7 @@ impl Gateway {
             .take_while(|m| m.role == compactsim_model::Role::System)
             .cloned()
             .collect();
-        let new = self.store.durable.create(None, &system);
-        self.store.durable.end(sid);
-        self.store.durable.save_route(&key, new);
-        if self.plan.topic {
-            self.store.durable.sync_binding(&key, new);
-        }
+        let new = self.w_reset(sid, &system, Reason::Command, true)?;
         self.store.volatile.entries.insert(key, new);
         self.load(turn, new)
     }

@@ -45,6 +45,8 @@ pub(super) struct Gateway {
     checked: Vec<(&'static str, u64)>,
     /// An inbound message that was not acknowledged: the platform redelivers it.
     pub pending: Option<Inbound>,
+    /// The adapter's store, when the adapter keeps it (see `remote`).
+    pub(super) remote: Option<super::remote::Remote>,
 }
 
 /// Runs one gateway case.
@@ -98,11 +100,13 @@ pub(crate) fn run_logged(
         oracle_config,
         checked: Vec::new(),
         pending: None,
+        remote: None,
     };
     let mut source = Source::new(spec, &setup.shape);
     let turns_max = spec.turns_max();
+    let begun = gw.begin_remote();
     let opened = open_session(&mut gw.agent, &mut source, &mut gw.observer, turns_max);
-    gw.open();
+    let ready = begun.and_then(|()| gw.open()).is_ok();
     let history = opened.history_turns;
     let first = history + opened.resumed_turns;
     let mut next_inbound = 0u64;
@@ -111,7 +115,7 @@ pub(crate) fn run_logged(
     // The loop's budget is not cut to a script's length: a redelivery is a turn of the
     // loop that takes no turn of the script (the script running out ends the case).
     for turn in first..first + budget_turns(spec) {
-        if gw.observer.halted() {
+        if gw.observer.halted() || !ready {
             break;
         }
         let faults = gw.plan.next_inbound(turn);
@@ -166,14 +170,10 @@ fn gateway_ids() -> Vec<&'static str> {
 
 impl Gateway {
     /// The first session: the opened transcript, stored and routed.
-    fn open(&mut self) {
-        let key = self.plan.key.clone();
-        let id = self.store.durable.create(None, &self.agent.msgs);
-        self.store.durable.save_route(&key, id);
-        if self.plan.topic {
-            self.store.durable.sync_binding(&key, id);
-        }
+    fn open(&mut self) -> Flow<()> {
+        let id = self.w_open()?;
         self.remember(id);
+        Ok(())
     }
 
     /// The volatile entry, the cached agent and its flush cursor name `id`.
@@ -214,6 +214,9 @@ impl Gateway {
     /// The binding read path's self-heal (PR #34409): a binding left on a rotated
     /// session is re-synced to its compression tip.
     fn heal_binding(&mut self) {
+        if self.is_remote() {
+            return; // the adapter's store resolves the binding when it loads
+        }
         let key = self.key();
         let snapshot = &self.store.durable.snapshot;
         let Some(bound) = snapshot.binding(&key) else {
@@ -252,9 +255,13 @@ impl Gateway {
 
     /// Loads session `id` into a fresh agent process lifetime.
     pub fn load(&mut self, turn: u32, id: SessionNo) -> Flow<()> {
-        let rows = self.store.durable.load(id, || {
-            self.bugs.has(compactsim_hermes::bugs::Bug::GLoadArchived)
-        });
+        let rows = if self.is_remote() {
+            self.w_load(id)?
+        } else {
+            self.store.durable.load(id, || {
+                self.bugs.has(compactsim_hermes::bugs::Bug::GLoadArchived)
+            })
+        };
         self.load_rows(turn, id, rows)
     }
 
@@ -297,6 +304,7 @@ impl Gateway {
         self.observer.bump(super::crash_counter(point));
         self.observer.bump("gateway.restarts");
         self.store.crash();
+        self.kill_remote();
         self.agent.restart_process();
         let point = match point {
             Crash::MidTurn(n) => format!("mid-turn transition {n}"),
@@ -308,6 +316,13 @@ impl Gateway {
     /// The gateway loads the key's session unless the cached agent holds it already.
     pub fn ensure_loaded(&mut self, turn: u32) -> Flow<()> {
         let key = self.key();
+        if self.is_remote() && !self.store.volatile.entries.contains_key(&key) {
+            // A started process: the adapter's store resolves the key.
+            return match self.w_load_resolved()? {
+                Some((id, rows)) => self.load_rows(turn, id, rows),
+                None => Ok(()),
+            };
+        }
         self.heal_binding();
         let Some(id) = self.resolve() else {
             return Ok(());

@@ -1,0 +1,262 @@
+"""The real Hermes gateway store, offline: `gateway.session.SessionStore` over
+`hermes_state.SessionDB` (state.db and the sessions/sessions.json mirror under
+HERMES_HOME), and the real compression path `agent.conversation_compression.compress_context`
+with the release's own `ContextCompressor` inside (the harness the only LLM, offline.py).
+
+Deterministic: the stores' `datetime.now`, `uuid.uuid4` and `time.time` are replaced in the
+loaded modules (never in the package files) by the case's virtual clock and a counter, so a
+seed reproduces the same ids and timestamps.
+
+What is not real (the rest is the release's code, called, never copied):
+- the agent object `compress_context` receives (`GatewayAgent`): a real `run_agent.AIAgent`
+  subclass whose `__init__` is skipped (the real one probes providers and pip-installs lazy
+  tool dependencies); its attributes are set here, an attribute nothing set reads as None.
+  Its real methods run (`_flush_messages_to_session_db`, `_ensure_db_session`,
+  `_repair_message_sequence`, ...) except `_build_system_prompt` (a fixed prompt),
+  `commit_memory_session` (no memory provider), `_emit_status`/`_emit_warning` (silent);
+- iot: the tool-schema refresh at the compaction boundary is skipped (the agent keeps its
+  seeded prompt, `_retain_seeded_system_prompt`, as gateway hygiene's agent does);
+- `check_compression_model_feasibility` is skipped (`_compression_feasibility_checked`):
+  it probes the auxiliary provider;
+- the gateway's inline rules of `gateway/run.py` (the session-split sync, the failed-turn
+  and context-overflow persistence, the `compression_exhausted` auto-reset) sit inside the
+  20k-line `_handle_message_with_agent`/`_run_agent`: their store calls are made here in
+  the same order, each one a real `SessionStore`/`SessionDB` method (GATEWAY.md lists
+  them with their lines).
+
+Import `offline` before this module.
+"""
+
+import json
+import os
+import sqlite3
+import uuid as _uuid
+from datetime import datetime as _datetime
+from importlib import import_module
+
+import offline
+
+# The virtual time the ids and timestamps come from (offline.CURRENT["now_ms"]).
+EPOCH_S = 1_700_000_000
+
+
+class _Ids:
+    """uuid4 replacement: a counter, so every id is a function of the case. The count
+    leads the hex (ids use its first 6 or 8 digits); an adapter that restarts on the same
+    store carries the count over (`counters`/`set_counters`)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def uuid4(self):
+        self.n += 1
+        return _uuid.UUID(int=(self.n % (1 << 24)) << 104)
+
+    def __getattr__(self, name):
+        return getattr(_uuid, name)
+
+
+IDS = _Ids()
+
+
+class VirtualDatetime(_datetime):
+    """datetime whose now() is the case's virtual time (one second per call after it, so
+    two ids minted in one request stay distinct)."""
+
+    @classmethod
+    def now(cls, tz=None):
+        seconds = EPOCH_S + offline.CURRENT["now_ms"] / 1000.0 + _TICK.next()
+        return _datetime.fromtimestamp(seconds, tz) if tz else cls.fromtimestamp(seconds)
+
+
+class _Tick:
+    """A sub-second tick added to every virtual reading, so later writes sort later
+    (state.db orders rows by started_at) whatever the case's clock says."""
+
+    def __init__(self):
+        self.n = 0
+
+    def next(self):
+        self.n += 1
+        return self.n / 1000.0
+
+
+_TICK = _Tick()
+
+
+def counters():
+    """The id count and the clock tick, to keep across a restart on the same store."""
+    return IDS.n, _TICK.n
+
+
+def set_counters(ids, ticks):
+    IDS.n, _TICK.n = ids, ticks
+
+
+class _VirtualTime:
+    """The `time` module inside the store modules: time() is the virtual clock."""
+
+    def __init__(self, real):
+        self._real = real
+
+    def time(self):
+        return EPOCH_S + offline.CURRENT["now_ms"] / 1000.0 + _TICK.next()
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+# The modules whose clock and ids are replaced, per release (the ones that exist).
+STORE_MODULES = (
+    "gateway.session", "gateway.session_lifecycle", "gateway.session_persistence",
+    "gateway.session_identity", "gateway.session_recovery", "gateway.session_transcript",
+    "gateway.session_state", "gateway.session_db_recovery",
+    "agent.conversation_compression", "hermes_state", "hermes_state_sessions",
+    "hermes_state_gateway", "hermes_state_compression", "hermes_state_messages",
+    "hermes_state_common", "hermes_state_ids",
+)
+
+
+def patch_store_modules():
+    """Replaces datetime/uuid/time in each store module of this release; returns the
+    names of the modules patched."""
+    patched = []
+    for name in STORE_MODULES:
+        try:
+            m = import_module(name)
+        except ImportError:
+            continue
+        if getattr(m, "datetime", None) is _datetime:
+            m.datetime = VirtualDatetime
+        if getattr(m, "uuid", None) is _uuid:
+            m.uuid = IDS
+        if hasattr(m, "uuid4") and m.uuid4 is _uuid.uuid4:
+            m.uuid4 = IDS.uuid4
+        t = getattr(m, "time", None)
+        if t is not None and getattr(t, "__name__", "") == "time" and hasattr(t, "monotonic"):
+            m.time = _VirtualTime(t)
+        patched.append(name)
+    return patched
+
+
+def home():
+    return os.environ["HERMES_HOME"]
+
+
+def open_store():
+    """The real SessionStore over this HERMES_HOME (a fresh process: what a gateway
+    start opens)."""
+    from gateway.config import GatewayConfig
+    from gateway.session import SessionStore
+    return SessionStore(sessions_dir=_sessions_dir(), config=GatewayConfig())
+
+
+def _sessions_dir():
+    from pathlib import Path
+    return Path(home()) / "sessions"
+
+
+def source(chat="c1", user="u1"):
+    """The one chat of a case, a Telegram DM."""
+    from gateway.config import Platform
+    from gateway.session import SessionSource
+    return SessionSource(platform=Platform.TELEGRAM, chat_id=chat, user_id=user,
+                         chat_type="dm")
+
+
+def _agent_class():
+    import run_agent
+
+    class GatewayAgent(run_agent.AIAgent):
+        """The agent `compress_context` works on (see the module doc: not real)."""
+
+        def __init__(self, session_id, session_db, compressor, session_key):
+            d = self.__dict__
+            d.update(session_id=session_id, _session_db=session_db, platform="telegram",
+                     model="compactsim-fake-model", context_compressor=compressor,
+                     _session_db_created=True, _compression_feasibility_checked=True,
+                     _cached_system_prompt="You are a helpful assistant.",
+                     _session_init_model_config=None, _memory_manager=None,
+                     _last_flushed_db_idx=0, _flushed_db_message_ids=set(),
+                     _gateway_session_key=session_key, log_prefix="", quiet_mode=True,
+                     compression_in_place=False, tools=[], status_callback=None,
+                     event_callback=None, _parent_session_id=None,
+                     # iot: keep the seeded prompt at the commit boundary, as gateway hygiene
+                     # and /compress do (conversation_compression.py:3118), which skips the
+                     # tool-schema refresh (12 s of tool probing; it writes only tool_names).
+                     _retain_seeded_system_prompt=True)
+            from tools.todo_tool import TodoStore
+            d["_todo_store"] = TodoStore()
+
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return None
+
+        def _build_system_prompt(self, system_message=None):
+            return self._cached_system_prompt
+
+        def commit_memory_session(self, messages=None):
+            return None
+
+        def _emit_status(self, message):
+            return None
+
+        def _emit_warning(self, message):
+            return None
+
+        def _emit_diagnostic_status(self, *args, **kwargs):
+            return None
+
+        def _invalidate_system_prompt(self):
+            return None
+
+    return GatewayAgent
+
+
+_AGENT = None
+
+
+def agent(session_id, db, compressor, session_key):
+    global _AGENT
+    if _AGENT is None:
+        _AGENT = _agent_class()
+    return _AGENT(session_id, db, compressor, session_key)
+
+
+def compress(agent_, messages, force):
+    """The real compression path: `compress_context` (rotation: flush, end the old
+    session "compression", create the child, replace its messages)."""
+    from agent.conversation_compression import compress_context
+    return compress_context(agent_, messages, agent_._cached_system_prompt, force=force)
+
+
+def dump():
+    """The durable state as rows: state.db sessions (id, parent, session_key, end
+    reason, active message count), gateway_routing, sessions.json."""
+    db_path = os.path.join(home(), "state.db")
+    out = {"sessions": [], "gateway_routing": [], "sessions_json": None}
+    if os.path.exists(db_path):
+        con = sqlite3.connect(db_path)
+        try:
+            cols = {r[1] for r in con.execute("PRAGMA table_info(messages)")}
+            active = " AND COALESCE(m.active, 1) = 1" if "active" in cols else ""
+            for row in con.execute(
+                "SELECT s.id, s.parent_session_id, s.session_key, s.source, s.end_reason, "
+                f"(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id{active}) "
+                "FROM sessions s ORDER BY s.started_at, s.id"):
+                out["sessions"].append(dict(zip(
+                    ("id", "parent", "session_key", "source", "end_reason", "active_rows"),
+                    row)))
+            for key, entry in con.execute(
+                    "SELECT session_key, entry_json FROM gateway_routing ORDER BY session_key"):
+                out["gateway_routing"].append({"key": key,
+                                               "session_id": json.loads(entry)["session_id"]})
+        finally:
+            con.close()
+    path = os.path.join(home(), "sessions", "sessions.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            out["sessions_json"] = {k: v["session_id"] for k, v in json.load(f).items()
+                                    if not k.startswith("_")}
+    return out
