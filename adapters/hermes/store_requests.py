@@ -197,7 +197,15 @@ class Store:
         return entry.session_id
 
     def _bind(self, sid):
-        # gateway/run.py _record_telegram_topic_binding → SessionDB.bind_telegram_topic.
+        # gateway/run.py _record_telegram_topic_binding → SessionDB.bind_telegram_topic;
+        # the gateway swallows its failure (0.19.0 run.py:3995-4000 and 12077-12081: logged
+        # at debug, the binding left as it was), and so does the adapter.
+        try:
+            self._bind_now(sid)
+        except Exception:  # noqa: BLE001  (the release's own rule, see above)
+            pass
+
+    def _bind_now(self, sid):
         self.db.bind_telegram_topic(chat_id=str(self.src.chat_id), thread_id=TOPIC_THREAD_ID,
                                     user_id=str(self.src.user_id or ""),
                                     session_key=self._session_key(), session_id=sid)
