@@ -8,11 +8,16 @@ and every panic (exit 101 or "panicked" on stderr), abort (killed by a signal) a
     python3 scripts/mutation_fuzz.py --bin target/release/compactsim --seconds 600
 
 Exit 0 when nothing panicked, aborted or hung and every exit code was 0, 1, 2 or 3.
+
+`--clean-violates api-valid` also keeps (under --work/clean-violates/) every mutant the
+loader accepted that switches no bug on and whose run the invariant failed: a file the
+clean model cannot hold, which the loader should have refused.
 """
 import argparse
 import collections
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -87,11 +92,16 @@ def main():
     ap.add_argument("--seed", type=int, default=20260731)
     ap.add_argument("--hang-s", type=float, default=60)
     ap.add_argument("--work", default="target/mutation-fuzz")
+    ap.add_argument("--clean-violates", metavar="INVARIANT",
+                    help="keep accepted bug-free mutants whose run violates INVARIANT")
     a = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     files = corpus(root)
     rng = random.Random(a.seed)
     os.makedirs(os.path.join(a.work, "crashes"), exist_ok=True)
+    os.makedirs(os.path.join(a.work, "clean-violates"), exist_ok=True)
+    no_bug = re.compile(rb'^\s*bugs\s*=\s*\[\s*"', re.M)
+    kept = 0
     mutant = os.path.join(a.work, "m.toml")
     hist, bad = collections.Counter(), collections.Counter()
     started, n = time.monotonic(), 0
@@ -103,11 +113,20 @@ def main():
             fh.write(data)
         n += 1
         try:
-            p = subprocess.run([a.bin, "scenario", mutant, "--out", os.path.join(a.work, "out")],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=a.hang_s)
+            p = subprocess.run([a.bin, "scenario", mutant, "--quiet", "--jobs", "1",
+                                "--out", os.path.join(a.work, "out")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=a.hang_s)
             code, err = p.returncode, p.stderr.decode("utf-8", "replace")
+            out = p.stdout.decode("utf-8", "replace")
         except subprocess.TimeoutExpired:
-            code, err = "hang", ""
+            code, err, out = "hang", "", ""
+        if (a.clean_violates and code in (0, 1) and not no_bug.search(data)
+                and ("violated %s " % a.clean_violates) in out):
+            kept += 1
+            with open(os.path.join(a.work, "clean-violates", "m-%d.toml" % n), "wb") as fh:
+                fh.write(data)
+            print("clean model violates %s on a mutant of %s" % (a.clean_violates, name),
+                  flush=True)
         hist[code] += 1
         kind = None
         if code == "hang":
@@ -130,6 +149,8 @@ def main():
     print("panics: %d, aborts: %d, hangs: %d, other exits: %d"
           % (bad["panic"], bad["abort"], bad["hang"],
              sum(v for k, v in bad.items() if k.startswith("exit-"))))
+    if a.clean_violates:
+        print("accepted bug-free mutants violating %s: %d" % (a.clean_violates, kept))
     return 1 if bad else 0
 
 

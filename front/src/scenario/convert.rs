@@ -120,7 +120,7 @@ fn invariant_known(id: &str) -> Result<(), String> {
 
 fn plan(doc: &Doc, strategy: Strategy) -> Result<CasePlan, Located> {
     let mut plan = match &doc.script {
-        Some(script) => script_plan(script)?,
+        Some(script) => script_plan(script, strategy)?,
         None => CasePlan::default(),
     };
     if let Some(shape) = &doc.shape {
@@ -241,6 +241,17 @@ fn reliable_preset(preset: &Spanned<String>, what: &str) -> Result<bool, Located
 }
 
 fn apply_summarizer(plan: &mut CasePlan, s: &SummarizerDoc) -> Result<(), Located> {
+    if let (Some(min), Some(max)) = (value(s.min_tokens), &s.max_tokens) {
+        if max.get_ref().get() < min {
+            return at(
+                max.span(),
+                format!(
+                    "max_tokens = {} is below min_tokens = {min}: no summary size satisfies both",
+                    max.get_ref().get()
+                ),
+            );
+        }
+    }
     let o = &mut plan.summarizer;
     if let Some(preset) = &s.preset {
         o.reliable = reliable_preset(preset, "summarizer")?;
@@ -248,7 +259,10 @@ fn apply_summarizer(plan: &mut CasePlan, s: &SummarizerDoc) -> Result<(), Locate
     let pairs = [
         (&mut o.ratio_per_mille, value(s.ratio_per_mille)),
         (&mut o.min_tokens, value(s.min_tokens)),
-        (&mut o.max_tokens, value(s.max_tokens)),
+        (
+            &mut o.max_tokens,
+            value(s.max_tokens.as_ref().map(|v| *v.get_ref())),
+        ),
         (&mut o.condense_per_mille, value(s.condense_per_mille)),
         (&mut o.retention_per_mille, value(s.retention_per_mille)),
         (&mut o.error_per_mille, value(s.error_per_mille)),
@@ -298,7 +312,7 @@ fn apply_micro(plan: &mut CasePlan, m: &MicroDoc) {
 }
 
 /// A built-in story's plan, or a plan holding the inline script.
-fn script_plan(doc: &Spanned<ScriptDoc>) -> Result<CasePlan, Located> {
+fn script_plan(doc: &Spanned<ScriptDoc>, strategy: Strategy) -> Result<CasePlan, Located> {
     let s = doc.get_ref();
     if let Some(name) = &s.builtin {
         if s.system.is_some() || !s.history.is_empty() || !s.turns.is_empty() {
@@ -337,6 +351,9 @@ fn script_plan(doc: &Spanned<ScriptDoc>) -> Result<CasePlan, Located> {
         );
     }
     check_script_size(&script).or_else(|e| at(doc.span(), e))?;
+    if strategy.loop_options().is_none() {
+        super::verbatim::check(s, doc.span())?;
+    }
     Ok(CasePlan {
         script: Some(script),
         ..CasePlan::default()

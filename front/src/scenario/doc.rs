@@ -115,7 +115,8 @@ pub struct SummarizerDoc {
     pub preset: Option<Spanned<String>>,
     pub ratio_per_mille: Option<PerMille>,
     pub min_tokens: Option<KnobTokens>,
-    pub max_tokens: Option<KnobTokens>,
+    /// Spanned: a value below `min_tokens` is refused at it.
+    pub max_tokens: Option<Spanned<KnobTokens>>,
     pub condense_per_mille: Option<PerMille>,
     pub retention_per_mille: Option<PerMille>,
     pub error_per_mille: Option<PerMille>,

@@ -19,6 +19,7 @@ pub mod limits;
 mod requires;
 pub use requires::missing_venv;
 mod toplevel;
+mod verbatim;
 mod write;
 
 pub use convert::{facts_default, ARGS_CHARS_DEFAULT, REPEAT_MAX};

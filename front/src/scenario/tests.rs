@@ -108,6 +108,80 @@ fn errors_name_file_line_and_column_of_the_offending_value() {
     assert_eq!(e.position.map(|p| p.0), Some(3), "{e}");
 }
 
+/// A micro script is sent as written: rows the clean model cannot hold (found by
+/// `scripts/mutation_fuzz.py --clean-violates api-valid`) are refused at their turn, of
+/// each kind; the agent loop (batch) answers calls and user rows itself and keeps them.
+#[test]
+fn a_micro_script_a_provider_would_refuse_is_refused_at_its_turn() {
+    let turn = |rows: &str| format!("[[script.turns]]\nrows = [{rows}]\n");
+    let user = "{ role = \"user\", chars = 8 }";
+    let call = "{ role = \"assistant\", chars = 8, calls = [{ tool = \"t\" }] }";
+    let reply = "{ role = \"assistant\", chars = 8 }";
+    let tool = "{ role = \"tool\", chars = 5 }";
+    let micro = |body: String| format!("{MINIMAL}strategy = \"micro\"\n{body}");
+    let cases = [
+        // An unanswered call: before the next user row, at the turn's end.
+        (
+            turn(&format!("{user}, {call}, {user}")),
+            "row 1: 1 tool calls, 0 answered",
+        ),
+        (
+            format!(
+                "{}{}",
+                turn(&format!("{user}, {reply}")),
+                turn(&format!("{user}, {call}"))
+            ),
+            "row 1: 1 tool calls",
+        ),
+        // The user rows' order: consecutive (across turns too), not first, none.
+        (
+            format!("{}{}", turn(user), turn(user)),
+            "row 0: two user rows in a row",
+        ),
+        (
+            turn(&format!("{reply}, {user}")),
+            "row 0: the conversation starts with a assistant row",
+        ),
+        (turn(""), "the script has no rows"),
+    ];
+    for (body, message) in cases {
+        let text = micro(body);
+        let e = err(&text);
+        assert!(e.message.contains(message), "{text}\n{e}");
+        assert!(e.position.is_some_and(|(line, _)| line >= 4), "{e}");
+    }
+    let fine = turn(&format!("{user}, {call}, {tool}, {reply}"));
+    parse_str(&micro(format!("{fine}{fine}"))).expect("answered calls, alternating users");
+    let batch = format!(
+        "{MINIMAL}strategy = \"batch\"\n{}{}",
+        turn(user),
+        turn(user)
+    );
+    parse_str(&batch).expect("the agent loop answers each user row");
+}
+
+/// Contradictory summarizer sizes are refused at `max_tokens` (issue 30 row 14); each
+/// alone, or equal, is accepted.
+#[test]
+fn min_tokens_over_max_tokens_is_refused_at_max_tokens() {
+    let e = err(&format!(
+        "{MINIMAL}[summarizer]\nmin_tokens = 500\nmax_tokens = 400\n"
+    ));
+    assert_eq!(e.position, Some((5, 14)), "{e}");
+    assert!(
+        e.message
+            .contains("max_tokens = 400 is below min_tokens = 500"),
+        "{e}"
+    );
+    for ok in [
+        "min_tokens = 500",
+        "max_tokens = 400",
+        "min_tokens = 400\nmax_tokens = 400",
+    ] {
+        parse_str(&format!("{MINIMAL}[summarizer]\n{ok}\n")).expect(ok);
+    }
+}
+
 #[test]
 fn expectations_parse_in_every_form() {
     let s = parse_str("format = 1\nexpect = { violated = \"api-valid\", within_turns = 12 }\n")

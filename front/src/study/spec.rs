@@ -210,6 +210,20 @@ pub fn parse(path: &Path, source: &str) -> Result<StudySpec, ScenarioError> {
             format!("1 to {STRATEGIES_MAX} strategies"),
         ));
     }
+    if let Some(twice) = s
+        .strategies
+        .iter()
+        .enumerate()
+        .find(|(i, a)| s.strategies[..*i].contains(a))
+    {
+        return Err(bad(
+            "strategies",
+            format!(
+                "strategy `{}` is listed twice: each strategy is compared once",
+                twice.1.name()
+            ),
+        ));
+    }
     if let Some(n) = s.turn_tokens_mean {
         check(&bad, "turn_tokens_mean", n, 1, s.context_length / 8)?;
     }

@@ -119,6 +119,38 @@ fn bad_study_values_name_file_line_and_column() {
     );
 }
 
+/// Contradictory settings are refused where they are written (issue 30 row 14).
+#[test]
+fn a_strategy_twice_or_min_tokens_over_max_tokens_is_refused_at_its_line() {
+    let text = std::fs::read_to_string(study_file()).unwrap();
+    let line_of = |t: &str, key: &str| t.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+    let twice = text.replace(
+        "strategies = [\"batch\",",
+        "strategies = [\"batch\", \"batch\",",
+    );
+    let e = spec::parse(Path::new("s.toml"), &twice)
+        .unwrap_err()
+        .to_string();
+    let line = line_of(&twice, "strategies =");
+    assert!(
+        e.starts_with(&format!(
+            "s.toml:{line}:1: strategy `batch` is listed twice"
+        )),
+        "{e}"
+    );
+    let inverted = text.replace("max_tokens = 4000", "max_tokens = 63");
+    let e = spec::parse(Path::new("s.toml"), &inverted)
+        .unwrap_err()
+        .to_string();
+    let line = line_of(&inverted, "max_tokens =");
+    assert!(
+        e.starts_with(&format!(
+            "s.toml:{line}:1: max_tokens = 63 is outside 64..="
+        )),
+        "{e}"
+    );
+}
+
 /// Pins `study.json`'s schema version and every strategy's totals (field names and
 /// values): a change to the model or the format shows here.
 #[test]

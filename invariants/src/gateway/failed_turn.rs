@@ -44,7 +44,7 @@ impl GatewayInvariant for FailedTurnNotPersisted {
         let tip = compression_tip(s.store, mapped)?;
         let session = s.store.session(tip)?;
         let kept: Vec<u32> = session
-            .rows
+            .rows()
             .iter()
             .filter(|r| r.active && turn_rows.contains(&r.id))
             .filter(|r| *overflow || r.id != *user)

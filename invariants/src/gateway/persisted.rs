@@ -7,7 +7,9 @@
 use super::ids::IdCounts;
 use super::{compression_tip, GatewayInvariant, GatewayStep};
 use crate::InvariantInfo;
-use compactsim_model::{GatewayEvent, MsgId, StoredSession, TurnOutcome, Witness};
+use compactsim_model::{
+    GatewayEvent, MsgId, SessionNo, StoredRow, StoredSession, TurnOutcome, Witness,
+};
 use std::collections::BTreeMap;
 
 pub const INFO: InvariantInfo = InvariantInfo {
@@ -27,12 +29,51 @@ pub const INFO: InvariantInfo = InvariantInfo {
 #[derive(Default)]
 pub struct PersistedEqualsLive {
     /// Per session: its stored row ids, in order, when last judged.
-    stored: BTreeMap<u32, Vec<MsgId>>,
+    stored: BTreeMap<u32, Seen>,
     /// Every row id any session stores (counted once per row).
     ever: IdCounts,
     /// All zero between steps: marks the live list's ids while its duplicates are
     /// counted.
     marks: IdCounts,
+    /// The active rows of the session last judged as a tip.
+    tip: TipActive,
+}
+
+/// A session's row ids and its edit count when last judged: the rows below
+/// [`StoredSession::changed_from`] are as they were, so only the rest is compared.
+#[derive(Default)]
+struct Seen {
+    ids: Vec<MsgId>,
+    edits: usize,
+}
+
+/// The indices of a tip session's active rows when last judged (kept so a turn reads
+/// only the rows changed since).
+#[derive(Default)]
+struct TipActive {
+    session: Option<SessionNo>,
+    edits: usize,
+    rows_seen: usize,
+    active_at: Vec<usize>,
+}
+
+impl TipActive {
+    /// Brings the indices up to `session`'s rows and returns its active ids, in order.
+    fn active<'a>(&'a mut self, session: &'a StoredSession) -> impl Iterator<Item = MsgId> + 'a {
+        let rows = session.rows();
+        let from = if self.session == Some(session.id) {
+            session.changed_from(self.edits, self.rows_seen)
+        } else {
+            0
+        };
+        let kept = self.active_at.partition_point(|&at| at < from);
+        self.active_at.truncate(kept);
+        let active = rows.iter().enumerate().skip(from).filter(|(_, r)| r.active);
+        self.active_at.extend(active.map(|(at, _)| at));
+        (self.session, self.edits, self.rows_seen) =
+            (Some(session.id), session.edit_count(), rows.len());
+        self.active_at.iter().map(move |&at| rows[at].id)
+    }
 }
 
 impl PersistedEqualsLive {
@@ -53,17 +94,21 @@ impl PersistedEqualsLive {
     }
 
     /// A stored row that is gone since the last judged step (rows are only appended).
+    /// Reads of each session only the rows an edit or an append may have changed.
     fn deleted(&mut self, s: &GatewayStep<'_>) -> Option<(String, Witness)> {
         for session in &s.store.sessions {
             let seen = self.stored.entry(session.id).or_default();
-            if let Some(id) = first_gone(seen, session) {
+            let rows = session.rows();
+            let from = session.changed_from(seen.edits, seen.ids.len());
+            if let Some(id) = first_gone(&seen.ids[from..], &rows[from..]) {
                 return Some((
                     format!("row {} was deleted from session {}", id.0, session.id),
                     Witness::default(),
                 ));
             }
-            let new = &session.rows[seen.len()..];
-            seen.extend(new.iter().map(|r| r.id));
+            let new = &rows[seen.ids.len()..];
+            seen.ids.extend(new.iter().map(|r| r.id));
+            seen.edits = session.edit_count();
             for r in new {
                 self.ever.add(r.id.0);
             }
@@ -82,10 +127,9 @@ impl PersistedEqualsLive {
     }
 }
 
-/// The first row of `seen` (a session's row ids when last judged) that `session` no
-/// longer holds at its place.
-fn first_gone(seen: &[MsgId], session: &StoredSession) -> Option<MsgId> {
-    let rows = &session.rows;
+/// The first id of `seen` (a session's row ids when last judged) that `rows` no longer
+/// holds at its place.
+fn first_gone(seen: &[MsgId], rows: &[StoredRow]) -> Option<MsgId> {
     let differs = seen.iter().zip(rows).position(|(id, r)| r.id != *id);
     match differs {
         Some(at) => Some(seen[at]),
@@ -121,7 +165,7 @@ impl GatewayInvariant for PersistedEqualsLive {
         let tip = compression_tip(s.store, mapped)?;
         let session = s.store.session(tip)?;
         // The fast path: the active rows are the live list, which holds each id once.
-        let active = session.rows.iter().filter(|r| r.active).map(|r| r.id);
+        let active = self.tip.active(session);
         if active.eq(live.iter().copied()) && self.once_each(live) {
             return None;
         }

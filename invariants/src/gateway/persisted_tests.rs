@@ -35,14 +35,14 @@ impl Plain {
             let lost = seen
                 .iter()
                 .enumerate()
-                .find(|(i, id)| session.rows.get(*i).map(|r| r.id) != Some(**id));
+                .find(|(i, id)| session.rows().get(*i).map(|r| r.id) != Some(**id));
             if let Some((_, id)) = lost {
                 return Some((
                     format!("row {} was deleted from session {}", id.0, session.id),
                     Witness::default(),
                 ));
             }
-            let new = &session.rows[seen.len()..];
+            let new = &session.rows()[seen.len()..];
             seen.extend(new.iter().map(|r| r.id));
             self.ever.extend(new.iter().map(|r| r.id));
         }
@@ -107,34 +107,39 @@ fn mutate(g: &mut Lcg, store: &mut StoreSnapshot, next_id: &mut u32) {
     match g.below(10) {
         0..=3 => {
             for _ in 0..=g.below(3) {
-                s.rows.push(row(*next_id));
+                s.append([row(*next_id)]);
                 *next_id += 1;
             }
         }
         4 => {
-            for r in s.rows.iter_mut().filter(|r| r.active) {
-                (r.active, r.compacted) = (false, true);
-            }
-            s.rows.push(row(*next_id - 1));
+            s.restate_from(0, |r| r.active.then_some((false, true)));
+            s.append([row(*next_id - 1)]);
         }
-        5 if !s.rows.is_empty() => {
-            let at = g.below(s.rows.len() as u64) as usize;
-            s.rows.push(s.rows[at]); // a duplicate (active or not)
+        5 if !s.rows().is_empty() => {
+            let at = g.below(s.rows().len() as u64) as usize;
+            s.append([s.rows()[at]]); // a duplicate (active or not)
         }
-        6 if g.below(6) == 0 && !s.rows.is_empty() => {
-            let at = g.below(s.rows.len() as u64) as usize;
-            s.rows.remove(at); // a deleted row
+        6 if g.below(6) == 0 && !s.rows().is_empty() => {
+            let at = g.below(s.rows().len() as u64) as usize;
+            let mut rows = s.rows().to_vec();
+            rows.remove(at); // a deleted row
+            s.replace(rows);
+        }
+        8 if g.below(3) == 0 && !s.rows().is_empty() => {
+            // A row's flags flipped (no row deleted): only a tail is re-read.
+            let at = g.below(s.rows().len() as u64) as usize;
+            let mut first = true;
+            s.restate_from(at, |r| {
+                std::mem::take(&mut first).then_some((!r.active, r.compacted))
+            });
         }
         7 if g.below(4) == 0 => {
-            let carried: Vec<StoredRow> = s.rows.iter().filter(|r| r.active).copied().collect();
+            let carried: Vec<StoredRow> = s.rows().iter().filter(|r| r.active).copied().collect();
             s.ended = true;
             let id = n as u32;
-            store.sessions.push(StoredSession {
-                id,
-                parent: Some(id - 1),
-                ended: false,
-                rows: carried,
-            });
+            store
+                .sessions
+                .push(StoredSession::new(id, Some(id - 1), carried));
         }
         _ => {}
     }
@@ -161,12 +166,7 @@ fn kept_state_and_the_fast_path_judge_as_the_plain_checker() {
     let (mut fast, mut plain) = (PersistedEqualsLive::default(), Plain::default());
     let mut store = StoreSnapshot {
         routes: vec![(KEY.into(), 0)],
-        sessions: vec![StoredSession {
-            id: 0,
-            parent: None,
-            ended: false,
-            rows: vec![row(0)],
-        }],
+        sessions: vec![StoredSession::new(0, None, vec![row(0)])],
         ..StoreSnapshot::default()
     };
     let mut next_id = 1;

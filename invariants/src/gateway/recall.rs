@@ -6,7 +6,7 @@
 use super::ids::IdCounts;
 use super::{compression_tip, GatewayInvariant, GatewayStep};
 use crate::InvariantInfo;
-use compactsim_model::{GatewayEvent, StoredRow, Witness};
+use compactsim_model::{GatewayEvent, StoredRow, StoredSession, Witness};
 use std::collections::BTreeSet;
 
 pub const INFO: InvariantInfo = InvariantInfo {
@@ -27,6 +27,8 @@ pub struct RecallOnce {
     tip: Option<u32>,
     /// Its rows when judged.
     rows: Vec<StoredRow>,
+    /// Its edit count when judged.
+    edits: usize,
     /// Searchable rows of `rows` per id.
     counts: IdCounts,
     /// Ids of `counts` counted more than once.
@@ -39,13 +41,12 @@ fn searchable(r: &StoredRow) -> bool {
 
 impl RecallOnce {
     /// Brings the kept rows of `tip` up to `rows`; whether some id is searchable twice.
-    fn any_twice(&mut self, tip: u32, rows: &[StoredRow]) -> bool {
+    /// Whether the tip `session` holds a row searchable twice (reads only the rows
+    /// changed since the last turn when the tip is the same session).
+    fn any_twice(&mut self, session: &StoredSession) -> bool {
+        let (tip, rows) = (session.id, session.rows());
         let same = if self.tip == Some(tip) {
-            self.rows
-                .iter()
-                .zip(rows)
-                .take_while(|(a, b)| a == b)
-                .count()
+            session.changed_from(self.edits, self.rows.len())
         } else {
             0
         };
@@ -62,6 +63,7 @@ impl RecallOnce {
         self.rows.truncate(same);
         self.rows.extend_from_slice(&rows[same..]);
         self.tip = Some(tip);
+        self.edits = session.edit_count();
         self.twice_ids > 0
     }
 }
@@ -87,10 +89,10 @@ impl GatewayInvariant for RecallOnce {
         let mapped = s.store.binding(key).or(s.store.route(key))?;
         let tip = compression_tip(s.store, mapped)?;
         let session = s.store.session(tip)?;
-        if !self.any_twice(tip, &session.rows) {
+        if !self.any_twice(session) {
             return None;
         }
-        let twice = twice(&session.rows);
+        let twice = twice(session.rows());
         Some((
             format!(
                 "session {tip} holds {} rows searchable more than once",
@@ -124,38 +126,40 @@ mod tests {
     fn the_kept_counts_flag_exactly_what_the_plain_scan_flags() {
         let mut r = RecallOnce::default();
         let mut g = Lcg(7);
-        let mut sessions: [Vec<StoredRow>; 2] = [Vec::new(), Vec::new()];
+        let mut sessions = [0, 1].map(|id| StoredSession::new(id, None, Vec::new()));
         let (mut flagged, mut clean) = (0, 0);
         for _ in 0..HISTORY_STEPS {
             let tip = g.below(8).min(1) as usize; // mostly session 1
-            let rows = &mut sessions[tip];
+            let s = &mut sessions[tip];
             match g.below(6) {
                 0 | 1 => {
                     let id = g.below(40) as u32;
-                    rows.push(row(id, true, false));
+                    s.append([row(id, true, false)]);
                 }
                 2 => {
                     let carried = g.below(2) == 0;
-                    for x in rows.iter_mut().filter(|x| x.active) {
-                        x.active = false;
-                        x.compacted = !carried || g.below(2) == 0;
-                    }
+                    s.restate_from(0, |x| {
+                        x.active.then(|| (false, !carried || g.below(2) == 0))
+                    });
                 }
                 3 => {
-                    if let Some(x) = rows.iter_mut().rev().find(|x| x.active) {
-                        (x.active, x.compacted) = (false, false);
+                    if let Some(at) = s.rows().iter().rposition(|x| x.active) {
+                        s.restate_from(at, |_| Some((false, false)));
                     }
                 }
-                4 if g.below(8) == 0 => rows.clear(),
+                4 if g.below(8) == 0 => s.replace(Vec::new()),
                 _ => {
-                    if !rows.is_empty() {
-                        let at = g.below(rows.len() as u64) as usize;
-                        rows[at].compacted = !rows[at].compacted;
+                    if !s.rows().is_empty() {
+                        let at = g.below(s.rows().len() as u64) as usize;
+                        let mut first = true;
+                        s.restate_from(at, |x| {
+                            std::mem::take(&mut first).then_some((x.active, !x.compacted))
+                        });
                     }
                 }
             }
-            let plain = !twice(rows).is_empty();
-            assert_eq!(r.any_twice(tip as u32, rows), plain, "{rows:?}");
+            let plain = !twice(s.rows()).is_empty();
+            assert_eq!(r.any_twice(s), plain, "{:?}", s.rows());
             if plain {
                 flagged += 1;
             } else {
@@ -169,14 +173,25 @@ mod tests {
     fn a_large_id_is_counted_too_and_sizes_no_slot() {
         let mut r = RecallOnce::default();
         let big = crate::idset::DENSE_ID_LIMIT;
-        let rows = [row(big, true, false), row(1, false, true)];
-        assert!(!r.any_twice(0, &rows));
-        let rows = [rows[0], rows[1], row(big, false, true)];
-        assert!(r.any_twice(0, &rows));
-        assert_eq!(twice(&rows), [big]);
-        assert!(
-            !r.any_twice(0, &rows[..2]),
-            "the row taken away is uncounted"
-        );
+        let rows = vec![row(big, true, false), row(1, false, true)];
+        let mut s = StoredSession::new(0, None, rows.clone());
+        assert!(!r.any_twice(&s));
+        s.append([row(big, false, true)]);
+        assert!(r.any_twice(&s));
+        assert_eq!(twice(s.rows()), [big]);
+        s.replace(rows);
+        assert!(!r.any_twice(&s), "the row taken away is uncounted");
+    }
+
+    #[test]
+    fn a_session_judged_afresh_is_read_whole() {
+        let mut r = RecallOnce::default();
+        let mut s = StoredSession::new(0, None, vec![row(1, true, false)]);
+        s.replace(vec![row(1, true, false)]);
+        s.replace(vec![row(1, true, false)]);
+        assert!(!r.any_twice(&s));
+        // The same id with fewer edits (another store): read from row 0, not trusted.
+        let other = StoredSession::new(0, None, vec![row(1, false, true), row(1, true, false)]);
+        assert!(r.any_twice(&other));
     }
 }

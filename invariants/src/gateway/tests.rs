@@ -6,19 +6,15 @@ use compactsim_model::{MsgId, StoredRow, StoredSession, TurnOutcome};
 const KEY: &str = "agent:main:telegram:dm:42";
 
 fn session(id: u32, parent: Option<u32>, rows: &[u32]) -> StoredSession {
-    StoredSession {
-        id,
-        parent,
-        ended: false,
-        rows: rows
-            .iter()
-            .map(|r| StoredRow {
-                id: MsgId(*r),
-                active: true,
-                compacted: false,
-            })
-            .collect(),
-    }
+    let rows = rows
+        .iter()
+        .map(|r| StoredRow {
+            id: MsgId(*r),
+            active: true,
+            compacted: false,
+        })
+        .collect();
+    StoredSession::new(id, parent, rows)
 }
 
 fn store(sessions: Vec<StoredSession>, route: u32, binding: Option<u32>) -> StoreSnapshot {
@@ -26,7 +22,7 @@ fn store(sessions: Vec<StoredSession>, route: u32, binding: Option<u32>) -> Stor
         routes: vec![(KEY.into(), route)],
         bindings: binding.map(|b| vec![(KEY.into(), b)]).unwrap_or_default(),
         sessions,
-        delivered: vec![1],
+        delivered: [1].into(),
     }
 }
 
@@ -219,17 +215,21 @@ fn recall_once_fires_on_a_row_both_active_and_archived() {
     };
     let mut good = store(vec![session(0, None, &[])], 0, None);
     // 1 archived; 0 and 2 superseded and carried into the new active set.
-    good.sessions[0].rows = vec![
+    good.sessions[0].replace(vec![
         row(0, false, false),
         row(1, false, true),
         row(2, false, false),
         row(0, true, false),
         row(9, true, false),
         row(2, true, false),
-    ];
+    ]);
     assert!(run(id, &[(ev.clone(), good.clone())]).is_empty());
     let mut bad = good;
-    bad.sessions[0].rows[2].compacted = true; // the carried tail archived too
+    let mut at = 0;
+    bad.sessions[0].restate_from(2, |r| {
+        at += 1;
+        (at == 1).then_some((r.active, true)) // the carried tail archived too
+    });
     assert_eq!(run(id, &[(ev, bad)]), [id]);
 }
 

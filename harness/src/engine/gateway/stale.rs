@@ -14,7 +14,7 @@ impl Gateway {
         let Some(stored) = self.store.durable.snapshot.session(parent) else {
             return;
         };
-        rows.retain(|m| !stored.rows.iter().any(|r| r.id == m.id));
+        rows.retain(|m| !stored.stores(m.id));
     }
 
     /// H-29926: after a turn whose compaction rotated the session, the next turn's

@@ -74,12 +74,15 @@ pub struct Store {
 }
 
 impl Durable {
+    /// Session `id` (ids are minted in creation order: its index).
     fn session_mut(&mut self, id: SessionNo) -> &mut StoredSession {
-        self.snapshot
-            .sessions
-            .iter_mut()
-            .find(|s| s.id == id)
-            .expect("a stored session")
+        let sessions = &mut self.snapshot.sessions;
+        let at = usize::try_from(id)
+            .ok()
+            .filter(|&at| sessions.get(at).is_some_and(|s| s.id == id))
+            .or_else(|| sessions.iter().position(|s| s.id == id))
+            .expect("a stored session");
+        &mut sessions[at]
     }
 
     /// Keeps the content of `rows` (the latest write of each id).
@@ -106,12 +109,10 @@ impl Durable {
             self.session_mut(p).ended = true;
         }
         self.keep(rows);
-        self.snapshot.sessions.push(StoredSession {
-            id,
-            parent,
-            ended: false,
-            rows: rows.iter().map(|m| active(m.id)).collect(),
-        });
+        let stored = rows.iter().map(|m| active(m.id)).collect();
+        self.snapshot
+            .sessions
+            .push(StoredSession::new(id, parent, stored));
         id
     }
 
@@ -124,7 +125,7 @@ impl Durable {
     pub fn append(&mut self, id: SessionNo, rows: &[Message]) {
         self.keep(rows);
         let s = self.session_mut(id);
-        s.rows.extend(rows.iter().map(|m| active(m.id)));
+        s.append(rows.iter().map(|m| active(m.id)));
     }
 
     /// `archive_and_compact`: the active rows leave the active set — archived
@@ -142,11 +143,11 @@ impl Durable {
         let mut carried_sorted = carried.clone();
         carried_sorted.sort();
         let s = self.session_mut(id);
-        for r in s.rows.iter_mut().filter(|r| r.active) {
-            r.active = false;
-            r.compacted = carried_compacted || carried_sorted.binary_search(&r.id).is_err();
-        }
-        s.rows.extend(carried.into_iter().map(active));
+        s.restate_active_from(0, |r| {
+            let archived = carried_compacted || carried_sorted.binary_search(&r.id).is_err();
+            Some((false, archived))
+        });
+        s.append(carried.into_iter().map(active));
     }
 
     /// `rewrite_transcript`: every row of session `id` is deleted and `rows` are
@@ -154,7 +155,8 @@ impl Durable {
     /// in place).
     pub fn rewrite(&mut self, id: SessionNo, rows: &[Message]) {
         self.keep(rows);
-        self.session_mut(id).rows = rows.iter().map(|m| active(m.id)).collect();
+        self.session_mut(id)
+            .replace(rows.iter().map(|m| active(m.id)).collect());
     }
 
     /// Supersedes an unrecorded turn of session `id`: its row `first` (the last active
@@ -162,31 +164,18 @@ impl Durable {
     /// compacted = 0`: still stored, not searchable). Returns how many rows it took.
     pub fn retract_from(&mut self, id: SessionNo, first: MsgId) -> usize {
         let s = self.session_mut(id);
-        let Some(at) = s.rows.iter().rposition(|r| r.active && r.id == first) else {
+        let active = &s.rows()[s.active_from()..];
+        let Some(at) = active.iter().rposition(|r| r.active && r.id == first) else {
             return 0;
         };
-        let mut n = 0;
-        for r in s.rows[at..].iter_mut().filter(|r| r.active) {
-            r.active = false;
-            r.compacted = false;
-            n += 1;
-        }
-        n
+        let at = s.active_from() + at;
+        s.restate_active_from(at, |_| Some((false, false)))
     }
 
-    /// The rows of `rows` that session `id` does not store in any state, in order (a
-    /// walk of the session's rows against the few asked about: no sort of the session).
+    /// The rows of `rows` that session `id` does not store in any state, in order.
     pub fn unstored(&self, id: SessionNo, rows: &[Message]) -> Vec<Message> {
-        let mut asked: Vec<MsgId> = rows.iter().map(|m| m.id).collect();
-        asked.sort_unstable();
-        asked.dedup();
-        let mut stored = vec![false; asked.len()];
-        for r in self.snapshot.session(id).map_or(&[][..], |s| &s.rows) {
-            if let Ok(at) = asked.binary_search(&r.id) {
-                stored[at] = true;
-            }
-        }
-        let is_stored = |m: &Message| asked.binary_search(&m.id).is_ok_and(|at| stored[at]);
+        let session = self.snapshot.session(id);
+        let is_stored = |m: &Message| session.is_some_and(|s| s.stores(m.id));
         rows.iter().filter(|m| !is_stored(m)).cloned().collect()
     }
 
@@ -202,9 +191,7 @@ impl Durable {
 
     /// Records that `inbound` was handled (the idempotency table).
     pub fn record_delivered(&mut self, inbound: u64) {
-        if !self.snapshot.delivered.contains(&inbound) {
-            self.snapshot.delivered.push(inbound);
-        }
+        self.snapshot.delivered.insert(inbound);
     }
 
     pub fn delivered(&self, inbound: u64) -> bool {
@@ -217,7 +204,7 @@ impl Durable {
         self.snapshot
             .session(id)
             .map(|s| {
-                s.rows
+                s.rows()
                     .iter()
                     .filter(|r| r.active || (r.compacted && archived()))
                     .filter_map(|r| self.bodies.get(r.id).cloned())
@@ -270,7 +257,7 @@ mod tests {
         s.durable.archive_and_compact(a, &[row(0), row(9)], false);
         let ids: Vec<u32> = s.durable.load(a, || false).iter().map(|m| m.id.0).collect();
         assert_eq!(ids, [0, 9]);
-        let stored = &s.durable.snapshot.sessions[0].rows;
+        let stored = s.durable.snapshot.sessions[0].rows();
         assert_eq!(stored.len(), 5);
         assert_eq!(stored.iter().filter(|r| r.compacted).count(), 2);
         s.crash();
@@ -290,12 +277,12 @@ mod tests {
         let mut s = Store::default();
         let a = s.durable.create(None, &[row(0), row(1), row(2)]);
         s.durable.archive_and_compact(a, &[row(0), row(9)], true);
-        let stored = &s.durable.snapshot.sessions[0].rows;
+        let stored = s.durable.snapshot.sessions[0].rows();
         // H-86366's flag: the carried row 0 is archived too.
         assert_eq!(stored.iter().filter(|r| r.compacted).count(), 3);
         s.durable.rewrite(a, &[row(0), row(9)]);
         let ids: Vec<u32> = s.durable.snapshot.sessions[0]
-            .rows
+            .rows()
             .iter()
             .map(|r| r.id.0)
             .collect();
