@@ -178,14 +178,21 @@ fn an_interrupted_run_leaves_no_durable_directory() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Signalled once a child hangs in a store request: its durable directory exists and
+    // no child is half-started (a child's own scratch directory is made before it is
+    // registered).
+    let hanging = || {
+        std::fs::read_dir(dir.join("out/adapter-stderr"))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+            .any(|log| log.contains("fixture store hangs"))
+    };
     let started = Instant::now();
-    while !store_files(&tmp)
-        .iter()
-        .any(|n| n.starts_with("compactsim-store-"))
-    {
+    while !hanging() {
         assert!(
             started.elapsed() < Duration::from_secs(120),
-            "no durable directory was made"
+            "no child hung in a store request"
         );
         assert!(child.try_wait().unwrap().is_none(), "the run ended early");
         std::thread::sleep(Duration::from_millis(20));
@@ -195,6 +202,12 @@ fn an_interrupted_run_leaves_no_durable_directory() {
         .status()
         .unwrap();
     assert!(sent.success());
+    assert!(
+        store_files(&tmp)
+            .iter()
+            .any(|n| n.starts_with("compactsim-store-")),
+        "the case's durable directory exists"
+    );
     let ended = common::wait_guarded(child, Duration::from_secs(60));
     assert_eq!(ended.code, Some(130), "{}", ended.stderr);
     assert_eq!(store_files(&tmp), Vec::<String>::new(), "left in TMPDIR");
