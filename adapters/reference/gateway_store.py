@@ -97,6 +97,9 @@ class Store:
         if op == "open":
             self.dir, self.key, self.topic = req["dir"], req["key"], bool(req["topic"])
             self.entries = {}
+            found = "found" if os.path.exists(self.path()) else "empty"
+            sys.stderr.write("store open %s (%s)\n" % (self.dir, found))
+            sys.stderr.flush()
             return None
         if op == "read":
             return snapshot(self.load_disk())

@@ -18,6 +18,7 @@ mod external_fixtures;
 mod floor_replay;
 mod framework_roundtrip;
 mod fuzz_cli;
+mod gateway_store;
 mod hardening;
 mod judged_as_text;
 mod labels_untrusted;

@@ -200,7 +200,7 @@ impl Gateway {
                 .durable
                 .snapshot
                 .session(sid)
-                .map_or(0, |s| s.rows.iter().filter(|r| r.active).count())
+                .map_or(0, |s| s.active_ids().len())
         };
         let before = active(self);
         let session = self.name(sid);

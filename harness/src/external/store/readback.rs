@@ -79,31 +79,22 @@ pub fn parse(
     written: &dyn Fn(MsgId) -> bool,
 ) -> Result<ReadBack, String> {
     let raw = Raw::deserialize(value).map_err(|e| format!("store read: {e}"))?;
-    for (at, s) in raw.sessions.iter().enumerate() {
-        match names.get(&s.session) {
-            Some(no) if no as usize != at => {
-                return Err(format!(
-                    "store read: session `{}` moved from place {no} to {at} (sessions are listed in creation order)",
-                    s.session
-                ))
-            }
-            Some(_) => {}
-            None if at != names.0.len() => {
-                return Err(format!(
-                    "store read: new session `{}` listed at place {at}, before a session read earlier (sessions are listed in creation order)",
-                    s.session
-                ))
-            }
-            None => {
-                names.number(&s.session);
-            }
+    // Listed sessions keep the order they were numbered in; a new one comes after every
+    // known one. A session the store no longer lists (a real store may prune) is left out
+    // of the snapshot; its number is never reused.
+    let mut last: Option<SessionNo> = None;
+    for s in &raw.sessions {
+        let no = match names.get(&s.session) {
+            Some(no) => no,
+            None => names.number(&s.session),
+        };
+        if last.is_some_and(|l| no <= l) {
+            return Err(format!(
+                "store read: session `{}` listed out of creation order (sessions are listed in creation order)",
+                s.session
+            ));
         }
-    }
-    if raw.sessions.len() < names.0.len() {
-        return Err(format!(
-            "store read: session `{}` is gone",
-            names.0[raw.sessions.len()]
-        ));
+        last = Some(no);
     }
     let known = |n: &str, what: &str| {
         names
@@ -118,7 +109,12 @@ pub fn parse(
             .as_deref()
             .map(|p| known(p, "a parent"))
             .transpose()?;
-        let parent = parent.filter(|&p| compression_parent(&raw.sessions[p as usize]));
+        let parent = parent.filter(|&p| {
+            raw.sessions
+                .iter()
+                .find(|r| names.get(&r.session) == Some(p))
+                .is_none_or(compression_parent)
+        });
         let mut rows = Vec::with_capacity(s.rows.len());
         for r in &s.rows {
             let Some(id) = r.id else {
@@ -234,7 +230,17 @@ mod tests {
         read(two, &mut names).unwrap();
         let swapped = json!({"sessions": [{"session": "b", "parent": null, "ended": false, "rows": []},
             {"session": "a", "parent": null, "ended": false, "rows": []}], "routes": [], "bindings": [], "delivered": []});
-        assert!(read(swapped, &mut names).unwrap_err().contains("moved"));
+        assert!(read(swapped, &mut names)
+            .unwrap_err()
+            .contains("out of creation order"));
+        let pruned = json!({"sessions": [{"session": "b", "parent": null, "ended": false, "rows": []}],
+            "routes": [["k", "b"]], "bindings": [], "delivered": []});
+        let r = read(pruned, &mut names).unwrap();
+        assert_eq!(
+            r.snapshot.route("k"),
+            Some(1),
+            "a pruned session keeps the numbers"
+        );
         let reset = json!({"sessions": [
             {"session": "a", "parent": null, "ended": true, "end_reason": "session_reset", "rows": []},
             {"session": "b", "parent": "a", "ended": false, "end_reason": null, "rows": []}],
