@@ -175,6 +175,21 @@ impl StoredSession {
         changed
     }
 
+    /// Sets the rows to `rows`, as a store was read back: an append when the rows held
+    /// are a prefix of `rows`, else one edit from the first row that differs. So an
+    /// observer re-reads what the store changed, whatever the store claims it did.
+    pub fn observe(&mut self, rows: &[StoredRow]) {
+        let same = self.rows.iter().zip(rows).take_while(|(a, b)| a == b).count();
+        if same < self.rows.len() {
+            self.rows.truncate(same);
+            self.ids = self.rows.iter().map(|r| r.id).collect();
+            self.active_from = self.active_from.min(same);
+            self.edits.push(same);
+        }
+        self.append(rows[same..].iter().copied());
+        debug_assert!(self.rows == rows);
+    }
+
     /// How many edits (other than appends) the session has had.
     pub fn edit_count(&self) -> usize {
         self.edits.len()
@@ -218,6 +233,20 @@ pub struct StoreSnapshot {
 }
 
 impl StoreSnapshot {
+    /// Carries the edit history of `before`'s sessions into this snapshot, a store read
+    /// back afresh: each session that `before` holds is `before`'s [`StoredSession::observe`]d
+    /// with the rows read, so the rows a store rewrote count as edited.
+    pub fn carry_edits_from(&mut self, before: &StoreSnapshot) {
+        for session in &mut self.sessions {
+            if let Some(old) = before.session(session.id) {
+                let mut kept = old.clone();
+                (kept.parent, kept.ended) = (session.parent, session.ended);
+                kept.observe(session.rows());
+                *session = kept;
+            }
+        }
+    }
+
     /// Session `id` (the harness mints ids in creation order: first looked up at its
     /// place, then searched).
     pub fn session(&self, id: SessionNo) -> Option<&StoredSession> {
@@ -395,6 +424,35 @@ mod tests {
         s.replace(vec![row(9, true)]);
         assert_eq!((s.changed_from(1, 7), s.changed_from(5, 1)), (0, 0));
         assert!(s.stores(MsgId(9)) && !s.stores(MsgId(0)));
+    }
+
+    #[test]
+    fn a_store_read_back_with_a_row_rewritten_counts_as_an_edit_from_that_row() {
+        let rows: Vec<StoredRow> = (0..5).map(|i| row(i, true)).collect();
+        let before = StoreSnapshot {
+            sessions: vec![StoredSession::new(0, None, rows.clone())],
+            ..StoreSnapshot::default()
+        };
+        // Read back afresh: an append only (rows 0..5 as they were, one more).
+        let mut grown = rows.clone();
+        grown.push(row(5, true));
+        let mut read = StoreSnapshot {
+            sessions: vec![StoredSession::new(0, None, grown.clone())],
+            ..StoreSnapshot::default()
+        };
+        read.carry_edits_from(&before);
+        assert_eq!((read.sessions[0].edit_count(), read.sessions[0].changed_from(0, 5)), (0, 5));
+        // Read back afresh with row 2 deactivated: an edit from row 2, although the
+        // fresh read itself has no edit history.
+        grown[2].active = false;
+        let mut rewritten = StoreSnapshot {
+            sessions: vec![StoredSession::new(0, None, grown.clone())],
+            ..StoreSnapshot::default()
+        };
+        rewritten.carry_edits_from(&read);
+        let s = &rewritten.sessions[0];
+        assert_eq!((s.edit_count(), s.changed_from(0, 6)), (1, 2));
+        assert_eq!(s.rows(), &grown[..]);
     }
 
     #[test]

@@ -87,7 +87,9 @@ impl Gateway {
                     remote.foreign_rows_max = r.foreign_rows;
                     self.observer.add("gateway.store.foreign_rows", more);
                 }
-                self.store.durable.snapshot = r.snapshot;
+                let mut snapshot = r.snapshot;
+                snapshot.carry_edits_from(&self.store.durable.snapshot);
+                self.store.durable.snapshot = snapshot;
                 Ok(())
             }
             Err(e) => Err(self.bad_reply("read", e)),

@@ -153,7 +153,7 @@ pub fn parse(
             routes: pairs(&raw.routes, "a route")?,
             bindings: pairs(&raw.bindings, "a binding")?,
             sessions,
-            delivered: raw.delivered,
+            delivered: raw.delivered.into_iter().collect(),
         },
         foreign_rows,
     })
@@ -179,12 +179,9 @@ fn stored_session(
     ended: bool,
     rows: Vec<StoredRow>,
 ) -> StoredSession {
-    StoredSession {
-        id,
-        parent,
-        ended,
-        rows,
-    }
+    let mut session = StoredSession::new(id, parent, rows);
+    session.ended = ended;
+    session
 }
 
 #[cfg(test)]
@@ -208,9 +205,9 @@ mod tests {
         assert_eq!(r.foreign_rows, 1);
         assert_eq!(r.snapshot.route("k"), Some(1));
         assert_eq!(r.snapshot.sessions[1].parent, Some(0));
-        assert_eq!(r.snapshot.sessions[0].rows.len(), 1);
+        assert_eq!(r.snapshot.sessions[0].rows().len(), 1);
         assert_eq!(names.name(1), Some("b"));
-        assert_eq!(r.snapshot.delivered, [1]);
+        assert_eq!(r.snapshot.delivered, std::collections::BTreeSet::from([1]));
     }
 
     #[test]
