@@ -77,8 +77,8 @@ pub struct Policies {
     /// `static_fallback`'s `text`: the fallback text the compactor writes when no
     /// summarizer call of a batch pass was answered, a template whose `{name}` holes
     /// stand for any text (`fallback_text.rs`); `None`: not declared, only the fallback's
-    /// facts are judged. `'static` so that the policies stay `Copy`: a parsed
-    /// declaration is leaked once per adapter hello.
+    /// facts are judged. `'static` so that the policies stay `Copy`: the harness
+    /// keeps one copy per distinct text a run declares (`harness/src/external/policies.rs`).
     pub static_fallback_text: Option<&'static str>,
     pub tool_output_prune: bool,
     pub summary_chain: bool,
@@ -270,7 +270,8 @@ pub const POLICIES: &[PolicyInfo] = &[
             (
                 "summary-failure-safe",
                 "a summary a batch pass writes with no answered summarizer call is the declared \
-                 fallback text T, as the harness reads its bytes (when T is declared)",
+                 fallback text T, as the harness reads its bytes (when T is declared), and \
+                 spells no fact the harness never saw before the pass",
             ),
         ],
     },

@@ -1,6 +1,7 @@
+use crate::text::text_facts;
 use crate::{Invariant, InvariantInfo, Policies, MAX_WITNESS_ROWS};
-use compactsim_model::{written_summaries, Event, Message, Transition, Witness};
-use std::collections::BTreeMap;
+use compactsim_model::{written_summaries, Event, FactId, Message, Transition, Witness};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A batch pass either compacts — writes a summary in place of what it takes out — or
 /// leaves the transcript as it was (H-29559).
@@ -24,16 +25,27 @@ use std::collections::BTreeMap;
 /// summarizer call of the pass was answered (every call failed, or none was made; a
 /// condense call does not count) is the fallback, judged in [`fallback_row`]: it is the
 /// declared fallback text when one is declared (the harness reads the row's bytes, where
-/// a seam has them: an external adapter's).
+/// a seam has them: an external adapter's), and it spells no fact the harness never saw
+/// before the pass — in no row of the transcript at any step, in no summary it served
+/// (the fallback is built locally, from what the compactor was given: the dropped rows,
+/// the previous summary, even one whose row is gone).
 #[derive(Clone, Debug, Default)]
 pub struct SummaryFailureSafe {
     policies: Policies,
+    /// Every fact the harness saw spelled in a row of the transcript or in a summary it
+    /// served, up to the transition being judged.
+    seen: BTreeSet<FactId>,
+    /// `seen` holds the rows of the first transition's `before`.
+    primed: bool,
 }
 
 impl SummaryFailureSafe {
     /// The invariant for a compactor declaring `policies`.
     pub fn new(policies: Policies) -> Self {
-        SummaryFailureSafe { policies }
+        SummaryFailureSafe {
+            policies,
+            ..Default::default()
+        }
     }
 }
 
@@ -49,10 +61,19 @@ fn written_summary(before: &[Message], after: &[Message]) -> bool {
     written_summaries(before, after).next().is_some()
 }
 
-/// The summary row `t`'s pass wrote with no answered call whose text the harness read
-/// as not the declared fallback template (`BatchPass::fallback_mismatch`). `None` when
-/// there is none, no text is declared, or the pass had an answer.
-fn fallback_row(policies: &Policies, t: &Transition<'_>) -> Option<Witness> {
+/// Facts a fallback row's witness lists at most.
+const FOREIGN_FACTS_LISTED: usize = 8;
+
+/// The first summary row `t`'s pass wrote with no answered call that is not a fallback:
+/// its text the harness read as not the declared fallback template
+/// (`BatchPass::fallback_mismatch`), or it spells a fact the harness never saw before
+/// the pass (`seen`: a fallback is built locally, from what the compactor was given).
+/// `None` when every such row is one, or the pass had an answer.
+fn fallback_row(
+    policies: &Policies,
+    t: &Transition<'_>,
+    seen: &BTreeSet<FactId>,
+) -> Option<Witness> {
     if !policies.static_fallback || t.served.iter().any(|c| c.ok && !c.condense) {
         return None;
     }
@@ -74,6 +95,34 @@ fn fallback_row(policies: &Policies, t: &Transition<'_>) -> Option<Witness> {
                 w = w.row(j, &t.after[j], "after: the row the harness read");
             }
             return Some(w);
+        }
+    }
+    for (j, m) in written_summaries(t.before, t.after) {
+        let foreign: Vec<FactId> = text_facts(&m.content)
+            .into_iter()
+            .filter(|f| !seen.contains(f))
+            .collect();
+        if !foreign.is_empty() {
+            let listed: Vec<String> = foreign
+                .iter()
+                .take(FOREIGN_FACTS_LISTED)
+                .map(FactId::to_string)
+                .collect();
+            return Some(
+                Witness::default()
+                    .fact(format!(
+                        "summary row {} written with no answered summarizer call ({} served, 0 \
+                         answered) on {}: it spells {} facts the harness never saw before the \
+                         pass (in no row, in no summary it served): {}",
+                        m.id,
+                        t.served.len(),
+                        t.event.describe(),
+                        foreign.len(),
+                        listed.join(", ")
+                    ))
+                    .fact(format!("declared: static_fallback {}", declared(policies)))
+                    .row(j, m, "after: the fallback row"),
+            );
         }
     }
     None
@@ -109,6 +158,28 @@ impl Invariant for SummaryFailureSafe {
     }
 
     fn observe(&mut self, t: &Transition<'_>) -> Option<Witness> {
+        if !self.primed {
+            self.primed = true;
+            see(&mut self.seen, t.before);
+        }
+        let verdict = self.judge(t);
+        see(&mut self.seen, t.delta.added(t.after));
+        for c in t.served {
+            self.seen.extend(c.facts_out.iter().copied());
+        }
+        verdict
+    }
+}
+
+/// Records the facts `rows` spell as seen.
+fn see(seen: &mut BTreeSet<FactId>, rows: &[Message]) {
+    for m in rows {
+        seen.extend(text_facts(&m.content));
+    }
+}
+
+impl SummaryFailureSafe {
+    fn judge(&self, t: &Transition<'_>) -> Option<Witness> {
         let Event::BatchPass(p) = t.event else {
             return None;
         };
@@ -118,7 +189,7 @@ impl Invariant for SummaryFailureSafe {
             return None;
         }
         if written_summary(t.before, t.after) {
-            return fallback_row(&self.policies, t);
+            return fallback_row(&self.policies, t, &self.seen);
         }
         let after: BTreeMap<_, _> = t.after.iter().map(|m| (m.id, m)).collect();
         let touched: Vec<(usize, &Message, &str)> = t
@@ -221,6 +292,67 @@ mod tests {
         let ok = [served(true, 100, &[])];
         assert!(declaring(Some("{p}x{q}"))
             .observe(&transition_served(&e, &before, &after, &ok))
+            .is_none());
+    }
+
+    #[test]
+    fn fires_on_a_fallback_spelling_a_fact_the_harness_never_saw() {
+        let before = fact_rows();
+        let failed = [served(false, 100, &[])];
+        let foreign = vec![batch_summary(9, &[3, 77]), user(4), reply(5)];
+        let w = declaring(None)
+            .observe(&transition_served(&pass(), &before, &foreign, &failed))
+            .map(readable)
+            .expect("fact 77 came from nowhere");
+        assert!(
+            w.facts[0].contains("1 facts the harness never saw before the pass"),
+            "{:?}",
+            w.facts
+        );
+        assert!(w.facts[0].contains("FACT-000077"), "{:?}", w.facts);
+        assert_eq!(witness_ids(&w), vec![9]);
+        // Quiet: the fallback spells only facts the rows before spelled…
+        let carried = vec![batch_summary(9, &[3, 4]), user(4), reply(5)];
+        assert!(declaring(None)
+            .observe(&transition_served(&pass(), &before, &carried, &failed))
+            .is_none());
+        // …or facts of a row an earlier step showed and a pass since removed.
+        let mut inv = declaring(None);
+        let mut shown = before.clone();
+        shown.push(Message::new(
+            compactsim_model::MsgId(6),
+            compactsim_model::Role::Assistant,
+            prose(6, 400, &[77]),
+        ));
+        assert!(inv
+            .observe(&transition(&append_event(1), &before, &shown))
+            .is_none());
+        assert!(inv
+            .observe(&transition(&append_event(1), &shown, &before))
+            .is_none());
+        assert!(inv
+            .observe(&transition_served(&pass(), &before, &foreign, &failed))
+            .is_none());
+        // …or facts of a summary the harness served earlier.
+        let mut inv = declaring(None);
+        let answered = [served(true, 100, &[77])];
+        assert!(inv
+            .observe(&transition_served(
+                &append_event(1),
+                &before,
+                &before,
+                &answered
+            ))
+            .is_none());
+        assert!(inv
+            .observe(&transition_served(&pass(), &before, &foreign, &failed))
+            .is_none());
+        // Not a fallback: a pass with an answered call, or no static_fallback policy.
+        assert!(declaring(None)
+            .observe(&transition_served(&pass(), &before, &foreign, &answered))
+            .is_none());
+        assert!(sfs()
+            .observe(&transition_served(&pass(), &before, &foreign, &failed))
             .is_none());
     }
 

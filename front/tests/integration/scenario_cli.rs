@@ -155,3 +155,35 @@ fn replay_and_trace_print_the_event_log_and_the_witness_of_a_scenario() {
     let t = compactsim(&["scenario", "--trace", file, "--out", arg(&out)]).expect_code(0);
     assert!(t.stdout.contains("VIOLATION marker-contained") && t.stdout.contains("verdict"));
 }
+
+#[test]
+fn replay_names_every_other_invariant_the_case_breaks_after_its_first() {
+    // h-25747: the route names the rotated session (session-id-persisted, first); the
+    // case judged past it also loads rows a compaction removed (loaded-is-compacted).
+    let r = compactsim(&["replay", "scenarios/seeds/h-25747.toml"]).expect_code(0);
+    let also: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("ALSO FIRED"))
+        .collect();
+    assert_eq!(also.len(), 1, "{}", r.stdout);
+    assert!(
+        also[0].starts_with("ALSO FIRED loaded-is-compacted at turn 43 step 40: session 1 loaded"),
+        "{}",
+        also[0]
+    );
+    let first = r
+        .stdout
+        .find("VIOLATION session-id-persisted")
+        .expect("first");
+    assert!(first < r.stdout.find("ALSO FIRED").unwrap(), "{}", r.stdout);
+    // The first invariant is not repeated, and a case breaking one invariant, or none,
+    // prints no such line.
+    for quiet in [
+        "scenarios/seeds/h-m-resume.toml",
+        "scenarios/seeds/h-25747.clean.toml",
+    ] {
+        let q = compactsim(&["replay", quiet]).expect_code(0);
+        assert!(!q.stdout.contains("ALSO FIRED"), "{quiet}: {}", q.stdout);
+    }
+}

@@ -9,7 +9,8 @@ use compactsim_invariants::policy::{
 };
 use compactsim_invariants::{FailureCooldown, HeadPolicy, Policies, POLICIES};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 
 /// The policies `declared` names, checked; the error says what is wrong and lists the
 /// known names.
@@ -96,8 +97,34 @@ fn only(name: &str, params: &Map<String, Value>, allowed: &[&str]) -> Result<(),
 /// Characters a declared fallback text may hold at most.
 pub const FALLBACK_TEXT_CHARS_MAX: usize = 16_000;
 
-/// A declared `static_fallback` text, checked, given the `'static` lifetime the `Copy`
-/// policies need: leaked, once per parsed hello (one per adapter child, a few KB).
+/// Distinct declared fallback texts a process keeps at most; a hello declaring one more
+/// is refused.
+pub const FALLBACK_TEXTS_MAX: usize = 64;
+
+/// The declared fallback texts of this process, each kept once (`'static`, as the `Copy`
+/// policies need): every hello of every adapter child declaring the same text shares one
+/// copy, so a run keeps one per distinct text, not one per child.
+static FALLBACK_TEXTS: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+
+/// The one kept copy of `text` (kept on its first declaration).
+fn interned(text: &str) -> Result<&'static str, String> {
+    // A poisoned lock only means another thread panicked between lookup and insert: the
+    // set itself is whole.
+    let mut texts = FALLBACK_TEXTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(kept) = texts.get(text) {
+        return Ok(kept);
+    }
+    if texts.len() >= FALLBACK_TEXTS_MAX {
+        return Err(format!(
+            "more than {FALLBACK_TEXTS_MAX} distinct static_fallback texts declared in one run"
+        ));
+    }
+    let kept: &'static str = Box::leak(text.to_string().into_boxed_str());
+    texts.insert(kept);
+    Ok(kept)
+}
+
+/// A declared `static_fallback` text, checked, kept once per distinct text ([`interned`]).
 fn fallback_text_of(name: &str, v: &Value) -> Result<&'static str, String> {
     let text = v
         .as_str()
@@ -115,7 +142,7 @@ fn fallback_text_of(name: &str, v: &Value) -> Result<&'static str, String> {
             compactsim_invariants::fallback_text::TEMPLATE_HOLES_MAX
         ));
     }
-    Ok(Box::leak(text.to_string().into_boxed_str()))
+    interned(text).map_err(|e| format!("policy `{name}`: {e}"))
 }
 
 fn u64_of(name: &str, key: &str, v: &Value) -> Result<u64, String> {
@@ -148,6 +175,12 @@ mod tests {
         let p = of(json!({"static_fallback": {"text": "{p}Summary unavailable.{q}"}})).unwrap();
         assert!(p.static_fallback);
         assert_eq!(p.static_fallback_text, Some("{p}Summary unavailable.{q}"));
+        // A second hello declaring the same text shares the first one's copy.
+        let again = of(json!({"static_fallback": {"text": "{p}Summary unavailable.{q}"}})).unwrap();
+        assert!(std::ptr::eq(
+            p.static_fallback_text.unwrap(),
+            again.static_fallback_text.unwrap()
+        ));
         assert_eq!(
             p.describe(),
             "static_fallback {\"text\":\"{p}Summary unavailable.{q}\"}"

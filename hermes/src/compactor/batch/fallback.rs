@@ -9,7 +9,7 @@ use super::release::wrapper_chars;
 use super::scaffold::Fixed;
 use super::summary::{Miss, Source};
 use compactsim_fakes::summarizer::RollingSummary;
-use compactsim_model::content::spelled_facts;
+use compactsim_model::content::{chars_to_spell, spelled_facts};
 use compactsim_model::tokens::{chars_for_rough_tokens, rough_tokens};
 use compactsim_model::{FactId, Message, MERGE_SEPARATOR};
 
@@ -98,17 +98,43 @@ struct Turn {
     facts: Vec<FactId>,
 }
 
+/// The dropped turns, each with the facts its rows' text spells: the fallback copies
+/// text, so a fact a row lists but is too short to spell (a 27-character code segment
+/// listing two facts spells one) is not in it, even when the turn's characters together
+/// would have room for it.
 fn split_turns(messages: &[Message], source: &Source) -> Vec<Turn> {
     let mut turns: Vec<Turn> = vec![];
     for row in &source.rows {
-        if turns.is_empty() || messages[row.index].is_real_user() {
+        let m = &messages[row.index];
+        if turns.is_empty() || m.is_real_user() {
             turns.push(Turn::default());
         }
         let turn = turns.last_mut().expect("pushed above");
         turn.chars += row.chars;
-        turn.facts.extend_from_slice(&row.facts);
+        let spelled = spelled_by(m);
+        turn.facts.extend(
+            row.facts
+                .iter()
+                .filter(|f| spelled.binary_search(f).is_ok()),
+        );
     }
     turns
+}
+
+/// The facts the text of `m` spells, ascending: a segment's listed facts when it has the
+/// room to spell them all ([`chars_to_spell`]), else the names read from its bytes.
+fn spelled_by(m: &Message) -> Vec<FactId> {
+    let mut facts: Vec<FactId> = vec![];
+    for s in m.content.segments.iter() {
+        if s.chars >= chars_to_spell(s.kind, &s.facts) {
+            facts.extend_from_slice(&s.facts);
+        } else {
+            facts.extend(spelled_facts(&s.materialize()));
+        }
+    }
+    facts.sort_unstable();
+    facts.dedup();
+    facts
 }
 
 /// Text written under a character budget; a part keeps the facts that fit its size.
@@ -191,6 +217,34 @@ mod tests {
             f.tokens,
             rough_tokens(FALLBACK_HEADER_CHARS + 400 + 8 * 700)
         );
+    }
+
+    /// A row too short to spell every fact it lists gives the fallback only the facts its
+    /// text spells, though the turn around it has room for more (default batch suite,
+    /// case 100: a 27-character code segment listing two facts spelled one).
+    #[test]
+    fn a_fact_a_row_lists_but_does_not_spell_is_not_in_the_fallback() {
+        let (mut m, _) = source_of(2, None);
+        let short = compactsim_model::Segment {
+            kind: compactsim_model::ContentKind::Code,
+            chars: 27,
+            seed: 7,
+            origin: m[1].id,
+            facts: vec![FactId(947), FactId(948)],
+        };
+        let spelled = spelled_facts(&short.materialize());
+        assert_eq!(spelled.len(), 1, "the segment spells one of its two facts");
+        m[1].content = compactsim_model::Content::single(short);
+        let w = Window {
+            head_end: 0,
+            start: 0,
+            end: m.len(),
+        };
+        let src = rehydrate(&m, &w, &BatchState::default());
+        let f = fallback_summary(&m, &src);
+        assert!(f.facts.contains(&spelled[0]), "{:?}", f.facts);
+        let unspelled = if spelled[0] == FactId(947) { 948 } else { 947 };
+        assert!(!f.facts.contains(&FactId(unspelled)), "{:?}", f.facts);
     }
 
     /// The release's row is its text, `"\n\n"` and the 86-byte end marker; the model's
