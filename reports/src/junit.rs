@@ -17,8 +17,10 @@ pub const JUNIT_REPORT_NAME: &str = "compactsim";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JunitOutcome {
     Passed,
-    /// `message` becomes the `message` attribute, `detail` the element's text.
+    /// `kind` becomes the `type` attribute (the invariant that failed), `message` the
+    /// `message` attribute, `detail` the element's text (witness and repro line).
     Failed {
+        kind: String,
         message: String,
         detail: String,
     },
@@ -67,8 +69,13 @@ fn render(suite_name: &str, cases: &[JunitCase]) -> Result<String, quick_junit::
         time_ms_total = time_ms_total.saturating_add(case.time_ms);
         let status = match &case.outcome {
             JunitOutcome::Passed => TestCaseStatus::success(),
-            JunitOutcome::Failed { message, detail } => {
+            JunitOutcome::Failed {
+                kind,
+                message,
+                detail,
+            } => {
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                status.set_type(kind.as_str());
                 status.set_message(message.as_str());
                 status.set_description(detail.as_str());
                 status

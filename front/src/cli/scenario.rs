@@ -337,6 +337,19 @@ fn detail(r: &CaseResult) -> String {
     out
 }
 
+/// The `type` of a failed scenario's JUnit test case: the first invariant that failed,
+/// `liveness: ...`, `internal`, or `expectation` (it held where a violation was expected).
+fn junit_type(outcome: &CaseOutcome) -> String {
+    match outcome {
+        CaseOutcome::Violation(vs) => vs
+            .first()
+            .map_or_else(|| "violation".to_string(), |v| v.invariant.clone()),
+        CaseOutcome::Liveness(v) => v.invariant.clone(),
+        CaseOutcome::Internal(_) => "internal".to_string(),
+        CaseOutcome::Clean => "expectation".to_string(),
+    }
+}
+
 /// The JUnit test cases, one per scenario.
 pub fn junit_cases(entries: &[Entry]) -> Vec<JunitCase> {
     entries
@@ -354,6 +367,7 @@ pub fn junit_cases(entries: &[Entry]) -> Vec<JunitCase> {
                 },
                 Entry::Ran(r) if r.holds => JunitOutcome::Passed,
                 Entry::Ran(r) => JunitOutcome::Failed {
+                    kind: junit_type(&r.result.outcome),
                     message: failure_message(r),
                     detail: detail(&r.result),
                 },

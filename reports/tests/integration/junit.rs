@@ -18,6 +18,7 @@ fn cases() -> Vec<JunitCase> {
             name: "case-0003".into(),
             classname: "compactsim.tool-heavy".into(),
             outcome: JunitOutcome::Failed {
+                kind: "one-marker-max".into(),
                 message: "one-marker-max at turn 3: 2 live markers <m7> & \"m9\"".into(),
                 detail: "witness:\n  m7 assistant marker\n  m9 assistant marker\ncompactsim replay --seed 42 --case 3".into(),
             },
@@ -70,9 +71,15 @@ fn junit_is_well_formed_testsuites_testsuite_testcase() {
 
     let failures: Vec<&Element> = testcases[1].children_named("failure").collect();
     assert_eq!(failures.len(), 1);
-    let JunitOutcome::Failed { message, detail } = &cases()[1].outcome else {
+    let JunitOutcome::Failed {
+        kind,
+        message,
+        detail,
+    } = &cases()[1].outcome
+    else {
         unreachable!()
     };
+    assert_eq!(failures[0].attr("type"), kind);
     assert_eq!(failures[0].attr("message"), message);
     assert_eq!(failures[0].text.trim(), detail.as_str());
 }
