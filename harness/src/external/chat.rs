@@ -24,6 +24,21 @@ use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
+/// Whether `prompt` holds `text`, which starts with `head`: the text is compared at each
+/// place the head starts (overlapping places included).
+fn holds_at_head(prompt: &str, text: &str, head: &str) -> bool {
+    let mut from = 0;
+    while let Some(i) = prompt[from..].find(head) {
+        let at = from + i;
+        if prompt[at..].starts_with(text) {
+            return true;
+        }
+        // The next place starts after the first character of this one.
+        from = at + prompt[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
 /// Bytes of a served summary's head looked for before its whole text (see
 /// [`TextBook::previous_summary`]).
 const SERVED_HEAD_BYTES: usize = 48;
@@ -128,18 +143,15 @@ impl TextBook {
             .rev()
             .find(|(text, _)| {
                 let text = text.trim();
-                // A text the prompt holds starts with a head the prompt holds: looking for
-                // the head first spares building a searcher of the whole text for each
-                // served summary the prompt does not quote.
+                // A text the prompt holds starts at a place the prompt holds its head:
+                // the whole text is compared only there (no searcher of the whole text is
+                // built, for each served summary, on every summarize call).
                 let cut = (0..=SERVED_HEAD_BYTES.min(text.len()))
                     .rev()
                     .find(|&i| text.is_char_boundary(i))
                     .unwrap_or(0);
                 let head = &text[..cut];
-                !text.is_empty()
-                    && text.len() <= prompt.len()
-                    && prompt.contains(head)
-                    && prompt.contains(text)
+                !text.is_empty() && text.len() <= prompt.len() && holds_at_head(prompt, text, head)
             })
             .map(|(_, s)| s.clone())
     }

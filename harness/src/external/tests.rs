@@ -568,8 +568,19 @@ fn a_served_text_is_the_previous_summary_only_when_the_prompt_holds_all_of_it() 
     book.register_served(&seg, &summary);
     let trimmed = text.trim();
     let whole = format!("prompt: {trimmed} end");
-    assert_eq!(book.previous_summary(&whole), Some(summary));
+    assert_eq!(book.previous_summary(&whole), Some(summary.clone()));
     let head_only = format!("prompt: {} end", &trimmed[..60]);
     assert_eq!(book.previous_summary(&head_only), None);
     assert_eq!(book.previous_summary("short"), None);
+    // The text starts one byte after a place its head starts.
+    let mut book = TextBook::default();
+    let text = format!("{}{}", "a".repeat(48), "b".repeat(10));
+    book.know_text(seed, &text);
+    let seg = Segment {
+        chars: text.len() as u32,
+        ..seg
+    };
+    book.register_served(&seg, &summary);
+    let prompt = format!("{}{}", "a".repeat(49), "b".repeat(10));
+    assert_eq!(book.previous_summary(&prompt), Some(summary));
 }
