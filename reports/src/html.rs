@@ -7,7 +7,8 @@ use crate::table::{html_escape, Align, Table};
 use std::fmt::Write as _;
 use std::path::Path;
 
-pub use crate::run_page::INDEX_HTML;
+/// File name of the HTML page inside a run directory.
+pub const INDEX_HTML: &str = "index.html";
 
 /// Shared page style of the HTML reports.
 pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px}\

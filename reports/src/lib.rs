@@ -43,6 +43,7 @@ mod writer;
 pub use aggregate::{Aggregator, FAILURES_KEPT_MAX};
 pub use atomic::{atomic_write, is_temp_name_of, remove_pending_files};
 pub use error::ReportError;
+pub use html::INDEX_HTML;
 pub use html::{
     render_scenarios_html, render_scenarios_md, scenarios_count_line, write_scenarios_pages,
     ScenarioRow, SKIPPED,
@@ -53,7 +54,7 @@ pub use merge::{
     merge_reports, shard_of, shard_range, ShardReport, SHARDS_MAX, SHARDS_PARAM, SHARD_PARAM,
 };
 pub use repro::{write_repro, REPRO_TXT};
-pub use run_page::{render_run_html, rerun_command, write_run_html, INDEX_HTML};
+pub use run_page::{render_run_html, rerun_command, write_run_html};
 pub use schema::{
     CaseRow, Failure, FamilyRow, Header, InvariantRow, Outcome, PoliciesJudged, Report, Summary,
     Totals, Verdict, SCHEMA_VERSION,

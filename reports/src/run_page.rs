@@ -6,16 +6,13 @@
 
 use crate::atomic::atomic_write;
 use crate::error::ReportError;
-use crate::html::{page_head, PAGE_END};
+use crate::html::{page_head, INDEX_HTML, PAGE_END};
 use crate::markdown::{parameter_table, witness_table};
 use crate::schema::{Failure, Header, Summary};
 use crate::table::{html_escape, Align, Table};
 use crate::terminal::{family_table, invariant_table, unreached};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-/// File name of the HTML page inside a run directory.
-pub const INDEX_HTML: &str = "index.html";
 
 /// Directory of a run's shrunk failures (`failures/case-N.toml`), relative to the page.
 pub const FAILURES_DIR_LINK: &str = "failures";
