@@ -179,7 +179,12 @@ impl StoredSession {
     /// are a prefix of `rows`, else one edit from the first row that differs. So an
     /// observer re-reads what the store changed, whatever the store claims it did.
     pub fn observe(&mut self, rows: &[StoredRow]) {
-        let same = self.rows.iter().zip(rows).take_while(|(a, b)| a == b).count();
+        let same = self
+            .rows
+            .iter()
+            .zip(rows)
+            .take_while(|(a, b)| a == b)
+            .count();
         if same < self.rows.len() {
             self.rows.truncate(same);
             self.ids = self.rows.iter().map(|r| r.id).collect();
@@ -441,7 +446,13 @@ mod tests {
             ..StoreSnapshot::default()
         };
         read.carry_edits_from(&before);
-        assert_eq!((read.sessions[0].edit_count(), read.sessions[0].changed_from(0, 5)), (0, 5));
+        assert_eq!(
+            (
+                read.sessions[0].edit_count(),
+                read.sessions[0].changed_from(0, 5)
+            ),
+            (0, 5)
+        );
         // Read back afresh with row 2 deactivated: an edit from row 2, although the
         // fresh read itself has no edit history.
         grown[2].active = false;

@@ -212,17 +212,7 @@ fn the_reference_adapter_says_hello_and_answers_a_pass() {
 }
 
 fn chat(id: u32, role: &str, content: &str) -> ChatMessage {
-    ChatMessage {
-        role: role.into(),
-        content: Some(content.into()),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        compressed_summary: None,
-        micro_compact_marker: None,
-        has_user_turn: None,
-        db_persisted: None,
-        compactsim_id: Some(id),
-    }
+    ChatMessage::plain(role, content, Some(id))
 }
 
 /// A batch pass whose tail (the last 3 rows: tail budget 1 token, floor 3) starts with a

@@ -361,17 +361,7 @@ mod tests {
     use super::*;
 
     fn row(id: Option<u32>, text: &str) -> ChatMessage {
-        ChatMessage {
-            role: "user".into(),
-            content: Some(text.into()),
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            compressed_summary: None,
-            micro_compact_marker: None,
-            has_user_turn: None,
-            db_persisted: None,
-            compactsim_id: id,
-        }
+        ChatMessage::plain("user", text, id)
     }
 
     #[test]

@@ -72,6 +72,21 @@ pub struct ChatMessage {
 }
 
 impl ChatMessage {
+    /// A row of `role` holding `content` only: no tool calls, no flags set.
+    pub fn plain(role: &str, content: &str, compactsim_id: Option<u32>) -> Self {
+        ChatMessage {
+            role: role.into(),
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            compressed_summary: None,
+            micro_compact_marker: None,
+            has_user_turn: None,
+            db_persisted: None,
+            compactsim_id,
+        }
+    }
+
     /// The flags as the model reads them (absent and false alike: not set).
     pub fn flags(&self) -> [bool; 4] {
         [

@@ -197,17 +197,7 @@ mod tests {
         let rows = [Message::new(MsgId(3), Role::User, Content::empty())];
         let mut chat = |m: &[Message]| -> Vec<ChatMessage> {
             m.iter()
-                .map(|r| ChatMessage {
-                    role: "user".into(),
-                    content: Some(String::new()),
-                    tool_calls: Vec::new(),
-                    tool_call_id: None,
-                    compressed_summary: None,
-                    micro_compact_marker: None,
-                    has_user_turn: None,
-                    db_persisted: None,
-                    compactsim_id: Some(r.id.0),
-                })
+                .map(|r| ChatMessage::plain("user", "", Some(r.id.0)))
                 .collect()
         };
         let op = StoreOp::Append {
