@@ -28,8 +28,8 @@ pub fn check(script: &ScriptDoc, span: Range<usize>) -> Result<(), Located> {
                         return bad(
                             i,
                             format!(
-                                "the conversation starts with a {} row; a micro script is sent as written and a provider needs a user row first",
-                                first.as_str()
+                                "the conversation starts with {} row; a micro script is sent as written and a provider needs a user row first",
+                                with_article(first.as_str())
                             ),
                         );
                     }
@@ -65,4 +65,10 @@ pub fn check(script: &ScriptDoc, span: Range<usize>) -> Result<(), Located> {
             "the script has no rows; a provider needs a user row".into(),
         )),
     }
+}
+
+/// "an assistant", "a tool": the indefinite article a role name takes.
+fn with_article(word: &str) -> String {
+    let vowel = word.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {word}", if vowel { "an" } else { "a" })
 }
