@@ -11,7 +11,9 @@ Exit 0 when nothing panicked, aborted or hung and every exit code was 0, 1, 2 or
 
 `--clean-violates api-valid` also keeps (under --work/clean-violates/) every mutant the
 loader accepted that switches no bug on and whose run the invariant failed: a file the
-clean model cannot hold, which the loader should have refused.
+clean model cannot hold, which the loader should have refused. With it the corpus leaves
+out the files whose [compactor] is `kind = "external"`: their runs need an adapter (a venv,
+a Python process per case), and the question is what the loader lets through to the model.
 """
 import argparse
 import collections
@@ -34,13 +36,20 @@ SNIPPETS = ["turns_max = 100000", "passes = 10000", "[gateway]", 'expect = "clea
             'expect = { exit = "liveness" }', "[[script.history]]"]
 
 
-def corpus(root):
+EXTERNAL = re.compile(rb'^\s*kind\s*=\s*"external"', re.M)
+
+
+def corpus(root, model_only):
+    """The scenario files under root/scenarios; with model_only, those that need no
+    external adapter (no `kind = "external"` line)."""
     out = []
     for d, _, files in os.walk(os.path.join(root, "scenarios")):
         for f in sorted(files):
             if f.endswith(".toml"):
                 with open(os.path.join(d, f), "rb") as fh:
-                    out.append((os.path.join(d, f), fh.read()))
+                    data = fh.read()
+                if not (model_only and EXTERNAL.search(data)):
+                    out.append((os.path.join(d, f), data))
     return sorted(out)
 
 
@@ -96,7 +105,9 @@ def main():
                     help="keep accepted bug-free mutants whose run violates INVARIANT")
     a = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    files = corpus(root)
+    files = corpus(root, model_only=bool(a.clean_violates))
+    if a.clean_violates:
+        print("corpus: %d files (those needing an external adapter skipped)" % len(files))
     rng = random.Random(a.seed)
     os.makedirs(os.path.join(a.work, "crashes"), exist_ok=True)
     os.makedirs(os.path.join(a.work, "clean-violates"), exist_ok=True)
