@@ -77,7 +77,8 @@ fn failed(rows: &[ScenarioRow]) -> impl Iterator<Item = &ScenarioRow> {
 /// `N scenarios, H hold, F failed, S skipped`.
 ///
 /// When every skipped file was skipped for one reason, the line ends with it
-/// (`11 skipped: need target/hermes-venvs (…)`), so one line says what is missing.
+/// (`11 skipped: venv not installed: target/hermes-venvs (…)`), so one line says what is
+/// missing.
 pub fn scenarios_count_line(rows: &[ScenarioRow]) -> String {
     let n_failed = failed(rows).count();
     let skipped: Vec<&str> = rows

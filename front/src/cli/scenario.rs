@@ -5,8 +5,8 @@
 
 use super::exit::{Exit, Failure};
 use super::replay::render_case;
-use crate::scenario::missing_venv;
 use crate::scenario::{self, describe, Scenario};
+use crate::scenario::{missing_venv, VENV_MISSING_PREFIX};
 use compactsim_harness::compactor::{CompactorSpec, Pools};
 use compactsim_harness::engine::{run_case, CaseOutcome, CaseResult, Record};
 use compactsim_harness::external::compactor::Pool;
@@ -260,53 +260,57 @@ pub fn exit_of(ran: &[Ran]) -> Exit {
         })
 }
 
-/// The table: scenario, expectation, outcome, turns, verdict.
+/// Longest expectation the console table shows, in characters; a longer one ends in `…`
+/// (scenarios.txt and the `FAILED` lines carry every expectation and outcome in full).
+pub const TABLE_EXPECTATION_CHARS_MAX: usize = 40;
+
+/// The console table: scenario, expectation (at most [`TABLE_EXPECTATION_CHARS_MAX`]
+/// characters), turns, verdict. The outcome is left to the `FAILED` lines below it and to
+/// scenarios.txt, so the table stays as narrow as its longest path allows.
 pub fn render_table(entries: &[Entry]) -> String {
-    let rows: Vec<[String; 5]> = entries
+    let rows: Vec<[String; 4]> = entries
         .iter()
         .map(|e| {
             [
                 e.scenario().path.display().to_string(),
-                e.scenario().expectation(),
-                e.got(),
+                clip(&e.scenario().expectation(), TABLE_EXPECTATION_CHARS_MAX),
                 e.turns().to_string(),
                 e.verdict().to_string(),
             ]
         })
         .collect();
-    let head = ["scenario", "expectation", "outcome", "turns", "verdict"];
-    let mut width = head.map(str::len);
+    let head = ["scenario", "expectation", "turns", "verdict"].map(String::from);
+    let mut width = head.clone().map(|h| h.chars().count());
     for row in &rows {
         for (w, cell) in width.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
+            *w = (*w).max(cell.chars().count());
         }
     }
+    let rules = width.map(|w| "-".repeat(w));
     let mut out = String::new();
-    let line = |out: &mut String, cells: [&str; 5]| {
+    for cells in [&head, &rules].into_iter().chain(&rows) {
         let _ = writeln!(
             out,
-            "{:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}  {}",
+            "{:<w0$}  {:<w1$}  {:>w2$}  {}",
             cells[0],
             cells[1],
             cells[2],
             cells[3],
-            cells[4],
             w0 = width[0],
             w1 = width[1],
             w2 = width[2],
-            w3 = width[3]
         );
-    };
-    line(&mut out, head);
-    let rules = width.map(|w| "-".repeat(w));
-    line(
-        &mut out,
-        [&rules[0], &rules[1], &rules[2], &rules[3], &rules[4]],
-    );
-    for row in &rows {
-        line(&mut out, [&row[0], &row[1], &row[2], &row[3], &row[4]]);
     }
     out
+}
+
+/// `text` cut to `chars_max` characters, the last one `…` when it was longer.
+fn clip(text: &str, chars_max: usize) -> String {
+    if text.chars().count() <= chars_max {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(chars_max.saturating_sub(1)).collect();
+    format!("{kept}…")
 }
 
 fn verdict(r: &Ran) -> &'static str {
@@ -517,26 +521,50 @@ pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
     Ok(exit_of(&ran))
 }
 
-/// The console's lines for the skipped files: `SKIPPED FILE: REASON` for a reason only
-/// one file has; one `SKIPPED N files: REASON` for a reason several share (a fresh
-/// clone's Hermes files, all waiting for one install), in the order of first appearance.
-/// scenarios.txt still names every file.
+/// The console's lines for the skipped files: one `SKIPPED N files: venv not installed:
+/// K need DIR (SETUP); ...` for every file whose adapter's pinned venv is missing (a fresh
+/// clone's real-code files, all waiting for an install); then `SKIPPED FILE: REASON` for
+/// a reason only one file has and one `SKIPPED N files: REASON` for a reason several
+/// share, in the order of first appearance. scenarios.txt still names every file.
 fn skipped_lines(entries: &[Entry]) -> Vec<String> {
+    let mut venvs: Vec<(&str, usize)> = Vec::new();
     let mut reasons: Vec<(&str, Vec<&Path>)> = Vec::new();
     for e in entries {
         let Entry::Skipped(s) = e else { continue };
+        if let Some(venv) = s.reason.strip_prefix(VENV_MISSING_PREFIX) {
+            match venvs.iter_mut().find(|(v, _)| *v == venv) {
+                Some((_, n)) => *n += 1,
+                None => venvs.push((venv, 1)),
+            }
+            continue;
+        }
         let path = s.scenario.path.as_path();
         match reasons.iter_mut().find(|(r, _)| *r == s.reason) {
             Some((_, paths)) => paths.push(path),
             None => reasons.push((&s.reason, vec![path])),
         }
     }
-    reasons
+    let venv_line = (!venvs.is_empty()).then(|| {
+        let files: usize = venvs.iter().map(|(_, n)| n).sum();
+        let each: Vec<String> = venvs
+            .iter()
+            .map(|(venv, n)| format!("{n} need {venv}"))
+            .collect();
+        format!(
+            "SKIPPED {files} files: {VENV_MISSING_PREFIX}{}",
+            each.join("; ")
+        )
+    });
+    venv_line
         .into_iter()
-        .map(|(reason, paths)| match paths.as_slice() {
-            [one] => format!("SKIPPED {}: {reason}", one.display()),
-            many => format!("SKIPPED {} files: {reason}", many.len()),
-        })
+        .chain(
+            reasons
+                .into_iter()
+                .map(|(reason, paths)| match paths.as_slice() {
+                    [one] => format!("SKIPPED {}: {reason}", one.display()),
+                    many => format!("SKIPPED {} files: {reason}", many.len()),
+                }),
+        )
         .collect()
 }
 
@@ -615,5 +643,23 @@ mod tests {
             .map(|r| Entry::Ran(Box::new(r)))
             .collect();
         assert!(render_table(&entries).contains("FAILED"));
+    }
+
+    #[test]
+    fn the_console_table_clips_a_long_expectation_and_leaves_the_outcome_to_the_failed_lines() {
+        assert_eq!(clip("abcdef", 6), "abcdef");
+        assert_eq!(clip("abcdefg", 6), "abcde…");
+        let entries: Vec<Entry> = ran("\"turns.finished\" = \">=100\"")
+            .into_iter()
+            .map(|r| Entry::Ran(Box::new(r)))
+            .collect();
+        let table = render_table(&entries);
+        let widest = table.lines().map(|l| l.chars().count()).max().unwrap();
+        // c.toml, the clipped expectation, turns, verdict and the three gaps of two.
+        assert!(
+            widest <= "c.toml".len().max(8) + TABLE_EXPECTATION_CHARS_MAX + 5 + 7 + 6,
+            "{table}"
+        );
+        assert!(!table.contains("counters:"), "{table}");
     }
 }

@@ -61,26 +61,37 @@ pub fn parse(list: &Spanned<Vec<Spanned<String>>>) -> Result<Vec<Need>, Located>
     Ok(needs)
 }
 
-/// Where the pinned venvs of the real Hermes packages live, relative to the repository;
-/// a fresh clone has none until [`HERMES_VENVS_SETUP`] makes them.
-pub const HERMES_VENVS_DIR: &str = "target/hermes-venvs";
+/// The pinned venvs of the real packages, relative to the repository, each with the
+/// command that makes it: (the venv directory an adapter command's interpreter starts
+/// with, the setup command). A fresh clone has none of them.
+pub const PINNED_VENVS: [(&str, &str); 3] = [
+    ("target/hermes-venvs", "bash adapters/hermes/setup-venv.sh"),
+    (
+        "target/framework-venvs/langchain-1.5.0",
+        "bash adapters/langchain/setup-venv.sh",
+    ),
+    (
+        "target/framework-venvs/adk-2.13.0",
+        "bash adapters/adk/setup-venv.sh",
+    ),
+];
 
-/// The command that makes [`HERMES_VENVS_DIR`].
-pub const HERMES_VENVS_SETUP: &str = "bash adapters/hermes/setup-venv.sh";
+/// How the skip reason of a file whose pinned venv is missing starts (the console
+/// gathers every such file into one line).
+pub const VENV_MISSING_PREFIX: &str = "venv not installed: ";
 
-/// Why `spec` cannot run on this machine yet: its program is an interpreter under
-/// [`HERMES_VENVS_DIR`] (as the command writes it) and that file does not exist, found
+/// Why `spec` cannot run on this machine yet: its program is an interpreter under one of
+/// [`PINNED_VENVS`] (as the command writes it) and that file does not exist, found
 /// neither beside the scenario file nor from the working directory. `None` for any other
 /// adapter, installed or not: a missing program elsewhere is the adapter's failure (exit
 /// 4), never a skip.
 pub fn missing_venv(spec: &AdapterSpec) -> Option<String> {
     let written = argv::split(&spec.command).ok()?.into_iter().next()?;
-    if !written.starts_with(&format!("{HERMES_VENVS_DIR}/")) {
-        return None;
-    }
+    let (dir, setup) = PINNED_VENVS
+        .iter()
+        .find(|(dir, _)| written.starts_with(&format!("{dir}/")))?;
     let program = spec.argv().ok()?.into_iter().next()?;
-    (!Path::new(&program).exists())
-        .then(|| format!("need {HERMES_VENVS_DIR} ({HERMES_VENVS_SETUP})"))
+    (!Path::new(&program).exists()).then(|| format!("{VENV_MISSING_PREFIX}{dir} ({setup})"))
 }
 
 /// One thing a scenario needs, and where the need comes from (for the skip reason).

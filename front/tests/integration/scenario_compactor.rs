@@ -58,11 +58,12 @@ fn the_command_line_choice_wins_over_the_declared_adapter() {
     assert!(r.stdout.contains("1 scenarios, 1 hold"), "{}", r.stdout);
 }
 
-/// A file whose adapter is a Hermes venv that is not there yet (a fresh clone) is
-/// skipped, and one line says what to install: exit 0 when the rest holds. Any other
-/// missing program is the adapter's failure: exit 4, naming the path.
+/// A file whose adapter is a pinned venv that is not there yet (a fresh clone: Hermes,
+/// LangChain, ADK) is skipped, and one line says what to install for how many files:
+/// exit 0 when the rest holds. Any other missing program is the adapter's failure: exit
+/// 4, naming the path.
 #[test]
-fn a_missing_hermes_venv_skips_its_files_in_one_line_other_missing_adapters_exit_4() {
+fn a_missing_pinned_venv_skips_its_files_in_one_line_other_missing_adapters_exit_4() {
     let dir = scratch("scenario-compactor-missing");
     let files = dir.join("files");
     std::fs::create_dir_all(&files).unwrap();
@@ -70,19 +71,23 @@ fn a_missing_hermes_venv_skips_its_files_in_one_line_other_missing_adapters_exit
         file(&files, name, "target/hermes-venvs/nope/bin/python x.py");
     }
     file(&files, "c.toml", "python3 adapters/reference/compactor.py");
+    file(
+        &files,
+        "d.toml",
+        "target/framework-venvs/langchain-1.5.0/nope/bin/python x.py",
+    );
     let r = compactsim(&["scenario", arg(&files), "--out", arg(&dir.join("out"))]).expect_code(0);
-    let need = "need target/hermes-venvs (bash adapters/hermes/setup-venv.sh)";
     assert!(
         r.stdout
-            .contains(&format!("3 scenarios, 1 hold, 0 failed, 2 skipped: {need}")),
+            .contains("4 scenarios, 1 hold, 0 failed, 3 skipped"),
         "{}",
         r.stdout
     );
-    assert!(
-        r.stdout.contains(&format!("SKIPPED 2 files: {need}")),
-        "{}",
-        r.stdout
-    );
+    let line = "SKIPPED 3 files: venv not installed: \
+        2 need target/hermes-venvs (bash adapters/hermes/setup-venv.sh); \
+        1 need target/framework-venvs/langchain-1.5.0 (bash adapters/langchain/setup-venv.sh)\n";
+    assert!(r.stdout.contains(line), "{}", r.stdout);
+    assert_eq!(r.stdout.matches("SKIPPED").count(), 1, "{}", r.stdout);
     let missing = file(&dir, "missing.toml", "target/not-a-venv/bin/python x.py");
     let r =
         compactsim(&["scenario", arg(&missing), "--out", arg(&dir.join("out2"))]).expect_code(4);
