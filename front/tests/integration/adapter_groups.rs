@@ -2,7 +2,7 @@
 //! its process group, an exit is reported as an exit at once (not as a timeout after the
 //! full wait), an over-long protocol line is a failure naming the process and the
 //! limit, and an interrupted run kills every adapter group and removes every scratch
-//! directory before it says so.
+//! directory before it says so, even when the signal lands while adapters start.
 
 use crate::common;
 
@@ -203,4 +203,52 @@ fn interrupt_with_adapter(signal: &str, code: i32) {
 fn sigint_and_sigterm_kill_every_adapter_group_and_remove_its_scratch_directories() {
     interrupt_with_adapter("INT", 130);
     interrupt_with_adapter("TERM", 143);
+}
+
+/// An interrupt that lands while workers start adapters (each case's adapter fails at
+/// once, so new ones start all the time) leaves no scratch directory or stderr file
+/// either: a child's files and process are made and recorded under one lock
+/// (`groups::Making`), so the interrupt's cleanup sees every one of them or none was
+/// made. Five rounds, each signalled at a different point of the starts.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_interrupt_while_adapters_start_leaves_nothing_in_the_temp_directory() {
+    let command = adapter("reference/fixtures/crash.py");
+    for round in 0..5u64 {
+        let dir = common::scratch(&format!("groups-interrupt-starting-{round}"));
+        let tmp = dir.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_compactsim"))
+            .args(["run", "--cases", "400", "--jobs", "2", "--quiet"])
+            .args(["--shrink-time", "0", "--compactor", "external"])
+            .args(["--adapter", &command, "--out", "out"])
+            .current_dir(&dir)
+            .env("TMPDIR", &tmp)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while adapter_files(&tmp).is_empty() {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "no adapter started"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        // A few more starts in, by the round.
+        std::thread::sleep(Duration::from_millis(100 * round));
+        let sent = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let ended = common::wait_guarded(child, Duration::from_secs(60));
+        assert_eq!(ended.code, Some(130), "round {round}: {}", ended.stderr);
+        assert_eq!(
+            adapter_files(&tmp),
+            Vec::<String>::new(),
+            "round {round}: left in TMPDIR"
+        );
+    }
 }

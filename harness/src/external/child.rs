@@ -213,6 +213,10 @@ impl AdapterChild {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| FailureKind::Spawn("empty command".into()))?;
+        // Held from the first file made to the child's record: an interrupt ends the
+        // process either before anything is made or after it is all recorded.
+        let making =
+            groups::making().ok_or_else(|| FailureKind::Spawn("the harness is ending".into()))?;
         let serial = CHILDREN_STARTED.fetch_add(1, Ordering::Relaxed);
         let log = StderrLog::new(stderr_dir, serial);
         let stderr_file = std::fs::OpenOptions::new()
@@ -261,13 +265,7 @@ impl AdapterChild {
             }
         };
         let temp_stderr = (!log.keep).then(|| log.path.clone());
-        if !groups::register(serial, child.id(), scratch.clone(), temp_stderr) {
-            groups::signal_group(child.id());
-            let _ = child.wait();
-            let _ = std::fs::remove_dir_all(&scratch);
-            log.remove_unless_kept();
-            return Err(FailureKind::Spawn("the harness is ending".into()));
-        }
+        making.register(serial, child.id(), scratch.clone(), temp_stderr);
         let (line_tx, lines) = mpsc::channel();
         let (to_writer, writer_rx) = mpsc::channel();
         let spawned = spawn_thread("adapter-stdout", move || read_lines(stdout, line_tx))

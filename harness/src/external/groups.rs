@@ -46,22 +46,46 @@ fn registry() -> MutexGuard<'static, Registry> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Records child `serial` (process `pid`, its group leader) and its files; false when
-/// the process is ending ([`end_all`] ran): the caller kills the child at once.
-pub fn register(serial: u64, pid: u32, scratch: PathBuf, stderr_temp: Option<PathBuf>) -> bool {
-    let mut r = registry();
-    if r.closed {
-        return false;
+/// The registry held while a child's files and process (or a durable directory) are
+/// made, so [`end_all`] runs wholly before them (then nothing is made) or wholly after
+/// (then it undoes them): an interrupt can never fall between making a file or a
+/// process and recording it. Made by [`making`]; hold it only for the making (it keeps
+/// every other worker's start, and `end_all`, waiting).
+pub struct Making(MutexGuard<'static, Registry>);
+
+/// The registry for making one child or directory; `None` when the process is ending
+/// ([`end_all`] ran): the caller makes nothing.
+pub fn making() -> Option<Making> {
+    let r = registry();
+    (!r.closed).then_some(Making(r))
+}
+
+impl Making {
+    /// Records child `serial` (process `pid`, its group leader) and its files.
+    pub fn register(
+        mut self,
+        serial: u64,
+        pid: u32,
+        scratch: PathBuf,
+        stderr_temp: Option<PathBuf>,
+    ) {
+        self.0.live.insert(
+            serial,
+            Live {
+                pid,
+                scratch,
+                stderr_temp,
+            },
+        );
     }
-    r.live.insert(
-        serial,
-        Live {
-            pid,
-            scratch,
-            stderr_temp,
-        },
-    );
-    true
+
+    /// Records a directory [`end_all`] must remove; its serial.
+    pub fn register_dir(mut self, dir: PathBuf) -> u64 {
+        let serial = self.0.next_dir;
+        self.0.next_dir += 1;
+        self.0.dirs.insert(serial, dir);
+        serial
+    }
 }
 
 /// Updates where child `serial`'s stderr is: `None` once it is kept (moved into an
@@ -70,19 +94,6 @@ pub fn stderr_kept(serial: u64) {
     if let Some(l) = registry().live.get_mut(&serial) {
         l.stderr_temp = None;
     }
-}
-
-/// Records a directory [`end_all`] must remove; its serial, or `None` when the process
-/// is ending (the caller removes it at once).
-pub fn register_dir(dir: PathBuf) -> Option<u64> {
-    let mut r = registry();
-    if r.closed {
-        return None;
-    }
-    let serial = r.next_dir;
-    r.next_dir += 1;
-    r.dirs.insert(serial, dir);
-    Some(serial)
 }
 
 /// Forgets directory `serial` (its owner removed it).

@@ -23,12 +23,12 @@ impl DurableDir {
         let n = MADE.fetch_add(1, Ordering::Relaxed);
         let path =
             std::env::temp_dir().join(format!("compactsim-store-{}-{n}", std::process::id()));
+        // Made and recorded with the registry held (see `groups::Making`).
+        let making =
+            groups::making().ok_or_else(|| std::io::Error::other("the process is ending"))?;
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(&path)?;
-        let Some(serial) = groups::register_dir(path.clone()) else {
-            let _ = std::fs::remove_dir_all(&path);
-            return Err(std::io::Error::other("the process is ending"));
-        };
+        let serial = making.register_dir(path.clone());
         Ok(DurableDir {
             path,
             serial: Some(serial),
