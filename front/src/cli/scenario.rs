@@ -6,7 +6,7 @@
 use super::exit::{Exit, Failure};
 use super::replay::render_case;
 use crate::scenario::{self, describe, Scenario};
-use crate::scenario::{missing_venv, VENV_MISSING_PREFIX};
+use crate::scenario::{missing_venv, venv_missing_reason, PINNED_VENVS};
 use compactsim_harness::compactor::{CompactorSpec, Pools};
 use compactsim_harness::engine::{run_case, CaseOutcome, CaseResult, Record};
 use compactsim_harness::external::compactor::Pool;
@@ -521,20 +521,24 @@ pub fn scenario(req: &ScenarioRequest) -> Result<Exit, Failure> {
     Ok(exit_of(&ran))
 }
 
-/// The console's lines for the skipped files: one `SKIPPED N files: venv not installed:
-/// K need DIR (SETUP); ...` for every file whose adapter's pinned venv is missing (a fresh
-/// clone's real-code files, all waiting for an install); then `SKIPPED FILE: REASON` for
-/// a reason only one file has and one `SKIPPED N files: REASON` for a reason several
-/// share, in the order of first appearance. scenarios.txt still names every file.
+/// The console's lines for the skipped files: one `SKIPPED N files, their venvs not
+/// installed: SETUP (K), ...` for every file whose adapter's pinned venv is missing (a
+/// fresh clone's real-code files, all waiting for an install); then `SKIPPED FILE:
+/// REASON` for a reason only one file has and one `SKIPPED N files: REASON` for a reason
+/// several share, in the order of first appearance. scenarios.txt names every file with
+/// its own reason.
 fn skipped_lines(entries: &[Entry]) -> Vec<String> {
     let mut venvs: Vec<(&str, usize)> = Vec::new();
     let mut reasons: Vec<(&str, Vec<&Path>)> = Vec::new();
     for e in entries {
         let Entry::Skipped(s) = e else { continue };
-        if let Some(venv) = s.reason.strip_prefix(VENV_MISSING_PREFIX) {
-            match venvs.iter_mut().find(|(v, _)| *v == venv) {
+        let venv = PINNED_VENVS
+            .iter()
+            .find(|(dir, setup)| s.reason == venv_missing_reason(dir, setup));
+        if let Some((_, setup)) = venv {
+            match venvs.iter_mut().find(|(v, _)| *v == *setup) {
                 Some((_, n)) => *n += 1,
-                None => venvs.push((venv, 1)),
+                None => venvs.push((setup, 1)),
             }
             continue;
         }
@@ -548,11 +552,11 @@ fn skipped_lines(entries: &[Entry]) -> Vec<String> {
         let files: usize = venvs.iter().map(|(_, n)| n).sum();
         let each: Vec<String> = venvs
             .iter()
-            .map(|(venv, n)| format!("{n} need {venv}"))
+            .map(|(setup, n)| format!("{setup} ({n})"))
             .collect();
         format!(
-            "SKIPPED {files} files: {VENV_MISSING_PREFIX}{}",
-            each.join("; ")
+            "SKIPPED {files} files, their venvs not installed: {}",
+            each.join(", ")
         )
     });
     venv_line

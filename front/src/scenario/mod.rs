@@ -17,7 +17,7 @@ mod gateway;
 pub(crate) mod input;
 pub mod limits;
 mod requires;
-pub use requires::{missing_venv, VENV_MISSING_PREFIX};
+pub use requires::{missing_venv, venv_missing_reason, PINNED_VENVS};
 mod toplevel;
 mod verbatim;
 mod write;

@@ -76,9 +76,11 @@ pub const PINNED_VENVS: [(&str, &str); 3] = [
     ),
 ];
 
-/// How the skip reason of a file whose pinned venv is missing starts (the console
-/// gathers every such file into one line).
-pub const VENV_MISSING_PREFIX: &str = "venv not installed: ";
+/// The skip reason of a file whose adapter needs pinned venv `dir`, which `setup` makes
+/// (the console gathers every such file into one line).
+pub fn venv_missing_reason(dir: &str, setup: &str) -> String {
+    format!("venv not installed: {dir} ({setup})")
+}
 
 /// Why `spec` cannot run on this machine yet: its program is an interpreter under one of
 /// [`PINNED_VENVS`] (as the command writes it) and that file does not exist, found
@@ -91,7 +93,7 @@ pub fn missing_venv(spec: &AdapterSpec) -> Option<String> {
         .iter()
         .find(|(dir, _)| written.starts_with(&format!("{dir}/")))?;
     let program = spec.argv().ok()?.into_iter().next()?;
-    (!Path::new(&program).exists()).then(|| format!("{VENV_MISSING_PREFIX}{dir} ({setup})"))
+    (!Path::new(&program).exists()).then(|| venv_missing_reason(dir, setup))
 }
 
 /// One thing a scenario needs, and where the need comes from (for the skip reason).

@@ -83,9 +83,8 @@ fn a_missing_pinned_venv_skips_its_files_in_one_line_other_missing_adapters_exit
         "{}",
         r.stdout
     );
-    let line = "SKIPPED 3 files: venv not installed: \
-        2 need target/hermes-venvs (bash adapters/hermes/setup-venv.sh); \
-        1 need target/framework-venvs/langchain-1.5.0 (bash adapters/langchain/setup-venv.sh)\n";
+    let line = "SKIPPED 3 files, their venvs not installed: \
+        bash adapters/hermes/setup-venv.sh (2), bash adapters/langchain/setup-venv.sh (1)\n";
     assert!(r.stdout.contains(line), "{}", r.stdout);
     assert_eq!(r.stdout.matches("SKIPPED").count(), 1, "{}", r.stdout);
     let missing = file(&dir, "missing.toml", "target/not-a-venv/bin/python x.py");
