@@ -19,7 +19,8 @@ use compactsim_hermes::profile::Profile;
 use compactsim_hermes::strategy::{Strategy, StrategyKind};
 
 /// What the compactor under test declared in its `hello`: `None` for the Rust models
-/// (they serve every strategy, hook and policy); an adapter that cannot start or greet is
+/// (they serve every strategy and hook, and follow every Hermes policy, not
+/// `summary_chain`: `Need::met_by_models`); an adapter that cannot start or greet is
 /// an adapter failure (exit 4, naming the command and quoting its stderr).
 pub fn capabilities(compactor: &CompactorSpec) -> Result<Option<Capabilities>, Failure> {
     let CompactorSpec::External(pool) = compactor else {

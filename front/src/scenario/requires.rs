@@ -11,7 +11,9 @@
 //!   [`invariant_policy`], the one mapping from invariants to policies.
 //!
 //! Bug switches act in the Rust reference models only: a file with `bugs` is skipped by
-//! an external adapter. The Rust models serve every need.
+//! an external adapter. The Rust models serve every pass and hook and the policies they
+//! follow (every Hermes policy, not `summary_chain`): a file needing another policy is
+//! skipped by them too (`Need::met_by_models`).
 
 use super::convert::Located;
 use super::expect::Expect;
@@ -138,12 +140,24 @@ impl Scenario {
         out
     }
 
-    /// Why the compactor this scenario runs cannot serve it (`None`: it can, or it is
-    /// one of the Rust models). `caps`: what its adapter declared (`None`: unknown, e.g.
-    /// the adapter could not start; the case runs and reports that failure).
+    /// Why the compactor this scenario runs cannot serve it (`None`: it can). `caps`:
+    /// what its adapter declared (`None`: unknown, e.g. the adapter could not start; the
+    /// case runs and reports that failure). The Rust models are judged by the policies
+    /// they follow.
     pub fn skip_reason(&self, caps: Option<&Capabilities>) -> Option<String> {
         let CompactorSpec::External(pool) = &self.spec.compactor else {
-            return None;
+            let follows = self.spec.compactor.policies();
+            return self
+                .needs()
+                .into_iter()
+                .find(|n| !n.need.met_by_models(&follows))
+                .map(|n| {
+                    format!(
+                        "the built-in model does not follow {}, needed by {}",
+                        n.need.describe(),
+                        n.why
+                    )
+                });
         };
         let command = quote(&pool.spec().command);
         if let Some(reason) = missing_venv(pool.spec()) {

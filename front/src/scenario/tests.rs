@@ -267,3 +267,20 @@ fn a_written_case_reads_back_as_the_same_case() {
         assert_eq!(replay.outcome, rec.result.outcome);
     }
 }
+
+#[test]
+fn the_built_in_model_skips_a_file_needing_a_policy_it_does_not_follow() {
+    let chain = "format = 1\nstrategy = \"batch\"\nrequires = [\"policy:summary_chain\"]\nexpect = \"clean\"\n";
+    let s = parse_str(chain).unwrap();
+    assert_eq!(
+        s.skip_reason(None).as_deref(),
+        Some("the built-in model does not follow policy summary_chain, needed by requires")
+    );
+    for served in [
+        "format = 1\nstrategy = \"batch\"\nrequires = [\"policy:protect_first_n\", \"hook:usage\"]\nexpect = \"clean\"\n",
+        "format = 1\nstrategy = \"both\"\ninvariants = [\"head-protected\"]\nexpect = \"clean\"\n",
+        MINIMAL,
+    ] {
+        assert_eq!(parse_str(served).unwrap().skip_reason(None), None, "{served}");
+    }
+}

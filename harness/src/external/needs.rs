@@ -5,11 +5,14 @@
 //! adapter serves, and a scenario file may require hooks and policies too
 //! (`requires = ["hook:cooling_down", "policy:protect_first_n"]`).
 //!
-//! The Rust reference models serve every need; only an external adapter is asked.
+//! The Rust models (the reference and the in-process Hermes variants) serve every pass
+//! and hook, and the policies they follow (`Policies::HERMES`: every policy but
+//! `summary_chain`, see [`Need::met_by_models`]); an external adapter is asked.
 
 use super::compactor::{HOOK_COOLING_DOWN, HOOK_FALLBACK_STREAK, HOOK_USAGE};
 use super::wire::Capabilities;
 use compactsim_hermes::strategy::StrategyKind;
+use compactsim_invariants::Policies;
 use std::fmt;
 
 /// The hooks a scenario may require: the hooks the harness sends (adapters/PROTOCOL.md).
@@ -62,6 +65,17 @@ impl Need {
             Need::BatchPass => caps.batch_pass,
             Need::Hook(h) => caps.hooks.iter().any(|x| x == h),
             Need::Policy(p) => caps.policies.contains_key(p),
+        }
+    }
+
+    /// Whether the Rust models, which follow `follows` (the compactor's declared
+    /// policies, `CompactorSpec::policies`), meet this need: every pass and hook is
+    /// theirs; a policy only if they follow it (the reference keeps one rolling summary,
+    /// so `summary_chain` is not its).
+    pub fn met_by_models(&self, follows: &Policies) -> bool {
+        match self {
+            Need::MicroPass | Need::BatchPass | Need::Hook(_) => true,
+            Need::Policy(p) => follows.declares(p),
         }
     }
 
@@ -194,5 +208,32 @@ mod tests {
             "no policies field: no policies"
         );
         assert_eq!(Need::BatchPass.describe(), "capability batch_pass");
+    }
+
+    #[test]
+    fn the_rust_models_serve_passes_hooks_and_hermes_policies_but_not_the_summary_chain() {
+        let hermes = Policies::HERMES;
+        for name in [
+            "micro_pass",
+            "batch_pass",
+            "hook:cooling_down",
+            "hook:usage",
+        ] {
+            assert!(Need::parse(name).unwrap().met_by_models(&hermes), "{name}");
+        }
+        for p in compactsim_invariants::POLICIES.iter().map(|p| p.name) {
+            let need = Need::Policy(p.to_string());
+            assert_eq!(need.met_by_models(&hermes), p != "summary_chain", "{p}");
+        }
+        let chain = Need::parse("policy:summary_chain").unwrap();
+        assert!(!chain.met_by_models(&hermes));
+        let follows_chain = Policies {
+            summary_chain: true,
+            ..Policies::NONE
+        };
+        assert!(chain.met_by_models(&follows_chain));
+        assert!(!Need::parse("policy:protect_first_n")
+            .unwrap()
+            .met_by_models(&follows_chain));
     }
 }
