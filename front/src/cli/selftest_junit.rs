@@ -17,18 +17,26 @@ fn rate(per_mille: u64) -> String {
     format!("{}.{}%", per_mille / 10, per_mille % 10)
 }
 
-/// The sweep that reruns a row's cases.
-fn sweep_line(
-    seeds: impl std::fmt::Display,
-    cases: u32,
-    passes: u32,
+/// The failure of a row whose lowest catch rate is below the minimum: its `type` the
+/// invariants expected to catch `what`, its text the table row and `repro`.
+fn too_low(
+    what: &str,
     strategy: Strategy,
-    rest: &str,
-) -> String {
-    format!(
-        "compactsim sweep --seeds {seeds} --cases {cases} --passes {passes} --strategy {}{rest}",
-        strategy.name()
-    )
+    expected: &[&str],
+    min_per_mille: u64,
+    line: &str,
+    repro: String,
+) -> JunitOutcome {
+    JunitOutcome::Failed {
+        kind: expected.join(", "),
+        message: format!(
+            "{what} under {}: lowest catch rate {}, below the minimum {}",
+            strategy.name(),
+            rate(min_per_mille),
+            rate(CATCH_RATE_MIN_PER_MILLE)
+        ),
+        detail: format!("{line}\nrepro: {repro}\n"),
+    }
 }
 
 /// The test case of one switch row of the bug-catalogue self-test; `line` is its row of
@@ -41,20 +49,21 @@ pub fn switch_row(r: &CatchRates, suite: SelftestSuite, line: &str, time: Durati
     let outcome = if r.passed() {
         JunitOutcome::Passed
     } else {
-        JunitOutcome::Failed {
-            kind: r.info.expected.join(", "),
-            message: format!(
-                "{} under {}: lowest catch rate {}, below the minimum {}",
-                r.info.id,
-                r.strategy.name(),
-                rate(r.min_per_mille()),
-                rate(CATCH_RATE_MIN_PER_MILLE)
-            ),
-            detail: format!(
-                "{line}\nrepro: {}\n",
-                sweep_line(suite.seeds, suite.cases, suite.passes, r.strategy, &bugs)
-            ),
-        }
+        let repro = format!(
+            "compactsim sweep --seeds {} --cases {} --passes {} --strategy {}{bugs}",
+            suite.seeds,
+            suite.cases,
+            suite.passes,
+            r.strategy.name()
+        );
+        too_low(
+            r.info.id,
+            r.strategy,
+            r.info.expected,
+            r.min_per_mille(),
+            line,
+            repro,
+        )
     };
     JunitCase {
         name: format!("{} {}", r.info.id, r.strategy.name()),
@@ -106,23 +115,21 @@ pub fn mutant_row(r: &MutantRow, suite: &ExternalSuite, line: &str, time: Durati
     let outcome = if r.deep_enough() {
         JunitOutcome::Passed
     } else {
-        JunitOutcome::Failed {
-            kind: r.info.expected.join(", "),
-            message: format!(
-                "mutant {} under {}: lowest catch rate {}, below the minimum {}",
-                r.info.id,
-                r.strategy.name(),
-                rate(r.min_per_mille()),
-                rate(CATCH_RATE_MIN_PER_MILLE)
-            ),
-            detail: format!(
-                "{line}\nrepro: compactsim selftest --seeds {} --cases {} --passes {}{}\n",
-                suite.seeds,
-                suite.cases,
-                suite.passes,
-                suite.compactor.repro_flags()
-            ),
-        }
+        let repro = format!(
+            "compactsim selftest --seeds {} --cases {} --passes {}{}",
+            suite.seeds,
+            suite.cases,
+            suite.passes,
+            suite.compactor.repro_flags()
+        );
+        too_low(
+            &format!("mutant {}", r.info.id),
+            r.strategy,
+            r.info.expected,
+            r.min_per_mille(),
+            line,
+            repro,
+        )
     };
     JunitCase {
         name: format!("{} {}", r.info.id, r.strategy.name()),
