@@ -4,11 +4,13 @@
 # (target/pkg-tools; needs network once). `scripts/wheel.sh check` then installs the wheel
 # into a fresh venv with no Rust toolchain on PATH and runs the Python tests
 # (python/tests: the SDK, the docs' adapter, the pytest plugin on examples/python-compactor
-# clean and with its planted bug, serial and under pytest-xdist) and the example itself.
+# clean and with its planted bug, serial and under pytest-xdist, junit.xml of run, sweep,
+# scenario, selftest and matrix against the JUnit schema) and the example itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MATURIN_PIN="maturin==1.15.0"
-PYTEST_PINS=(pytest==9.0.3 pytest-xdist==3.8.0)
+# xmlschema: python/tests/test_junit_schema.py validates junit.xml against docs/schemas/junit.xsd.
+PYTEST_PINS=(pytest==9.0.3 pytest-xdist==3.8.0 xmlschema==4.3.2)
 tools=target/pkg-tools
 if ! [ -x "$tools/bin/maturin" ] || ! "$tools/bin/maturin" --version | grep -q "${MATURIN_PIN#maturin==}"; then
   python3 -m venv "$tools"

@@ -210,6 +210,7 @@ fn dispatch(cli: Cli) -> Result<Exit, Failure> {
                 .map_err(Failure::bad_input)?,
             cases: args::check_cases(a.cases)?,
             jobs: args::jobs(a.jobs)?,
+            out: a.out,
         }),
         Command::Shrink(a) => shrink_command(a),
         Command::Diff(a) => diff_command(a),

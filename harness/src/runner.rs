@@ -8,6 +8,7 @@ use compactsim_hermes::bug_set::BugSet;
 use compactsim_hermes::profile::Profile;
 use compactsim_hermes::strategy::Strategy;
 use rayon::prelude::*;
+use std::time::{Duration, Instant};
 
 /// Default root seed: fixed, so a bare `compactsim run` is reproducible; printed first.
 pub const SEED_DEFAULT: u64 = 20_260_731;
@@ -60,10 +61,21 @@ pub fn run_suite(
     suite: &Suite,
     jobs: usize,
     record: Record,
-    sink: impl FnMut(CaseResult) -> bool,
+    mut sink: impl FnMut(CaseResult) -> bool,
+) -> Result<(), String> {
+    run_suite_timed(suite, jobs, record, |r, _| sink(r))
+}
+
+/// [`run_suite`] with each case's wall time as measured around it (for junit.xml only:
+/// no deterministic report may hold it).
+pub fn run_suite_timed(
+    suite: &Suite,
+    jobs: usize,
+    record: Record,
+    sink: impl FnMut(CaseResult, Duration) -> bool,
 ) -> Result<(), String> {
     let end = suite.case_first + suite.cases;
-    run_cases(
+    run_cases_timed(
         suite.case_first..end,
         jobs,
         record,
@@ -73,14 +85,14 @@ pub fn run_suite(
 }
 
 /// Runs the cases `spec_of(case)` for every case id in `cases` on `jobs` threads, in
-/// chunks, each with its spec's compactor, and hands each result to `sink` in case-id
-/// order until it returns false.
-pub fn run_cases(
+/// chunks, each with its spec's compactor, and hands each result and its wall time (as
+/// measured around the case) to `sink` in case-id order until it returns false.
+pub fn run_cases_timed(
     cases: std::ops::Range<u32>,
     jobs: usize,
     record: Record,
     spec_of: impl Fn(u32) -> CaseSpec + Sync,
-    mut sink: impl FnMut(CaseResult) -> bool,
+    mut sink: impl FnMut(CaseResult, Duration) -> bool,
 ) -> Result<(), String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
@@ -90,14 +102,18 @@ pub fn run_cases(
     let mut first = cases.start;
     while first < cases.end {
         let last = (first + chunk).min(cases.end);
-        let results: Vec<CaseResult> = pool.install(|| {
+        let results: Vec<(CaseResult, Duration)> = pool.install(|| {
             (first..last)
                 .into_par_iter()
-                .map(|case| run_case(&spec_of(case), record))
+                .map(|case| {
+                    let started = Instant::now();
+                    let r = run_case(&spec_of(case), record);
+                    (r, started.elapsed())
+                })
                 .collect()
         });
-        for r in results {
-            if !sink(r) {
+        for (r, wall_time) in results {
+            if !sink(r, wall_time) {
                 return Ok(());
             }
         }

@@ -201,16 +201,16 @@ pub fn tally_seeds_by(
     if cases == 0 {
         return Ok(vec![Tally::default(); seeds.len() as usize]);
     }
-    Ok(outcomes
-        .chunks(cases as usize)
-        .map(|per_seed| {
-            let mut tally = Tally::default();
-            for (case, c) in per_seed.iter().enumerate() {
-                tally.add(case as u32, c.passes, &c.outcome, c.credited);
-            }
-            tally
-        })
-        .collect())
+    Ok(outcomes.chunks(cases as usize).map(tally_of).collect())
+}
+
+/// The tally of one seed's cases, `per_case[i]` being case `i`'s.
+pub fn tally_of(per_case: &[CaseTallied]) -> Tally {
+    let mut tally = Tally::default();
+    for (case, c) in per_case.iter().enumerate() {
+        tally.add(case as u32, c.passes, &c.outcome, c.credited);
+    }
+    tally
 }
 
 /// `each(seed, case)` for every case `0..cases` of every seed on `jobs` threads, in

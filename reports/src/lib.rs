@@ -48,7 +48,10 @@ pub use html::{
     render_scenarios_html, render_scenarios_md, scenarios_count_line, write_scenarios_pages,
     ScenarioRow, SKIPPED,
 };
-pub use junit::{render_junit, write_junit, JunitCase, JunitOutcome, JUNIT_REPORT_NAME, JUNIT_XML};
+pub use junit::{
+    headline, render_junit, witness_text, write_junit, JunitCase, JunitCases, JunitOutcome,
+    JUNIT_OMITTED_NAME, JUNIT_REPORT_NAME, JUNIT_TESTCASES_MAX, JUNIT_XML,
+};
 pub use markdown::{render_summary_md, write_summary_md, SUMMARY_MD};
 pub use merge::{
     merge_reports, shard_of, shard_range, ShardReport, SHARDS_MAX, SHARDS_PARAM, SHARD_PARAM,

@@ -19,6 +19,7 @@ pub mod run;
 pub mod scenario;
 pub mod selftest;
 pub mod selftest_external;
+pub mod selftest_junit;
 pub mod shrink;
 pub mod study;
 pub mod sweep;

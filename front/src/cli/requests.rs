@@ -108,6 +108,9 @@ pub struct SweepArgs {
     /// Worker threads (default: all cores). The output does not depend on it.
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Output directory of junit.xml (a test case per seed x case, with wall times).
+    #[arg(long, default_value = crate::cli::sweep::OUT_DEFAULT)]
+    pub out: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -234,6 +237,7 @@ pub fn selftest_command(a: SelftestArgs) -> Result<Exit, Failure> {
                     compactor,
                 },
                 jobs,
+                out: a.out,
             },
         );
     }

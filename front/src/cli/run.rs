@@ -6,10 +6,11 @@ use super::failures;
 use compactsim_harness::compactor::CompactorSpec;
 use compactsim_harness::engine::{counters, CaseOutcome, CaseResult, CaseSpec, Record, Verdicts};
 use compactsim_harness::external::argv::quote;
-use compactsim_harness::runner::run_suite;
+use compactsim_harness::runner::run_suite_timed;
 use compactsim_harness::shapes::Family;
 use compactsim_reports::{
-    self as reports, Aggregator, CaseRow, Header, Outcome, PoliciesJudged, ReportWriter, Verdict,
+    self as reports, Aggregator, CaseRow, Header, JunitCase, JunitCases, JunitOutcome, Outcome,
+    PoliciesJudged, ReportWriter, Verdict,
 };
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -217,6 +218,7 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
             reports::SUMMARY_MD,
             reports::INDEX_HTML,
             reports::REPRO_TXT,
+            reports::JUNIT_XML,
         ],
         &[failures::RUN_FAILURES],
     )?;
@@ -235,16 +237,18 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     let mut failing: u64 = 0;
     let mut write_error = None;
     let mut to_shrink: Vec<CaseSpec> = Vec::new();
+    let mut junit = JunitCases::new();
     let bar = super::progress::bar(cases as u64, "cases", req.quiet);
-    run_suite(
+    run_suite_timed(
         &req.params.suite(first, cases),
         req.jobs,
         Record {
             trace: false,
             verdicts: req.verdicts,
         },
-        |r| {
+        |r, wall_time| {
             bar.inc(1);
+            junit.push(junit_case(&req.params, &r, wall_time));
             exit = exit.worst(exit_of(&r.outcome));
             failing += u64::from(r.outcome != CaseOutcome::Clean);
             let row = row(&r);
@@ -298,6 +302,8 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
     reports::write_run_html(&req.out, &header, &summary, &shrunk)
         .map_err(|e| Failure::internal(e.to_string()))?;
     reports::write_repro(&req.out, &repro).map_err(|e| Failure::internal(e.to_string()))?;
+    reports::write_junit(&req.out, &junit_suite(req.params.seed), &junit.into_cases())
+        .map_err(|e| Failure::internal(e.to_string()))?;
     let wall_s = started.elapsed().as_secs_f64();
     crate::out!("\n{}", reports::render_table(&header, &summary));
     if req.params.strategy.loop_options().is_some() {
@@ -320,6 +326,35 @@ pub fn run(req: &RunRequest) -> Result<Exit, Failure> {
         failures::auto(&to_shrink, req.shrink_time, &req.out);
     }
     Ok(exit)
+}
+
+/// Name of the `<testsuite>` of a run's (or a sweep seed's) junit.xml.
+pub fn junit_suite(seed: u64) -> String {
+    format!("compactsim seed {seed}")
+}
+
+/// The JUnit test case of one case of `params`'s suite: `case-N`, its class the root
+/// seed and the family; a failure's `type` is its first invariant, its text the witness
+/// and the repro line.
+pub fn junit_case(params: &CaseParams, r: &CaseResult, wall_time: Duration) -> JunitCase {
+    let outcome = match &r.outcome {
+        CaseOutcome::Clean => JunitOutcome::Passed,
+        CaseOutcome::Violation(vs) => JunitOutcome::of_violations(vs, &params.repro(r.case)),
+        CaseOutcome::Liveness(v) => {
+            JunitOutcome::of_violations(std::slice::from_ref(v), &params.repro(r.case))
+        }
+        CaseOutcome::Internal(what) => JunitOutcome::Failed {
+            kind: "internal".into(),
+            message: what.lines().next().unwrap_or("").to_string(),
+            detail: format!("{what}\nrepro: {}\n", params.repro(r.case)),
+        },
+    };
+    JunitCase {
+        name: format!("case-{}", r.case),
+        classname: format!("seed-{}.{}", params.seed, r.family.name()),
+        outcome,
+        wall_time,
+    }
 }
 
 /// The agent-loop coverage counters on one line (0 when a path was never reached).

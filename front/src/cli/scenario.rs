@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Default output directory of `compactsim scenario`.
 pub const OUT_DEFAULT: &str = "target/compactsim/scenarios";
@@ -47,6 +48,8 @@ pub struct Ran {
     pub scenario: Scenario,
     pub result: CaseResult,
     pub holds: bool,
+    /// Wall time of the run as measured (junit.xml only; no other report has it).
+    pub wall_time: Duration,
 }
 
 /// A scenario the compactor under test cannot serve, and why (see
@@ -227,6 +230,7 @@ pub fn run_all_with(
         scenarios
             .into_par_iter()
             .map(|scenario| {
+                let started = Instant::now();
                 let result = run_case(
                     &scenario.spec,
                     Record {
@@ -240,6 +244,7 @@ pub fn run_all_with(
                     scenario,
                     result,
                     holds,
+                    wall_time: started.elapsed(),
                 }
             })
             .collect()
@@ -323,21 +328,24 @@ fn verdict(r: &Ran) -> &'static str {
     }
 }
 
-/// The witness of a violation in a few lines (JUnit detail).
-fn detail(r: &CaseResult) -> String {
-    let mut out = String::new();
-    if let CaseOutcome::Violation(vs) = &r.outcome {
-        for v in vs {
-            let _ = writeln!(
-                out,
-                "{} at turn {} step {}: {}",
-                v.invariant, v.turn, v.step, v.message
-            );
-            for fact in &v.witness.facts {
-                let _ = writeln!(out, "  witness: {fact}");
-            }
-        }
+/// The witness of a violation in a few lines (the pages' detail).
+fn witness(r: &CaseResult) -> String {
+    match &r.outcome {
+        CaseOutcome::Violation(vs) => reports::witness_text(vs),
+        CaseOutcome::Liveness(v) => reports::witness_text(std::slice::from_ref(v)),
+        CaseOutcome::Internal(what) => format!("internal failure: {what}\n"),
+        CaseOutcome::Clean => String::new(),
     }
+}
+
+/// The witness and the line that replays the scenario (JUnit detail).
+fn detail(r: &Ran) -> String {
+    let mut out = witness(&r.result);
+    let _ = writeln!(
+        out,
+        "repro: compactsim replay {}",
+        r.scenario.path.display()
+    );
     out
 }
 
@@ -373,14 +381,17 @@ pub fn junit_cases(entries: &[Entry]) -> Vec<JunitCase> {
                 Entry::Ran(r) => JunitOutcome::Failed {
                     kind: junit_type(&r.result.outcome),
                     message: failure_message(r),
-                    detail: detail(&r.result),
+                    detail: detail(r),
                 },
             };
             JunitCase {
                 name: path.display().to_string(),
                 classname,
                 outcome,
-                time_ms: 0,
+                wall_time: match e {
+                    Entry::Ran(r) => r.wall_time,
+                    Entry::Skipped(_) => Duration::ZERO,
+                },
             }
         })
         .collect()
@@ -440,7 +451,7 @@ fn page_rows(entries: &[Entry]) -> Vec<reports::ScenarioRow> {
             turns: e.turns(),
             detail: match e {
                 Entry::Ran(r) if r.holds => String::new(),
-                Entry::Ran(r) => format!("{}\n{}", failure_message(r), detail(&r.result)),
+                Entry::Ran(r) => format!("{}\n{}", failure_message(r), witness(&r.result)),
                 Entry::Skipped(s) => format!("skipped: {}", s.reason),
             },
         })
@@ -602,6 +613,7 @@ pub fn replay_file(path: &Path, chosen: &CompactorSpec) -> Result<(String, Exit)
         scenario: s.clone(),
         result: r.clone(),
         holds: s.holds(&r),
+        wall_time: Duration::ZERO,
     }]);
     let _ = writeln!(
         out,

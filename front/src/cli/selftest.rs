@@ -7,8 +7,9 @@ use crate::selftest::{self, per_mille, CatchRates, SelftestSuite, CATCH_RATE_MIN
 use crate::shrink::{Budget, Shrunk, Stop, SHRUNK_TURNS_MAX};
 use compactsim_hermes::bugs::{BugInfo, CATALOGUE};
 use compactsim_hermes::strategy::Strategy;
+use compactsim_reports::{self as reports, JunitCases};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A validated `selftest` request.
 #[derive(Clone, Debug)]
@@ -197,7 +198,7 @@ pub fn shrink_only(req: &SelftestRequest) -> Result<Exit, Failure> {
 /// (or a known blind spot).
 pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     super::outdir::prepare(&req.out)?;
-    super::outdir::clear_stale(&req.out, &[], &[SELFTEST_FAILURES])?;
+    super::outdir::clear_stale(&req.out, &[reports::JUNIT_XML], &[SELFTEST_FAILURES])?;
     crate::outln!(
         "SEEDS={} cases={} passes={} jobs={} shrink: {} attempts, time cap {}",
         req.suite.seeds,
@@ -220,6 +221,7 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     let clean = selftest::clean_runs(req.suite, req.jobs).map_err(Failure::internal)?;
     let clean_s = started.elapsed().as_secs_f64();
     let mut row_started = Instant::now();
+    let mut junit = JunitCases::new();
     let all = selftest::selftest(req.suite, req.jobs, &clean, |r| {
         // Time of the row (the table's only number that is not deterministic: wall
         // time, or for the rows of an agent-loop strategy measured in one pass the
@@ -230,6 +232,12 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
             None => (row_started.elapsed().as_secs_f64(), ""),
         };
         crate::outln!("{}  {:.1} s{clock}, {} run", line(r), row_s, r.ran);
+        junit.push(super::selftest_junit::switch_row(
+            r,
+            req.suite,
+            &line(r),
+            Duration::from_secs_f64(row_s),
+        ));
         row_started = Instant::now();
     })
     .map_err(Failure::internal)?;
@@ -297,6 +305,13 @@ pub fn selftest(req: &SelftestRequest) -> Result<Exit, Failure> {
     for path in &written {
         crate::outln!("repro: {}", path.display());
     }
+    let junit = reports::write_junit(
+        &req.out,
+        super::selftest_junit::JUNIT_SUITE,
+        &junit.into_cases(),
+    )
+    .map_err(|e| Failure::internal(e.to_string()))?;
+    crate::outln!("junit: {}", junit.display());
     Ok(if failed.is_empty() && bad_shrinks.is_empty() {
         Exit::Clean
     } else {

@@ -12,6 +12,8 @@ use crate::selftest::external::{
 use crate::selftest::CATCH_RATE_MIN_PER_MILLE;
 use compactsim_harness::compactor::CompactorSpec;
 use compactsim_harness::sweep::Tally;
+use compactsim_reports::{self as reports, JunitCases};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// A validated external `selftest` request.
@@ -19,6 +21,8 @@ use std::time::Instant;
 pub struct ExternalRequest {
     pub suite: ExternalSuite,
     pub jobs: usize,
+    /// junit.xml goes here (a test case per row).
+    pub out: PathBuf,
 }
 
 /// Width of a per-seed cell.
@@ -130,6 +134,9 @@ pub fn selftest_external(req: &ExternalRequest) -> Result<Exit, Failure> {
             "the adapter's hello declares neither micro_pass nor batch_pass",
         ));
     }
+    super::outdir::prepare(&req.out)?;
+    super::outdir::clear_stale(&req.out, &[reports::JUNIT_XML], &[])?;
+    let mut junit = JunitCases::new();
     let started = Instant::now();
     crate::outln!(
         "\nfailing cases of the unmutated adapter, of {} per seed",
@@ -140,15 +147,19 @@ pub fn selftest_external(req: &ExternalRequest) -> Result<Exit, Failure> {
     for strategy in strategies {
         let row_started = Instant::now();
         let row = clean_row(&req.suite, strategy, req.jobs).map_err(Failure::internal)?;
-        crate::outln!(
-            "{}  {:.1} s",
-            clean_line(&row),
-            row_started.elapsed().as_secs_f64()
-        );
+        let time = row_started.elapsed();
+        crate::outln!("{}  {:.1} s", clean_line(&row), time.as_secs_f64());
+        junit.push(super::selftest_junit::clean_row(
+            &row,
+            &req.suite,
+            &clean_line(&row),
+            time,
+        ));
         clean.push(row);
     }
     if clean.iter().any(|r| r.internal() > 0) {
         crate::outln!("\nselftest: the adapter failed (exit 4); the mutant rows were not run");
+        write_junit(&req.out, junit)?;
         return Ok(Exit::Internal);
     }
     crate::outln!(
@@ -166,14 +177,26 @@ pub fn selftest_external(req: &ExternalRequest) -> Result<Exit, Failure> {
         };
         let row_started = Instant::now();
         let row = mutant_row(&req.suite, info, unmutated, req.jobs).map_err(Failure::internal)?;
-        crate::outln!(
-            "{}  {:.1} s",
-            mutant_line(&row),
-            row_started.elapsed().as_secs_f64()
-        );
+        let time = row_started.elapsed();
+        crate::outln!("{}  {:.1} s", mutant_line(&row), time.as_secs_f64());
+        junit.push(super::selftest_junit::mutant_row(
+            &row,
+            &req.suite,
+            &mutant_line(&row),
+            time,
+        ));
         rows.push(row);
     }
-    Ok(verdict(&clean, &rows, started.elapsed().as_secs_f64()))
+    let exit = verdict(&clean, &rows, started.elapsed().as_secs_f64());
+    write_junit(&req.out, junit)?;
+    Ok(exit)
+}
+
+fn write_junit(out: &Path, junit: JunitCases) -> Result<(), Failure> {
+    let path = reports::write_junit(out, super::selftest_junit::JUNIT_SUITE, &junit.into_cases())
+        .map_err(|e| Failure::internal(e.to_string()))?;
+    crate::outln!("junit: {}", path.display());
+    Ok(())
 }
 
 /// Prints the summary line; the exit: adapter failures first, then failing rows.

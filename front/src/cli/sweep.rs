@@ -3,8 +3,16 @@
 
 use super::args::CaseParams;
 use super::exit::{Exit, Failure};
-use compactsim_harness::sweep::{tally_seed, SeedRange, Tally};
+use compactsim_harness::engine::{run_case, Record};
+use compactsim_harness::sweep::{par_cases, tally_of, CaseTallied, SeedRange, Tally};
+use compactsim_reports::{self as reports, JunitCases};
+use std::path::PathBuf;
 use std::time::Instant;
+
+/// Default output directory of `compactsim sweep` (junit.xml).
+pub const OUT_DEFAULT: &str = "target/compactsim/sweep";
+/// Name of the `<testsuite>` of a sweep's junit.xml.
+pub const JUNIT_SUITE: &str = "compactsim sweep";
 
 /// A validated `sweep` request; `params.seed` is replaced by every seed of `seeds`.
 #[derive(Clone, Debug)]
@@ -13,6 +21,8 @@ pub struct SweepRequest {
     pub seeds: SeedRange,
     pub cases: u32,
     pub jobs: usize,
+    /// junit.xml goes here: a test case per seed x case, with its wall time.
+    pub out: PathBuf,
 }
 
 /// The exit a tally deserves: internal failures first, then violations, then liveness.
@@ -46,9 +56,42 @@ pub fn header() -> String {
     )
 }
 
+/// Runs every case of one seed (`params.seed`) on `jobs` threads: its tally, and its
+/// JUnit test cases added to `junit` in case order.
+fn run_seed(
+    params: &CaseParams,
+    cases: u32,
+    jobs: usize,
+    junit: &mut JunitCases,
+) -> Result<Tally, Failure> {
+    let suite = params.suite(0, cases);
+    let ran = par_cases(
+        SeedRange::of_count(params.seed, 1),
+        cases,
+        jobs,
+        |_, case| {
+            let started = Instant::now();
+            let r = run_case(&suite.spec(case), Record::default());
+            let junit_case = super::run::junit_case(params, &r, started.elapsed());
+            let tallied = CaseTallied {
+                passes: r.passes,
+                outcome: r.outcome,
+                credited: false,
+            };
+            (tallied, junit_case)
+        },
+    )
+    .map_err(Failure::internal)?;
+    let (tallied, junit_cases): (Vec<CaseTallied>, Vec<_>) = ran.into_iter().unzip();
+    junit_cases.into_iter().for_each(|c| junit.push(c));
+    Ok(tally_of(&tallied))
+}
+
 /// Runs the sweep; prints the parameters first, a line per seed, the total, the first
-/// failure of each failing seed with its repro, and the wall time last.
+/// failure of each failing seed with its repro, and the wall time last; writes
+/// junit.xml.
 pub fn sweep(req: &SweepRequest) -> Result<Exit, Failure> {
+    super::outdir::prepare(&req.out)?;
     crate::outln!(
         "SEEDS={} cases={} {} jobs={}",
         req.seeds,
@@ -60,14 +103,13 @@ pub fn sweep(req: &SweepRequest) -> Result<Exit, Failure> {
     let started = Instant::now();
     let mut total = Tally::default();
     let mut repros = Vec::new();
+    let mut junit = JunitCases::new();
     for seed in req.seeds.iter() {
         let params = CaseParams {
             seed,
             ..req.params.clone()
         };
-        let suite = params.suite(0, req.cases);
-        let t = tally_seed(req.cases, req.jobs, |case| suite.spec(case), |_| false)
-            .map_err(Failure::internal)?;
+        let t = run_seed(&params, req.cases, req.jobs, &mut junit)?;
         crate::outln!("{}", line(&seed.to_string(), &t));
         if let Some(f) = &t.first_failure {
             repros.push(format!(
@@ -85,6 +127,8 @@ pub fn sweep(req: &SweepRequest) -> Result<Exit, Failure> {
     for r in &repros {
         crate::outln!("{r}");
     }
+    let junit = reports::write_junit(&req.out, JUNIT_SUITE, &junit.into_cases())
+        .map_err(|e| Failure::internal(e.to_string()))?;
     let wall_s = started.elapsed().as_secs_f64();
     crate::outln!(
         "\nwall {wall_s:.2} s, {} seeds, {} passes, {:.0} passes/s",
@@ -92,6 +136,7 @@ pub fn sweep(req: &SweepRequest) -> Result<Exit, Failure> {
         total.passes,
         total.passes as f64 / wall_s.max(1e-9)
     );
+    crate::outln!("junit: {}", junit.display());
     Ok(exit_of(&total))
 }
 

@@ -45,6 +45,7 @@ pub fn run(spec: &StudySpec, compactor: &CompactorSpec) -> Result<StudyReport, C
         session_s: spec.session_s,
         summarizer_tokens_per_s: spec.summarizer.tokens_per_s,
         pricing: spec.pricing.0.clone(),
+        adapter: compactor.adapter().map(|a| a.command.clone()),
         strategies,
     })
 }

@@ -212,6 +212,7 @@ fn sweep_runs_the_params_compactor() {
         seeds: SeedRange::of_count(1, 1),
         cases: 4,
         jobs: 1,
+        out: crate::common::scratch("compactor_value/sweep"),
     };
     sweep(&req(never)).unwrap();
     assert!(calls.load(Ordering::Relaxed) > 0, "sweep: the probe ran");

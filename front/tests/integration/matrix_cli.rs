@@ -1,7 +1,7 @@
 //! `compactsim matrix`: a small matrix over fixture adapters (no venv needed): a release
 //! with the planted fault catches the finding, the reference adapter is clean, a
 //! release whose interpreter is missing cannot run and says why; the same matrix twice
-//! gives the same matrix.json.
+//! gives the same matrix.json, and it validates against docs/schemas/matrix.schema.json.
 
 use crate::common::{compactsim, scratch};
 
@@ -89,6 +89,11 @@ fn a_fixture_matrix_catches_the_planted_fault_and_names_what_cannot_run() {
         .unwrap()
         .starts_with("cannot run: "));
     assert!(text.contains("| planted | caught |"), "{text}");
+
+    crate::report_schemas::validate(
+        &crate::common::repo().join("docs/schemas/matrix.schema.json"),
+        &dir.join("a/matrix.json"),
+    );
 
     let (_, _, _, second) = run_matrix(&dir, "b");
     assert_eq!(

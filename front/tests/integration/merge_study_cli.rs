@@ -105,6 +105,10 @@ fn study_writes_json_charts_summary_and_html() {
     assert!(svg.contains("occupancy (% of batch trigger)") && svg.contains("micro-gated"));
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("<img src=\"stalls.svg\""));
+    // The Rust reference ran: no adapter is named.
+    assert!(!html.contains("external adapter"));
+    let json = std::fs::read_to_string(out.join("study.json")).unwrap();
+    assert!(!json.contains("\"adapter\""), "{json}");
 }
 
 #[test]
@@ -168,6 +172,22 @@ fn a_study_under_an_external_adapter_runs_the_strategies_it_serves() {
         .collect();
     // batch_only.py declares no micro_pass: the micro strategies are not run.
     assert_eq!(names, ["batch", "handoff"]);
+    // study.json, the page and the terminal name the adapter that ran.
+    let command = "python3 adapters/reference/fixtures/batch_only.py";
+    assert_eq!(json["adapter"], command);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        html.contains(&format!(
+            "compactor: external adapter <code>{command}</code>"
+        )),
+        "{html}"
+    );
+    assert!(
+        r.stdout
+            .contains(&format!("compactor: external adapter `{command}`")),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]

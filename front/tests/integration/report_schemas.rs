@@ -1,6 +1,7 @@
-//! The JSON Schemas of report.json and diff.json (docs/schemas/) are what the Rust types
-//! generate, and real reports validate against them (Python `jsonschema`, the version
-//! pinned in `JSONSCHEMA_PINNED`); a seed above 2^53 survives `jq` and Python's `json`.
+//! The JSON Schemas of report.json, diff.json and matrix.json (docs/schemas/) are what the
+//! Rust types generate, and real reports validate against them (Python `jsonschema`, the
+//! version pinned in `JSONSCHEMA_PINNED`; matrix.json's in matrix_cli); a seed above 2^53
+//! survives `jq` and Python's `json`.
 //! `UPDATE_SCHEMAS=1 cargo test -p compactsim --test integration report_schemas`
 //! rewrites the committed schemas.
 
@@ -42,10 +43,14 @@ fn the_committed_schemas_are_what_the_types_generate() {
         "diff.schema.json",
         &compactsim_harness::diff::diff_schema_json(),
     );
+    committed(
+        "matrix.schema.json",
+        &compactsim::cli::matrix::matrix_schema_json(),
+    );
 }
 
 /// Validates `doc` against `schema` with Python's `jsonschema` (the pinned version).
-fn validate(schema: &Path, doc: &Path) {
+pub fn validate(schema: &Path, doc: &Path) {
     let script = format!(
         "import json, sys, importlib.metadata as m, jsonschema\n\
          v = m.version('jsonschema')\n\

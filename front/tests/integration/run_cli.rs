@@ -71,6 +71,30 @@ fn report_is_byte_identical_whatever_the_job_count() {
         ra == rb,
         "report.json differs between --jobs 1 and --jobs 2"
     );
+    // junit.xml is the one report with wall times: the same but for them.
+    let junit =
+        |d: &std::path::Path| times_masked(&std::fs::read_to_string(d.join("junit.xml")).unwrap());
+    let ja = junit(&a);
+    assert_eq!(
+        ja.matches("<testcase ").count(),
+        CASES.parse::<usize>().unwrap()
+    );
+    assert_eq!(ja, junit(&b), "junit.xml differs beyond its times");
+}
+
+/// junit.xml with every `time="…"` value replaced by `time="T"`.
+fn times_masked(xml: &str) -> String {
+    let mut out = String::with_capacity(xml.len());
+    let mut rest = xml;
+    while let Some(at) = rest.find(" time=\"") {
+        let value = at + " time=\"".len();
+        out.push_str(&rest[..value]);
+        out.push('T');
+        let end = rest[value..].find('"').map_or(rest.len(), |e| value + e);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Every micro bug switch is caught by one of its expected invariants, and the repro

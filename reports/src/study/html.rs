@@ -11,6 +11,13 @@ use std::fmt::Write as _;
 pub fn render_study_html(r: &StudyReport) -> String {
     let mut out = page_head(&format!("Study {}", r.name));
     let _ = writeln!(out, "<p>{}</p>", html_escape(&setting_line(r)));
+    if let Some(command) = &r.adapter {
+        let _ = writeln!(
+            out,
+            "<p class=\"compactor\">compactor: external adapter <code>{}</code></p>",
+            html_escape(command)
+        );
+    }
     out.push_str("<h2>Strategies</h2>\n<ul>\n");
     for s in &r.strategies {
         let _ = writeln!(

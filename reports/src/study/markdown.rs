@@ -117,6 +117,15 @@ fn micro_line(s: &StrategySeries) -> String {
     )
 }
 
+/// Which compactor ran the strategies: the external adapter's command, or the Rust
+/// reference.
+pub(crate) fn compactor_line(r: &StudyReport) -> String {
+    match &r.adapter {
+        Some(command) => format!("compactor: external adapter `{command}`"),
+        None => "compactor: the Rust reference".to_string(),
+    }
+}
+
 /// The setting of the study, one line.
 pub(crate) fn setting_line(r: &StudyReport) -> String {
     let p = &r.pricing;
@@ -143,6 +152,9 @@ pub(crate) fn setting_line(r: &StudyReport) -> String {
 /// `summary.md` of a study.
 pub fn render_study_md(r: &StudyReport) -> String {
     let mut out = format!("# Study {}\n\n{}\n", md_cell(&r.name), setting_line(r));
+    if r.adapter.is_some() {
+        out.push_str(&format!("\n{}\n", compactor_line(r)));
+    }
     out.push_str("\n## Strategies\n\n");
     for s in &r.strategies {
         let _ = writeln!(out, "- `{}`: {}", s.name, md_cell(&s.description));

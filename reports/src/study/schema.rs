@@ -24,6 +24,10 @@ pub struct StudyReport {
     /// Generation speed of the summarizer model.
     pub summarizer_tokens_per_s: u32,
     pub pricing: PricingRow,
+    /// The command of the external adapter every strategy ran (`--compactor external`);
+    /// absent for the Rust reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
     pub strategies: Vec<StrategySeries>,
 }
 

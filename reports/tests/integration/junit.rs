@@ -5,6 +5,7 @@ use common::*;
 use compactsim_reports::*;
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 use std::fs;
+use std::time::Duration;
 
 fn cases() -> Vec<JunitCase> {
     vec![
@@ -12,7 +13,7 @@ fn cases() -> Vec<JunitCase> {
             name: "case-0000".into(),
             classname: "compactsim.chatty".into(),
             outcome: JunitOutcome::Passed,
-            time_ms: 1_250,
+            wall_time: Duration::from_millis(1_250),
         },
         JunitCase {
             name: "case-0003".into(),
@@ -22,13 +23,13 @@ fn cases() -> Vec<JunitCase> {
                 message: "one-marker-max at turn 3: 2 live markers <m7> & \"m9\"".into(),
                 detail: "witness:\n  m7 assistant marker\n  m9 assistant marker\ncompactsim replay --seed 42 --case 3".into(),
             },
-            time_ms: 800,
+            wall_time: Duration::from_millis(800),
         },
         JunitCase {
             name: "case-0004".into(),
             classname: "compactsim.cron".into(),
             outcome: JunitOutcome::Passed,
-            time_ms: 5,
+            wall_time: Duration::from_millis(5),
         },
     ]
 }
@@ -106,12 +107,104 @@ fn junit_parses_back_with_quick_junit() {
 }
 
 #[test]
-fn junit_is_deterministic_and_has_no_wall_clock_fields() {
+fn junit_writes_each_case_s_wall_time_and_their_sum_and_no_timestamp() {
     let a = render_junit("s", &cases()).unwrap();
-    let b = render_junit("s", &cases()).unwrap();
-    assert_eq!(a, b);
+    assert_eq!(a, render_junit("s", &cases()).unwrap());
+    let root = xml::parse(&a).unwrap();
+    let suite = root.children_named("testsuite").next().unwrap();
+    let times: Vec<&str> = suite
+        .children_named("testcase")
+        .map(|c| c.attr("time"))
+        .collect();
+    assert_eq!(times, ["1.250", "0.800", "0.005"]);
+    assert_eq!(suite.attr("time"), "2.055");
     assert!(!a.contains("timestamp"));
     assert!(!a.contains("uuid"));
+}
+
+#[test]
+fn the_root_has_no_skipped_attribute_the_common_schema_refuses() {
+    let mut with_skip = cases();
+    with_skip[2].outcome = JunitOutcome::Skipped {
+        message: "no micro_pass".into(),
+    };
+    let text = render_junit("s", &with_skip).unwrap();
+    let root = xml::parse(&text).unwrap();
+    assert_eq!(root.name, "testsuites");
+    assert!(!root.attrs.contains_key("skipped"), "{text}");
+    assert_eq!(root.attr("tests"), "3");
+    let suite = root.children_named("testsuite").next().unwrap();
+    assert_eq!(suite.attr("skipped"), "1", "{text}");
+}
+
+fn violation(invariant: &str, turn: u32, message: &str) -> compactsim_model::Violation {
+    compactsim_model::Violation {
+        invariant: invariant.into(),
+        turn,
+        step: turn * 2,
+        message: message.into(),
+        witness: compactsim_model::Witness {
+            rows: Vec::new(),
+            facts: vec![format!("fact of {invariant}")],
+        },
+    }
+}
+
+#[test]
+fn a_failure_s_type_is_its_first_invariant_its_text_every_witness_and_the_repro() {
+    let vs = [
+        violation("one-marker-max", 3, "2 live markers\nsecond line"),
+        violation("tokens-non-growing", 3, "grew by 81"),
+    ];
+    let JunitOutcome::Failed {
+        kind,
+        message,
+        detail,
+    } = JunitOutcome::of_violations(&vs, "compactsim replay --seed 1 --case 4")
+    else {
+        panic!("a violation fails")
+    };
+    assert_eq!(kind, "one-marker-max");
+    assert_eq!(message, "one-marker-max at turn 3 step 6: 2 live markers");
+    assert_eq!(
+        detail,
+        "one-marker-max at turn 3 step 6: 2 live markers\n  second line\n  witness: fact of \
+         one-marker-max\ntokens-non-growing at turn 3 step 6: grew by 81\n  witness: fact of \
+         tokens-non-growing\nrepro: compactsim replay --seed 1 --case 4\n"
+    );
+    assert_eq!(JunitOutcome::of_violations(&[], "x"), JunitOutcome::Passed);
+}
+
+#[test]
+fn past_its_bound_junit_counts_the_cases_in_one_skipped_case() {
+    let mut all = JunitCases::new();
+    let failing = cases()[1].clone();
+    for i in 0..JUNIT_TESTCASES_MAX + 3 {
+        let mut c = if i % 2 == 0 {
+            cases()[0].clone()
+        } else {
+            failing.clone()
+        };
+        c.name = format!("case-{i}");
+        all.push(c);
+    }
+    let listed = all.into_cases();
+    assert_eq!(listed.len(), JUNIT_TESTCASES_MAX + 1);
+    let last = listed.last().unwrap();
+    assert_eq!(last.name, JUNIT_OMITTED_NAME);
+    let JunitOutcome::Skipped { message } = &last.outcome else {
+        panic!("{last:?}")
+    };
+    // Cases MAX, MAX+1, MAX+2 were left out; MAX+1 (odd) failed.
+    assert!(
+        message.starts_with("3 more case(s), 1 of them failing, not listed"),
+        "{message}"
+    );
+    assert_eq!(
+        last.wall_time,
+        Duration::from_millis(1_250 * 2 + 800),
+        "{message}"
+    );
 }
 
 #[test]

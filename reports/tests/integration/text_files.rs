@@ -253,7 +253,7 @@ fn skipped_scenarios_are_counted_apart_and_never_replayed_as_failures() {
             outcome: JunitOutcome::Skipped {
                 message: "no micro_pass".into(),
             },
-            time_ms: 0,
+            wall_time: std::time::Duration::ZERO,
         }],
     )
     .unwrap();

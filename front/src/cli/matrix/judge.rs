@@ -3,10 +3,11 @@
 //! harness observed: the case's outcome and every verdict of a `--verdicts all` run.
 
 use compactsim_harness::engine::{CaseOutcome, CaseResult};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// One cell of the finding × release table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Cell {
     /// The finding's invariant fires, and nothing fired before it: a judge that stops
@@ -85,7 +86,7 @@ fn first_line(text: &str) -> String {
 }
 
 /// Where a finding starts and ends over the releases in order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Bisect {
     pub first_affected: Option<String>,
     pub last_affected: Option<String>,

@@ -6,6 +6,7 @@
 
 pub mod file;
 pub mod judge;
+mod junit;
 mod render;
 mod suite;
 
@@ -16,12 +17,22 @@ use compactsim_harness::engine::{run_case, Record, Verdicts};
 use file::{Finding, MatrixFile, Release};
 use judge::{Bisect, Cell};
 use rayon::prelude::*;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
 pub use render::{MATRIX_HTML, MATRIX_JSON, MATRIX_MD};
+
+/// matrix.json's JSON Schema, generated from [`Matrix`]: the text of
+/// `docs/schemas/matrix.schema.json`.
+pub fn matrix_schema_json() -> String {
+    let schema = schemars::schema_for!(Matrix);
+    let mut text = serde_json::to_string_pretty(&schema).expect("a schema serializes");
+    text.push('\n');
+    text
+}
 pub use suite::SuiteRow;
 
 /// Schema version of matrix.json.
@@ -46,12 +57,13 @@ pub struct MatrixRequest {
 }
 
 /// matrix.json: everything that decides the matrix and what it found, no times.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Matrix {
     pub schema_version: u32,
     pub file: String,
     /// A decimal string (a JSON number above 2^53 is rounded by readers).
     #[serde(with = "compactsim_reports::seed_text")]
+    #[schemars(with = "String", regex(pattern = r"^[0-9]{1,20}$"))]
     pub seed: u64,
     pub passes: u32,
     pub cases: u32,
@@ -61,7 +73,7 @@ pub struct Matrix {
 
 /// One release: what each adapter said in its hello (or why it did not start) and its
 /// default suites.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct ReleaseRow {
     pub name: String,
     /// Adapter kind -> `hello: NAME VERSION`, or `cannot run: WHY`.
@@ -70,7 +82,7 @@ pub struct ReleaseRow {
 }
 
 /// One finding across the releases (cells in release order) and its bisect answer.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FindingRow {
     pub id: String,
     pub scenario: String,
@@ -86,20 +98,23 @@ pub fn matrix(req: &MatrixRequest) -> Result<Exit, Failure> {
     let releases = chosen(&m, &req.only)?;
     let findings = load_findings(&m.findings)?;
     super::outdir::prepare(&req.out)?;
+    super::outdir::clear_stale(&req.out, &[compactsim_reports::JUNIT_XML], &[])?;
     let started = Instant::now();
     let mut rows = Vec::with_capacity(releases.len());
     let mut cells: Vec<Vec<Cell>> = vec![Vec::new(); findings.len()];
+    let mut junit = compactsim_reports::JunitCases::new();
     for r in &releases {
         let release_started = Instant::now();
         crate::outln!("== {}", r.name);
         let adapters = start_adapters(r, req);
         let suites = suite::run_all(r, &adapters, req)?;
-        for (i, cell) in judge_findings(&findings, &adapters, req.jobs)?
+        for (i, judged) in judge_findings(&findings, &adapters, req.jobs)?
             .into_iter()
             .enumerate()
         {
-            crate::outln!("   {}: {}", findings[i].0.id, cell.text());
-            cells[i].push(cell);
+            crate::outln!("   {}: {}", findings[i].0.id, judged.cell.text());
+            junit.push(junit::finding_case(&r.name, &findings[i], &judged));
+            cells[i].push(judged.cell);
         }
         crate::outln!(
             "   {} done, wall {:.1} s",
@@ -126,6 +141,8 @@ pub fn matrix(req: &MatrixRequest) -> Result<Exit, Failure> {
     }
     let matrix = assemble(&m, req, rows, &findings, cells);
     render::write_all(&req.out, &matrix).map_err(Failure::internal)?;
+    compactsim_reports::write_junit(&req.out, junit::JUNIT_SUITE, &junit.into_cases())
+        .map_err(|e| Failure::internal(e.to_string()))?;
     crate::out!("\n{}", render::findings_table(&matrix));
     crate::outln!(
         "\nmatrix of {} release(s), {} finding(s): wall {:.1} s",
@@ -251,13 +268,25 @@ fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or("").to_string()
 }
 
+/// A finding's cell on one release, how long judging it took (junit.xml only) and what
+/// junit.xml says of it.
+pub struct Judged {
+    pub cell: Cell,
+    pub wall_time: std::time::Duration,
+    /// The witness of every invariant that fired (empty when none did).
+    pub witness: String,
+    /// The line that replays the finding's scenario on the release (empty when it
+    /// cannot run).
+    pub repro: String,
+}
+
 /// Each finding's cell on one release: its scenario under the release's adapter of the
 /// finding's kind, judged past the first violation (`jobs` scenarios at a time).
 fn judge_findings(
     findings: &[(Finding, scenario::Scenario)],
     adapters: &BTreeMap<String, Result<Started, String>>,
     jobs: usize,
-) -> Result<Vec<Cell>, Failure> {
+) -> Result<Vec<Judged>, Failure> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
         .build()
@@ -267,14 +296,17 @@ fn judge_findings(
         findings
             .par_iter()
             .map(|(f, s)| {
+                let started = Instant::now();
                 let invariant = finding_invariant(s).unwrap_or_default();
+                let cannot_run = |reason: String| Judged {
+                    cell: Cell::CannotRun { reason },
+                    wall_time: started.elapsed(),
+                    witness: String::new(),
+                    repro: String::new(),
+                };
                 match adapters.get(&f.adapter) {
-                    None => Cell::CannotRun {
-                        reason: format!("the release has no `{}` adapter", f.adapter),
-                    },
-                    Some(Err(why)) => Cell::CannotRun {
-                        reason: why.clone(),
-                    },
+                    None => cannot_run(format!("the release has no `{}` adapter", f.adapter)),
+                    Some(Err(why)) => cannot_run(why.clone()),
                     Some(Ok(a)) => {
                         let s = s.clone().under(&a.compactor, &pools);
                         let result = run_case(
@@ -284,7 +316,16 @@ fn judge_findings(
                                 verdicts: Verdicts::All,
                             },
                         );
-                        judge::classify(&invariant, &result)
+                        Judged {
+                            cell: judge::classify(&invariant, &result),
+                            wall_time: started.elapsed(),
+                            witness: compactsim_reports::witness_text(&result.verdicts),
+                            repro: format!(
+                                "compactsim replay {}{}",
+                                f.scenario.display(),
+                                a.compactor.repro_flags()
+                            ),
+                        }
                     }
                 }
             })

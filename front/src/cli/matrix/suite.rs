@@ -8,13 +8,14 @@ use crate::cli::args::{CaseParams, Shard};
 use crate::cli::exit::Failure;
 use crate::cli::run::{self, RunRequest};
 use compactsim_harness::engine::Verdicts;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// One default suite of a release as matrix.json keeps it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct SuiteRow {
     pub strategy: String,
     pub adapter: String,
