@@ -165,7 +165,7 @@ def source(chat="c1", user="u1"):
 
 
 def _agent_class():
-    import run_agent
+    run_agent = _import_run_agent()
 
     class GatewayAgent(run_agent.AIAgent):
         """The agent `compress_context` works on (see the module doc: not real)."""
@@ -212,6 +212,25 @@ def _agent_class():
             return None
 
     return GatewayAgent
+
+
+def _import_run_agent():
+    """`run_agent`, imported without `model_tools`' start-up scan of the built-in tools
+    (`tools.registry.discover_builtin_tools`: it parses and imports every tool module,
+    3-4 s of a child's start, and every crash point starts a child). The agent here has
+    no tools (`tools=[]`) and `compress_context` calls none; the scan is restored after
+    the import."""
+    import sys
+    if "run_agent" in sys.modules:
+        return sys.modules["run_agent"]
+    import tools.registry as registry
+    scan = registry.discover_builtin_tools
+    registry.discover_builtin_tools = lambda tools_dir=None: []
+    try:
+        import run_agent
+    finally:
+        registry.discover_builtin_tools = scan
+    return run_agent
 
 
 _AGENT = None
