@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# The real-code speed figures of docs/performance.md and adapters/hermes/FLOOR.md in one
+# sitting, on an IDLE 2-core machine (~10-15 min at the defaults). Run from (or with
+# REPO=) a checkout with the release binary built:
+#
+#   cargo build --release -p compactsim && bash scripts/idle-measure.sh
+#
+# Prints, with the commands that made them:
+#   1. the floor (scripts/floor-replay.py) and the harness CPU (scripts/cpu-split.sh) of
+#      0.19.0 batch (--era b) and iot micro, CASES x PASSES, one core each (taskset -c 0 /
+#      -c 1, side by side), --jobs 1 --shrink-time 0 --verdicts first: run/floor ratio
+#      (goal <= 1.3) and the Rust share of the run's CPU (goal < 10 %); the recorded run's
+#      report.json is cmp'd with the unrecorded one's, the replay's mismatches printed;
+#   2. --jobs 1 against --jobs 2 wall time of the same run, both releases (goal >= 1.8x),
+#      the two report.json cmp'd (determinism);
+#   3. under load: BUILDERS (2) looping `cargo build --release` of a scratch copy of the
+#      workspace (git archive HEAD, its own target dir) while `compactsim scenario
+#      scenarios/hermes` and a LOAD_CASES (96) run of each release (--jobs 2, default
+#      timeouts) run beside them: exit codes, cases_internal (cases lost to the adapter,
+#      timeouts included: goal 0), any "timeout" in their output, and each loaded
+#      report.json cmp'd with the idle run of the same flags.
+#
+# Knobs (environment): REPO, BIN, OUT (default: a new /tmp/idle-measure-XXXX), CASES (480),
+# PASSES (25), JOBS_CASES (CASES), LOAD_CASES (96), BUILDERS (2), BUILD_ARGS (--release
+# --workspace), SKIP="1 2 3" (phases to skip). A small trial:
+#   CASES=8 LOAD_CASES=4 BUILD_ARGS="--release -p compactsim-model" bash scripts/idle-measure.sh
+# Every command it runs is printed (lines starting with '#') next to its figures.
+set -uo pipefail
+
+REPO=${REPO:-$PWD}
+cd "$REPO" || exit 2
+BIN=${BIN:-target/release/compactsim}
+OUT=${OUT:-$(mktemp -d /tmp/idle-measure-XXXX)}
+CASES=${CASES:-480}
+PASSES=${PASSES:-25}
+JOBS_CASES=${JOBS_CASES:-$CASES}
+LOAD_CASES=${LOAD_CASES:-96}
+BUILDERS=${BUILDERS:-2}
+BUILD_ARGS=${BUILD_ARGS:---release --workspace}
+SKIP=${SKIP:-}
+V19=target/hermes-venvs/hermes-0.19.0/bin/python
+IOT=target/hermes-venvs/hermes-iot-0.22.2.post1/bin/python
+mkdir -p "$OUT"
+
+for f in "$BIN" "$V19" "$IOT" scripts/cpu-split.sh scripts/floor-replay.py; do
+    [ -e "$f" ] || { echo "idle-measure: missing $REPO/$f" >&2; exit 2; }
+done
+command -v taskset >/dev/null || { echo "idle-measure: needs taskset (util-linux)" >&2; exit 2; }
+
+say() { printf '%s\n' "$*" | tee -a "$OUT/summary.txt"; }
+skipped() { case " $SKIP " in *" $1 "*) return 0 ;; esac; return 1; }
+field() { grep -m1 "^$2 " "$1" | awk '{print $2}'; }
+internal() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["totals"]["cases_internal"])' "$1" 2>/dev/null || echo "?"; }
+same() { cmp -s "$1" "$2" && echo "identical" || echo "DIFFER"; }
+q() { printf '%q ' "$@"; }  # a command as a shell would re-read it
+
+# The two runs: name, adapter, flags.
+B_ARGS=(run --strategy batch --era b --compactor external --adapter "$V19 adapters/hermes/hermes_batch.py" --seed 20260731 --passes "$PASSES" --shrink-time 0 --verdicts first --quiet)
+M_ARGS=(run --compactor external --adapter "$IOT adapters/hermes/hermes_micro.py" --seed 20260731 --passes "$PASSES" --shrink-time 0 --verdicts first --quiet)
+
+say "# idle-measure $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null) bin $BIN"
+say "# nproc $(nproc), load before: $(cut -d' ' -f1-3 /proc/loadavg), out $OUT"
+awk '$1 > 0.5 { print "# WARNING: load " $1 " — the machine is not idle; CPU figures move under load" }' /proc/loadavg | tee -a "$OUT/summary.txt"
+
+# --- 1. floor and harness CPU, one core each --------------------------------------------
+# $1 name, $2 core, $3 adapter file, $4 python, rest: run args.
+floor_and_cpu() {
+    local name=$1 core=$2 file=$3 py=$4
+    shift 4
+    local d="$OUT/p1-$name"
+    mkdir -p "$d"
+    taskset -c "$core" scripts/cpu-split.sh "$BIN" "$@" --cases "$CASES" --jobs 1 --out "$d/plain" >"$d/split.txt" 2>"$d/plain.log"
+    echo $? >"$d/split.rc"
+    taskset -c "$core" "$BIN" "$@" --cases "$CASES" --jobs 1 --out "$d/rec-out" --record "$d/rec" >"$d/rec.log" 2>&1
+    echo $? >"$d/rec.rc"
+    taskset -c "$core" "$py" scripts/floor-replay.py "$file" "$d/rec" >"$d/floor.txt" 2>&1
+    echo $? >"$d/floor.rc"
+}
+
+p1_line() {
+    local name=$1 d="$OUT/p1-$1"
+    local rust kids floor
+    rust=$(field "$d/split.txt" rust_cpu_s)
+    kids=$(field "$d/split.txt" children_cpu_s)
+    floor=$(grep -m1 '^floor CPU' "$d/floor.txt" | awk '{print $3}')
+    python3 - "$name" "$rust" "$kids" "$floor" "$(cat "$d/split.rc")" "$(grep -m1 '^mismatches' "$d/floor.txt")" "$(same "$d/plain/report.json" "$d/rec-out/report.json")" <<'PY' | tee -a "$OUT/summary.txt"
+import sys
+name, rust, kids, floor, rc, mism, rec_cmp = sys.argv[1:8]
+try:
+    r, k, f = float(rust), float(kids), float(floor)
+    t = r + k
+    print(f"| {name} | {f:.2f} s | {r:.2f} + {k:.2f} = {t:.2f} s | {t / f:.2f}x | {100 * r / t:.1f} % | rc {rc}; {mism}; recorded report {rec_cmp} |")
+except ValueError:
+    print(f"| {name} | floor {floor!r} | rust {rust!r} children {kids!r} | ? | ? | rc {rc}; {mism}; recorded report {rec_cmp} (see the files) |")
+PY
+}
+
+if ! skipped 1; then
+    say ""
+    say "## 1. floor vs harness CPU: $CASES x $PASSES, --jobs 1, one core each (goal: run <= 1.3x floor, Rust < 10 %)"
+    say "# taskset -c 0 scripts/cpu-split.sh $(q "$BIN" "${B_ARGS[@]}")--cases $CASES --jobs 1 --out DIR; the same with --record REC; $V19 scripts/floor-replay.py adapters/hermes/hermes_batch.py REC"
+    say "# taskset -c 1 ... the same for iot micro: $(q "$BIN" "${M_ARGS[@]}")with $IOT scripts/floor-replay.py adapters/hermes/hermes_micro.py REC"
+    start=$(date +%s)
+    floor_and_cpu batch 0 adapters/hermes/hermes_batch.py "$V19" "${B_ARGS[@]}" &
+    pb=$!
+    floor_and_cpu micro 1 adapters/hermes/hermes_micro.py "$IOT" "${M_ARGS[@]}" &
+    pm=$!
+    wait $pb $pm
+    say "| release | floor CPU | run CPU: compactsim + children = total | run / floor | Rust share | checks |"
+    say "|---|--:|--:|--:|--:|---|"
+    p1_line batch
+    p1_line micro
+    say "# phase 1 wall $(( $(date +%s) - start )) s"
+fi
+
+# --- 2. --jobs 1 vs --jobs 2 ------------------------------------------------------------
+wall_of() { # $1 out dir, rest: command; prints wall seconds
+    local d=$1
+    shift
+    /usr/bin/time -f '%e' -o "$d.time" "$@" --out "$d" >"$d.log" 2>&1
+    echo $? >"$d.rc"
+    tail -1 "$d.time"
+}
+
+if ! skipped 2; then
+    say ""
+    say "## 2. --jobs 1 vs --jobs 2 wall, $JOBS_CASES x $PASSES (goal >= 1.8x); LOAD_CASES=$LOAD_CASES idle references for phase 3"
+    for name in batch micro; do
+        if [ $name = batch ]; then args=("${B_ARGS[@]}"); else args=("${M_ARGS[@]}"); fi
+        j1=$(wall_of "$OUT/p2-$name-j1" "$BIN" "${args[@]}" --cases "$JOBS_CASES" --jobs 1)
+        j2=$(wall_of "$OUT/p2-$name-j2" "$BIN" "${args[@]}" --cases "$JOBS_CASES" --jobs 2)
+        ratio=$(python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$j1" "$j2" 2>/dev/null || echo "?")
+        say "| $name | jobs 1 ${j1} s (rc $(cat "$OUT/p2-$name-j1.rc")) | jobs 2 ${j2} s (rc $(cat "$OUT/p2-$name-j2.rc")) | speed-up ${ratio}x | reports $(same "$OUT/p2-$name-j1/report.json" "$OUT/p2-$name-j2/report.json") |"
+        say "#   /usr/bin/time -f %e $(q "$BIN" "${args[@]}")--cases $JOBS_CASES --jobs 1|2 --out DIR"
+        ref=$(wall_of "$OUT/p2-$name-ref" "$BIN" "${args[@]}" --cases "$LOAD_CASES" --jobs 2)
+        say "#   idle reference $LOAD_CASES cases --jobs 2: ${ref} s, rc $(cat "$OUT/p2-$name-ref.rc")"
+    done
+fi
+
+# --- 3. under load ----------------------------------------------------------------------
+BUILDER_PIDS=()
+stop_builders() {
+    touch "$OUT/p3-stop"
+    for p in "${BUILDER_PIDS[@]}"; do
+        kill -- -"$p" 2>/dev/null
+    done
+    for p in "${BUILDER_PIDS[@]}"; do
+        wait "$p" 2>/dev/null
+    done
+    BUILDER_PIDS=()
+}
+trap stop_builders EXIT
+
+if ! skipped 3; then
+    say ""
+    say "## 3. under load: $BUILDERS looping \`cargo build $BUILD_ARGS\` of a scratch copy beside the Hermes scenarios and $LOAD_CASES-case runs (goal: 0 cases lost)"
+    ws="$OUT/p3-workspace"
+    mkdir -p "$ws"
+    git archive HEAD | tar -x -C "$ws"
+    rm -f "$OUT/p3-stop"
+    say "# load: git archive HEAD | tar -x -C $ws; $BUILDERS x (cd $ws; loop: cargo build $BUILD_ARGS --offline --target-dir $OUT/p3-target-K)"
+    for k in $(seq 1 "$BUILDERS"); do
+        # Its own session (process group), killed whole at the end.
+        setsid bash -c 'cd "$1" && while [ ! -e "$2" ]; do rm -rf "$3"; cargo build $4 --offline --target-dir "$3" >>"$5" 2>&1; echo "build exit $?" >>"$5"; done' \
+            _ "$ws" "$OUT/p3-stop" "$OUT/p3-target-$k" "$BUILD_ARGS" "$OUT/p3-build-$k.log" &
+        BUILDER_PIDS+=($!)
+    done
+    sleep 20
+    ( while [ ! -e "$OUT/p3-stop" ]; do cut -d' ' -f1 /proc/loadavg; sleep 5; done ) >"$OUT/p3-load.txt" &
+    loadmon=$!
+    start=$(date +%s)
+    /usr/bin/time -f '%e' -o "$OUT/p3-scenario.time" "$BIN" scenario scenarios/hermes >"$OUT/p3-scenario.log" 2>&1
+    src=$?
+    say "# $(q "$BIN" scenario scenarios/hermes); then $(q "$BIN" "${B_ARGS[@]}")--cases $LOAD_CASES --jobs 2 --out DIR, and the same for micro"
+    say "| compactsim scenario scenarios/hermes | rc $src (0: all hold) | $(tail -1 "$OUT/p3-scenario.time") s | timeouts in output: $(grep -ci timeout "$OUT/p3-scenario.log") |"
+    for name in batch micro; do
+        if [ $name = batch ]; then args=("${B_ARGS[@]}"); else args=("${M_ARGS[@]}"); fi
+        w=$(wall_of "$OUT/p3-$name" "$BIN" "${args[@]}" --cases "$LOAD_CASES" --jobs 2)
+        say "| $name $LOAD_CASES cases --jobs 2 | rc $(cat "$OUT/p3-$name.rc") | $w s | cases_internal $(internal "$OUT/p3-$name/report.json"); timeouts in output: $(grep -ci timeout "$OUT/p3-$name.log"); report vs idle: $(same "$OUT/p3-$name/report.json" "$OUT/p2-$name-ref/report.json") |"
+    done
+    builds=$(cat "$OUT"/p3-build-*.log 2>/dev/null | grep -c '^build exit')
+    stop_builders
+    kill "$loadmon" 2>/dev/null
+    wait "$loadmon" 2>/dev/null
+    say "# phase 3 wall $(( $(date +%s) - start )) s; load 1-min samples min/max: $(sort -g "$OUT/p3-load.txt" | head -1) / $(sort -g "$OUT/p3-load.txt" | tail -1); cargo builds completed meanwhile: $builds (each loops: rebuilt from scratch when done)"
+    say "#   (a builder still compiling when the runs ended is the load that was beside them; see $OUT/p3-build-*.log)"
+    rm -rf "$ws" "$OUT"/p3-target-*
+fi
+say ""
+say "# done $(date -u +%FT%TZ); everything under $OUT (summary.txt)"
