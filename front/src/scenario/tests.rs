@@ -142,10 +142,6 @@ fn a_micro_script_a_provider_would_refuse_is_refused_at_its_turn() {
             turn(&format!("{reply}, {user}")),
             "row 0: the conversation starts with an assistant row",
         ),
-        (
-            turn(&format!("{tool}, {user}")),
-            "row 0: the conversation starts with a tool row",
-        ),
         (turn(""), "the script has no rows"),
     ];
     for (body, message) in cases {

@@ -128,6 +128,30 @@ fn adapter_files(tmp: &Path) -> Vec<String> {
         .collect()
 }
 
+/// `compactsim run --cases CASES --jobs 2` in `dir` under adapter `command`, with
+/// `TMPDIR` = `tmp` and `env`; stdout dropped, stderr piped.
+#[cfg(target_os = "linux")]
+fn run_external(
+    dir: &Path,
+    tmp: &Path,
+    command: &str,
+    cases: &str,
+    env: &[(&str, &Path)],
+) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_compactsim"))
+        .args(["run", "--cases", cases, "--jobs", "2", "--quiet"])
+        .args(["--shrink-time", "0", "--compactor", "external"])
+        .args(["--adapter", command, "--adapter-timeout-ms", "600000"])
+        .args(["--out", "out"])
+        .current_dir(dir)
+        .env("TMPDIR", tmp)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[cfg(target_os = "linux")]
 fn interrupt_with_adapter(signal: &str, code: i32) {
     let dir = common::scratch(&format!("groups-interrupt-{signal}"));
@@ -135,26 +159,7 @@ fn interrupt_with_adapter(signal: &str, code: i32) {
     std::fs::create_dir_all(&tmp).unwrap();
     std::fs::create_dir_all(&pids).unwrap();
     let command = adapter("reference/fixtures/fork_hang.py");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_compactsim"))
-        .args([
-            "run",
-            "--cases",
-            "4",
-            "--jobs",
-            "2",
-            "--quiet",
-            "--shrink-time",
-            "0",
-        ])
-        .args(["--compactor", "external", "--adapter", &command])
-        .args(["--adapter-timeout-ms", "600000", "--out", "out"])
-        .current_dir(&dir)
-        .env("TMPDIR", &tmp)
-        .env("FIXTURE_PIDS_DIR", &pids)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = run_external(&dir, &tmp, &command, "4", &[("FIXTURE_PIDS_DIR", &pids)]);
     // Two workers, each an adapter and its grandchild: four pids.
     let started = Instant::now();
     while std::fs::read_dir(&pids).unwrap().count() < 4 {
@@ -218,16 +223,7 @@ fn an_interrupt_while_adapters_start_leaves_nothing_in_the_temp_directory() {
         let dir = common::scratch(&format!("groups-interrupt-starting-{round}"));
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&tmp).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_compactsim"))
-            .args(["run", "--cases", "400", "--jobs", "2", "--quiet"])
-            .args(["--shrink-time", "0", "--compactor", "external"])
-            .args(["--adapter", &command, "--out", "out"])
-            .current_dir(&dir)
-            .env("TMPDIR", &tmp)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = run_external(&dir, &tmp, &command, "400", &[]);
         let started = Instant::now();
         while adapter_files(&tmp).is_empty() {
             assert!(
