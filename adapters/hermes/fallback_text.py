@@ -13,12 +13,24 @@ answered, as the `static_fallback` policy's template (adapters/PROTOCOL.md, "Pol
   unavailable. {n_dropped} message(s) …")`): the template is that f-string, read from
   the method's source (`ast`), each formatted value a hole.
 
+Beside the template, `words(release)` gives the words the release's fallback builder
+writes around what it copies from the rows (labels such as `USER:`, `Called tool(s)`,
+the fixed sections after the "## Goal" sentence): the words of every string literal of
+the release's `agent/context_compressor.py` (docstrings aside) and of the provider
+errors `offline.py` raises for a failed call and of the model name the driver configures
+(the fallback quotes the failure reason, which may name the model).
+The harness judges a fallback's words against these, the template's and every text it
+sent or served (`static_fallback`'s `words`, adapters/PROTOCOL.md "Policies").
+
 Call after `offline.patch` (the probe builds a compressor) and before any mutant.
 """
 
 import ast
 import inspect
+import re
 import textwrap
+
+import offline
 
 PROBE_ASK = "compactsim-fallback-probe-ask"
 # Characters of a template at most (the protocol's limit).
@@ -93,6 +105,33 @@ def _template(joined):
             name = ast.unparse(part.value).lower()
             out.append("{" + "".join(c if c.isalnum() else "_" for c in name) + "}")
     return "".join(out)
+
+
+# Characters of the declared words at most (the protocol's limit).
+WORDS_CHARS_MAX = 16_000
+
+
+def words(release, model):
+    """The words (sorted, one space between) the fallback of `release` may write beside
+    the rows' own: its module's string literals (no docstrings), offline.py's errors and
+    the configured `model` name."""
+    tree = ast.parse(inspect.getsource(release.cc))
+    docstrings = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)):
+            docstrings.add(id(body[0].value))
+    texts = [n.value for n in ast.walk(tree)
+             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings]
+    texts += [message for message, _status in offline._ERRORS.values()]
+    texts += [offline.NETWORK_ERROR, model]
+    found = {w.lower() for t in texts for w in re.findall(r"[^\W_]+", t) if not w.isdigit()}
+    out = " ".join(sorted(found))
+    if len(out) > WORDS_CHARS_MAX:
+        raise NoFallbackText(f"fallback words of {len(out)} characters")
+    return out
 
 
 def _literal(text):

@@ -90,6 +90,10 @@ _ERRORS = {
 }
 
 
+# What a dropped connection raises (httpx's message).
+NETWORK_ERROR = "peer closed connection without sending complete message body"
+
+
 def fake_call_llm(*_args, **kwargs):
     """`agent.auxiliary_client.call_llm` routed to the harness."""
     summarize = CURRENT["summarize"]
@@ -105,7 +109,7 @@ def fake_call_llm(*_args, **kwargs):
         text, finish = summarize(messages=messages, max_tokens=kwargs.get("max_tokens"))
     except SummaryError as e:
         if e.error == "network":
-            raise ConnectionError("peer closed connection without sending complete message body")
+            raise ConnectionError(NETWORK_ERROR)
         message, status = _ERRORS.get(e.error, (str(e), 500))
         raise SummaryCallError(message, status)
     if log:

@@ -12,6 +12,7 @@
 //! carried over (the text is not its author's). The book remembers each literal's bytes, so the next request sends
 //! the adapter exactly the text it wrote.
 
+use super::fallback_words::SeenWords;
 use super::generated::GeneratedTexts;
 use super::text_hash::{TextHasher, TextMap};
 use super::wire::{ChatFunction, ChatMessage, ChatToolCall};
@@ -68,6 +69,8 @@ pub struct TextBook {
     written_flags: HashMap<MsgId, [Option<bool>; 4]>,
     /// Generated segment texts, written once per segment.
     generated: GeneratedTexts,
+    /// The words of every text this book sent or served (`fallback_words.rs`).
+    pub seen_words: SeenWords,
 }
 
 impl TextBook {
@@ -131,6 +134,7 @@ impl TextBook {
     /// Remembers a summary the harness served; returns its text.
     pub fn register_served(&mut self, s: &Segment, summary: &RollingSummary) -> Arc<str> {
         let text = self.register(s);
+        self.seen_words.see_text(&text);
         self.served.push((text.clone(), summary.clone()));
         text
     }
@@ -163,7 +167,12 @@ impl TextBook {
 
     fn message_to_chat(&mut self, m: &Message) -> ChatMessage {
         for s in m.content.segments.iter() {
-            self.register(s);
+            let text = self.register(s);
+            self.seen_words.see_text(&text);
+        }
+        for c in m.tool_calls.iter() {
+            self.seen_words.see_str(&c.name);
+            self.seen_words.see_str(&c.arguments.to_string());
         }
         let text = self.message_text(m);
         let written = self.written_flags.get(&m.id).copied().unwrap_or_default();

@@ -10,6 +10,7 @@
 
 use super::chat::TextBook;
 use super::error::{AdapterFailure, FailureKind};
+use super::fallback_words::WordSet;
 use super::record::{current_case, CaseKey, Recorder};
 use super::session::{
     AdapterInfo, AdapterSpec, Reply, Session, StderrMark, SummarizeCall, SummaryService,
@@ -35,6 +36,9 @@ pub struct Pool {
     /// The policies the adapter declared in its first hello (no policy when that hello
     /// failed: the cases then end in the adapter failure).
     policies: OnceLock<Policies>,
+    /// The words the declared static fallback may write (`fallback::declared_words`),
+    /// built on the first fallback judged.
+    fallback_words: OnceLock<Arc<WordSet>>,
     /// What the adapter said in its first successful hello: asked again (each case
     /// reads the declared trigger), it is answered from here, so a case never starts,
     /// or borrows, another child to greet.
@@ -70,6 +74,7 @@ impl Pool {
             spec,
             idle: Mutex::new(Vec::new()),
             policies: OnceLock::new(),
+            fallback_words: OnceLock::new(),
             info: OnceLock::new(),
             stderr_dir: Mutex::new(stderr_dir),
             case_stderr: Mutex::new(HashMap::new()),
@@ -144,6 +149,20 @@ impl Pool {
             let _ = self.info.set(i.clone());
         }
         info
+    }
+
+    /// The words the declared fallback `template` may write besides those the harness
+    /// saw: its own and its declared `words` (built once).
+    pub fn fallback_words(&self, template: &str) -> Arc<WordSet> {
+        self.fallback_words
+            .get_or_init(|| {
+                let hello = self.hello().ok();
+                let words = hello
+                    .as_ref()
+                    .and_then(|i| super::policies::fallback_words(&i.capabilities.policies));
+                Arc::new(super::fallback::declared_words(template, words))
+            })
+            .clone()
     }
 
     /// The policies the adapter declares (`capabilities.policies` of its hello, asked
@@ -321,7 +340,8 @@ impl External {
         if self.answered_in_pass > 0 {
             return None;
         }
-        super::fallback::mismatch(template, &self.book, before, after)
+        let declared = self.pool.fallback_words(template);
+        super::fallback::mismatch(template, &declared, &self.book, before, after)
     }
 
     /// Sends one pass request and returns the new transcript, the reply and the

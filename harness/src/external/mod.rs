@@ -10,6 +10,7 @@ pub mod crc32;
 pub mod delta;
 pub mod error;
 pub mod fallback;
+pub mod fallback_words;
 pub mod generated;
 pub mod groups;
 pub mod json_line;

@@ -54,12 +54,13 @@ pub fn parse(declared: &BTreeMap<String, Value>) -> Result<Policies, String> {
                 p.absorb_exchanges = true;
             }
             STATIC_FALLBACK => {
-                only(name, params, &["text"])?;
+                only(name, params, &["text", "words"])?;
                 p.static_fallback = true;
                 p.static_fallback_text = match params.get("text") {
                     None => None,
                     Some(text) => Some(fallback_text_of(name, text)?),
                 };
+                check_fallback_words(name, params)?;
             }
             TOOL_OUTPUT_PRUNE => {
                 only(name, params, &[])?;
@@ -143,6 +144,36 @@ fn fallback_text_of(name: &str, v: &Value) -> Result<&'static str, String> {
         ));
     }
     interned(text).map_err(|e| format!("policy `{name}`: {e}"))
+}
+
+/// Characters a declared `words` parameter may hold at most.
+pub const FALLBACK_WORDS_CHARS_MAX: usize = 16_000;
+
+/// `static_fallback`'s `words`: a string, at most [`FALLBACK_WORDS_CHARS_MAX`]
+/// characters, declared beside a `text` (the words judge a fallback only where its text
+/// does).
+fn check_fallback_words(name: &str, params: &Map<String, Value>) -> Result<(), String> {
+    let Some(v) = params.get("words") else {
+        return Ok(());
+    };
+    let words = v
+        .as_str()
+        .ok_or_else(|| format!("policy `{name}`: `words` must be a string, got {v}"))?;
+    let chars = words.chars().count();
+    if chars > FALLBACK_WORDS_CHARS_MAX {
+        return Err(format!(
+            "policy `{name}`: `words` must hold at most {FALLBACK_WORDS_CHARS_MAX} characters, got {chars}"
+        ));
+    }
+    if !params.contains_key("text") {
+        return Err(format!("policy `{name}`: `words` needs a `text`"));
+    }
+    Ok(())
+}
+
+/// The `words` a hello's `static_fallback` declares (checked by [`parse`]), if any.
+pub fn fallback_words(declared: &BTreeMap<String, Value>) -> Option<&str> {
+    declared.get(STATIC_FALLBACK)?.get("words")?.as_str()
 }
 
 fn u64_of(name: &str, key: &str, v: &Value) -> Result<u64, String> {
@@ -260,7 +291,15 @@ mod tests {
             ),
             (
                 json!({"static_fallback": {"txt": "x"}}),
-                "unknown parameter `txt` (known: text)",
+                "unknown parameter `txt` (known: text, words)",
+            ),
+            (
+                json!({"static_fallback": {"text": "x", "words": ["a"]}}),
+                "`words` must be a string",
+            ),
+            (
+                json!({"static_fallback": {"words": "a b"}}),
+                "`words` needs a `text`",
             ),
         ];
         for (v, want) in cases {

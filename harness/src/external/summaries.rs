@@ -112,10 +112,9 @@ impl SummaryService for Served<'_> {
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_else(|| "error".into());
-                SummaryAnswer::Err {
-                    message: format!("summarizer call failed: {error}"),
-                    error,
-                }
+                let message = format!("summarizer call failed: {error}");
+                self.book.seen_words.see_str(&message);
+                SummaryAnswer::Err { message, error }
             }
         }
     }

@@ -1,0 +1,145 @@
+//! The words a static fallback summary may use (issue 31): a summary written with no
+//! answered summarizer call is built locally, from what the compactor was given, so
+//! every word of it comes from a row the harness sent, a summary or failure message it
+//! served, or the compactor's declared fallback (its `text`, and the `words` its
+//! builder writes around what it copies: labels such as `USER:` or `Called tool(s)`).
+//! A word from nowhere is prose the fallback was not entitled to.
+//!
+//! A *word* is a maximal run of alphanumeric characters holding at least one letter,
+//! compared lowercased: numbers (counts, sizes) and punctuation are not judged, and a
+//! fact name (`FACT-000123`) is judged by its facts rule, not here. A fallback cuts long
+//! rows and marks the cut with an ellipsis (Hermes: `text[:420] + " ... " +
+//! text[-160:]`, `+ " ...[truncated]"`), so a word whose nearest non-space neighbour is
+//! an ellipsis (`...` or `…`) may be a piece of a word: it is not judged.
+
+use super::text_hash::TextHasher;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
+
+/// A set of words (lowercased), read for membership only (never iterated).
+pub type WordSet = HashSet<Box<str>, BuildHasherDefault<TextHasher>>;
+
+/// The words of `text`, lowercased, in order, repeats included.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    spans(text).map(|(_, w)| w.to_lowercase())
+}
+
+/// The words of `text` with their byte offsets.
+fn spans(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .map(move |w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
+}
+
+/// Whether the word at `at..at + len` of `text` touches an ellipsis (spaces between
+/// allowed): a cut may have made it a piece of a word.
+fn beside_ellipsis(text: &str, at: usize, len: usize) -> bool {
+    let before = text[..at].trim_end_matches(' ');
+    let after = text[at + len..].trim_start_matches(' ');
+    before.ends_with("...")
+        || before.ends_with('…')
+        || after.starts_with("...")
+        || after.starts_with('…')
+}
+
+/// Adds the words of `text` to `set`.
+pub fn add_words(set: &mut WordSet, text: &str) {
+    for w in words(text) {
+        if !set.contains(w.as_str()) {
+            set.insert(w.into_boxed_str());
+        }
+    }
+}
+
+/// The words a case's harness saw: every text it sent to the adapter in a row (each
+/// distinct text read once), every tool call's name and arguments it sent, every
+/// summary and failure message it served.
+#[derive(Default)]
+pub struct SeenWords {
+    words: WordSet,
+    /// The texts already read (by content: a text sent again adds nothing).
+    read: HashSet<Arc<str>, BuildHasherDefault<TextHasher>>,
+}
+
+impl SeenWords {
+    /// Reads `text` once per distinct text.
+    pub fn see_text(&mut self, text: &Arc<str>) {
+        if self.read.contains(text) {
+            return;
+        }
+        add_words(&mut self.words, text);
+        self.read.insert(text.clone());
+    }
+
+    /// Reads a short text (a tool call's name or arguments, a failure message) each time.
+    pub fn see_str(&mut self, text: &str) {
+        add_words(&mut self.words, text);
+    }
+
+    pub fn contains(&self, word: &str) -> bool {
+        self.words.contains(word)
+    }
+}
+
+/// Words of a foreign-prose witness at most.
+pub const FOREIGN_WORDS_LISTED: usize = 8;
+
+/// The distinct words of `text` that neither `seen` nor `declared` holds (a word beside
+/// an ellipsis aside), in order of
+/// first appearance, and how many there are in all (only the first
+/// [`FOREIGN_WORDS_LISTED`] are listed).
+pub fn foreign(text: &str, seen: &SeenWords, declared: &WordSet) -> (usize, Vec<String>) {
+    let mut found = WordSet::default();
+    let mut listed = Vec::new();
+    for (at, word) in spans(text) {
+        let w = word.to_lowercase();
+        if seen.contains(&w) || declared.contains(w.as_str()) || found.contains(w.as_str()) {
+            continue;
+        }
+        if beside_ellipsis(text, at, word.len()) {
+            continue;
+        }
+        if listed.len() < FOREIGN_WORDS_LISTED {
+            listed.push(w.clone());
+        }
+        found.insert(w.into_boxed_str());
+    }
+    (found.len(), listed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_is_an_alphanumeric_run_with_a_letter_lowercased() {
+        let got: Vec<String> =
+            words("USER: tool(s) 3,400 chars; FACT-000123 — x86_64 Ünïcode").collect();
+        assert_eq!(
+            got,
+            ["user", "tool", "s", "chars", "fact", "x86", "ünïcode"]
+        );
+    }
+
+    #[test]
+    fn foreign_words_are_those_no_source_holds_listed_once() {
+        let mut seen = SeenWords::default();
+        seen.see_text(&Arc::from("The user asked for the build log."));
+        seen.see_str("read_file");
+        let mut declared = WordSet::default();
+        add_words(&mut declared, "Summary unavailable; Called tool(s)");
+        let (n, listed) = foreign(
+            "Summary unavailable. USER asked: read the log. Approved: deleting the database, deleting it.",
+            &seen,
+            &declared,
+        );
+        assert_eq!(n, 4);
+        assert_eq!(listed, ["approved", "deleting", "database", "it"]);
+        let (n, _) = foreign("Called read_file: the build log", &seen, &declared);
+        assert_eq!(n, 0);
+        // A word an ellipsis cut (either side, spaces between) is not judged; the next is.
+        let (n, listed) = foreign("the bui... ild ... uild… the zq", &seen, &declared);
+        assert_eq!((n, listed), (1, vec!["zq".to_string()]));
+    }
+}
