@@ -46,7 +46,10 @@ make_venv() {
   [ -f "$constraints" ] || constraints="adapters/hermes/constraints/hermes${dist#hermes-agent}-$version.txt"
   [ -f "$constraints" ] || { echo "cannot install $dist $version: no $constraints (run --pin)"; return 1; }
   rm -rf "$dir"
-  python3 -m venv "$dir" || { echo "cannot install $dist $version: venv creation failed"; return 1; }
+  # uv installs into a venv without pip of its own (ensurepip is the slow part of a venv).
+  local without_pip=()
+  [ -n "$uv" ] && without_pip=(--without-pip)
+  python3 -m venv "${without_pip[@]}" "$dir" || { echo "cannot install $dist $version: venv creation failed"; return 1; }
   local log="$dir/install.log"
   if [ -n "$uv" ]; then
     "$uv" pip install --python "$dir/bin/python" --no-deps -r "$constraints" >"$log" 2>&1

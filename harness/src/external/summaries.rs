@@ -23,6 +23,9 @@ use std::sync::Arc;
 pub const SERVED_ORIGIN: MsgId = MsgId(u32::MAX);
 /// Seeds of served summaries: this tag plus the call number in the case.
 const SERVED_SEED_TAG: u64 = 0x5EED_0000_0000_0000;
+/// Seeds of the cut answers of `length` stops (`Served::cut_answer`): this tag plus the
+/// number of the next served summary.
+const CUT_SEED_TAG: u64 = 0x5EED_C000_0000_0000;
 
 /// Answers `summarize` calls of one request from `backend`, recording served texts.
 pub struct Served<'a> {
@@ -103,8 +106,13 @@ impl SummaryService for Served<'_> {
                 text: String::new(),
                 finish_reason: "stop".into(),
             },
+            // A `length` stop is the answer cut at the cap, as a provider returns it; a
+            // call that asked for no cap gets no text.
             Err(SummaryFailure::Length) => SummaryAnswer::Ok {
-                text: String::new(),
+                text: call
+                    .max_tokens
+                    .map(|max| self.cut_answer(&previous, &input_facts, max))
+                    .unwrap_or_default(),
                 finish_reason: "length".into(),
             },
             Err(SummaryFailure::Error(class)) => {
@@ -136,6 +144,33 @@ fn previous_within(facts: Vec<FactId>, served: &[FactId], max: u32) -> Vec<FactI
 }
 
 impl Served<'_> {
+    /// The text of a `length` stop on a call that asked for at most `max` tokens: the
+    /// answer it would have written (the previous summary's facts and the input's,
+    /// ascending, spelled first) cut at `max` tokens, trailing whitespace stripped as real
+    /// code strips it. Not registered in the book and not counted as served: a row that
+    /// adopts it is read as a literal (the facts its text spells), and the call is
+    /// recorded failed (`SummaryFailure::Length`), so the oracle sees a compactor that
+    /// keeps a cut answer (IOT-0.20-N1).
+    fn cut_answer(&self, previous: &RollingSummary, input: &[FactId], max: u32) -> String {
+        let mut facts: Vec<FactId> = previous.facts.iter().chain(input).copied().collect();
+        facts.sort_unstable();
+        facts.dedup();
+        let cut_chars = chars_for_rough_tokens(max) as usize;
+        let seg = Segment {
+            kind: ContentKind::Summary,
+            chars: (cut_chars as u32 + 1).max(chars_to_spell(ContentKind::Summary, &facts)),
+            seed: CUT_SEED_TAG | (*self.served_calls + 1),
+            origin: SERVED_ORIGIN,
+            facts,
+        };
+        let text = seg.materialize();
+        let mut end = cut_chars.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text[..end].trim_end().to_string()
+    }
+
     fn serve(&mut self, summary: &RollingSummary) -> Segment {
         *self.served_calls += 1;
         // The text is what the oracle judges: it always has room to name every fact (the

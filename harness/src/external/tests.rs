@@ -315,10 +315,49 @@ fn faults_reach_the_adapter() {
         "an answer within max_tokens is a summary"
     );
     // A backend that does not write to fit (this script; the fake summarizer does): its
-    // answer over the cap is a `length` failure, recorded as the failed call it is.
-    assert!(matches!(ask(&mut book, &mut backend, "x", Some(10)),
-        SummaryAnswer::Ok { text, finish_reason } if text.is_empty() && finish_reason == "length"));
+    // answer over the cap is a `length` failure, recorded as the failed call it is, and
+    // the text comes back cut at the cap, as a provider returns it.
+    let SummaryAnswer::Ok {
+        text,
+        finish_reason,
+    } = ask(&mut book, &mut backend, "x FACT-000003", Some(10))
+    else {
+        panic!("a length stop is an answer")
+    };
+    assert_eq!(finish_reason, "length");
+    assert!(!text.is_empty() && text.len() <= 40, "{text:?}");
+    assert_eq!(text.trim(), text, "stripped as real code strips it");
     assert_eq!(backend.truncated, 1);
+    // A `length` failure on a call that asked for no cap carries no text.
+    backend.answer = Err(SummaryFailure::Length);
+    assert!(matches!(ask(&mut book, &mut backend, "x", None),
+        SummaryAnswer::Ok { text, finish_reason } if text.is_empty() && finish_reason == "length"));
+}
+
+/// A `length` stop on a capped call is the answer cut at the cap: it spells the oldest
+/// facts (the previous summary's first) and fits the cap; no row of it is in the book.
+#[test]
+fn a_length_stop_serves_the_answer_cut_at_max_tokens() {
+    let mut book = TextBook::default();
+    let mut backend = Scripted {
+        asked: Vec::new(),
+        answer: Err(SummaryFailure::Length),
+        truncated: 0,
+    };
+    let input: String = (1..=200).map(|i| format!(" FACT-{i:06}")).collect();
+    let SummaryAnswer::Ok {
+        text,
+        finish_reason,
+    } = ask(&mut book, &mut backend, &input, Some(64))
+    else {
+        panic!("a length stop is an answer")
+    };
+    assert_eq!(finish_reason, "length");
+    assert!(compactsim_model::tokens::rough_tokens(text.len() as u32) <= 64);
+    let facts = spelled_facts(&text);
+    assert!(!facts.is_empty() && facts.len() < 200, "{}", facts.len());
+    assert_eq!(facts[0], FactId(1), "the oldest facts come first");
+    assert_eq!(backend.truncated, 0, "the backend's own length failure");
 }
 
 /// The fake summarizer answers within the `max_tokens` a call asks for: the served text
