@@ -34,6 +34,7 @@ class Store:
         self.release = release
         self.store = None
         self.side = None
+        self.dir = None
         self.key = None
         self.topic = False
         self.src = None
@@ -62,9 +63,16 @@ class Store:
         return {"value": value}
 
     def op_open(self, req):
-        """A child's first `open`, or the next case's directory on the same child: the
-        previous case's store is closed first."""
+        """The child's store: one directory for the life of the process, as a gateway
+        process keeps one HERMES_HOME (the release's modules fix paths when imported:
+        0.19.0 hermes_state.py:153 `DEFAULT_DB_PATH = get_hermes_home() / "state.db"`).
+        The harness starts a new child for each case's store; an `open` of another
+        directory in the same process is refused."""
+        if self.dir is not None and req["dir"] != self.dir:
+            raise ValueError(f"store open {req['dir']}: this process serves {self.dir} "
+                             "(a gateway process keeps one store; start a new child)")
         self._close()
+        self.dir = req["dir"]
         home = os.path.join(req["dir"], "hermes-home")
         os.makedirs(home, exist_ok=True)
         os.environ["HERMES_HOME"] = home
@@ -81,6 +89,9 @@ class Store:
         if self.topic:
             self.src.thread_id = TOPIC_THREAD_ID
         self.store = g.open_store()
+        db_path = os.path.realpath(str(self.store._db.db_path))
+        if not db_path.startswith(os.path.realpath(home) + os.sep):
+            raise ValueError(f"store open: state.db is {db_path}, outside {home}")
         return None
 
     def _close(self):

@@ -212,3 +212,84 @@ fn an_interrupted_run_leaves_no_durable_directory() {
     assert_eq!(ended.code, Some(130), "{}", ended.stderr);
     assert_eq!(store_files(&tmp), Vec::<String>::new(), "left in TMPDIR");
 }
+
+/// `compactsim args` in a scratch directory whose TMPDIR is its own `tmp` (where the
+/// durable directories are made); the run and that `tmp`.
+fn run_with_tmp(name: &str, args: &[&str]) -> (common::Ended, PathBuf) {
+    use std::process::Stdio;
+    let dir = common::scratch(name);
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let child = common::bin()
+        .args(args)
+        .current_dir(&dir)
+        .env("TMPDIR", &tmp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (common::wait_guarded(child, common::HANG_GUARD), tmp)
+}
+
+/// The adapter command of the store that keeps its first directory (`extra`: its args).
+fn first_dir_store(extra: &str) -> String {
+    adapter(&format!(
+        "reference/fixtures/gateway_store_first_dir.py {extra}"
+    ))
+    .trim_end()
+    .to_string()
+}
+
+#[test]
+fn a_case_s_store_is_served_only_by_children_started_for_it() {
+    // The fixture writes where its process first opened, as a real store whose modules
+    // fix their paths at import: a child kept from the previous case would write into
+    // that case's removed directory (re-made, shared by the cases, left behind).
+    let command = first_dir_store("");
+    let mut args = vec!["run", "--cases", "3", "--jobs", "1", "--quiet"];
+    args.extend_from_slice(&SMALL);
+    args.extend_from_slice(&["--shrink-time", "0", "--compactor", "external"]);
+    args.extend_from_slice(&["--adapter", &command, "--out", "out"]);
+    let (o, tmp) = run_with_tmp("gateway-store-first-dir", &args);
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    assert_eq!(store_files(&tmp), Vec::<String>::new(), "left in TMPDIR");
+    let out = tmp.parent().unwrap().join("out");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(out.join("adapter-stderr"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    logs.sort();
+    let mut dirs: Vec<String> = Vec::new();
+    for log in logs {
+        let text = std::fs::read_to_string(&log).unwrap();
+        let mut opened: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("store open "))
+            .filter_map(|rest| rest.rsplit_once(' ').map(|(dir, _)| dir))
+            .collect();
+        opened.dedup();
+        assert!(opened.len() <= 1, "{log:?} served two stores: {opened:?}");
+        dirs.extend(opened.iter().map(|d| d.to_string()));
+    }
+    dirs.sort();
+    dirs.dedup();
+    assert_eq!(dirs.len(), 3, "one durable directory per case: {dirs:?}");
+}
+
+#[test]
+fn a_shrink_of_a_store_case_replays_on_fresh_children_and_leaves_nothing() {
+    // The shrink runs the case, reruns its recording, then each candidate: every run a
+    // case of its own, each with its own directory and its own children.
+    let command = first_dir_store("lazy");
+    let mut args = vec!["shrink", "--case", "1", "--shrink-time", "60"];
+    args.extend_from_slice(&SMALL);
+    args.extend_from_slice(&["--compactor", "external", "--adapter", &command]);
+    args.extend_from_slice(&["--out", "out"]);
+    let (o, tmp) = run_with_tmp("gateway-store-shrink", &args);
+    let text = format!("{}{}", o.stdout, o.stderr);
+    assert_eq!(o.code, Some(0), "{text}");
+    assert!(text.contains("shrunk session-id-persisted"), "{text}");
+    assert!(text.contains("wrote out/failures/"), "{text}");
+    assert_eq!(store_files(&tmp), Vec::<String>::new(), "left in TMPDIR");
+}

@@ -31,8 +31,15 @@ impl External {
     }
 
     /// The case's store serves `key` (`topic`: a topic with a binding); its durable
-    /// directory is made now, empty.
+    /// directory is made now, empty. The child a worker kept from its previous case is
+    /// ended first: a case's store is served only by children started for it, as a
+    /// gateway process serves one store for its life (a real store's modules fix paths
+    /// and caches when imported, so a child that served another directory would write
+    /// there).
     pub fn store_begin(&mut self, key: &str, topic: bool) -> Result<(), CompactorFailure> {
+        if let Some(s) = self.session.as_mut() {
+            s.kill_child();
+        }
         let dir = DurableDir::new().map_err(|e| CompactorFailure {
             what: format!("gateway store: durable directory: {e}"),
         })?;
