@@ -2,7 +2,6 @@
 //! lines, driven with a deadline on every read, its failures typed and reported with
 //! the adapter command, the request and the adapter's last stderr lines.
 
-pub mod adapter_line;
 pub mod argv;
 pub mod chat;
 pub mod child;
