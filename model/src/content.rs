@@ -50,12 +50,18 @@ impl Segment {
         while out.len() < body_limit {
             // Past the facts, while a whole padded word fits: the space and the word are
             // one fixed-size copy (the same bytes the general step below writes).
+            // The buffer is sized once for the run, so a word is one store and a step of
+            // the write position (no length or capacity bookkeeping per word).
             if facts_done && !out.is_empty() && out.len() + WORD_PADDED_BYTES <= body_limit {
-                let (bytes, len) =
-                    WORDS_PADDED[(splitmix(&mut state) % WORDS.len() as u64) as usize];
-                let at = out.len();
-                out.extend_from_slice(&bytes);
-                out.truncate(at + 1 + len);
+                let mut at = out.len();
+                out.resize(body_limit, 0);
+                while at + WORD_PADDED_BYTES <= body_limit {
+                    let (bytes, len) =
+                        WORDS_PADDED[(splitmix(&mut state) % WORDS.len() as u64) as usize];
+                    out[at..at + WORD_PADDED_BYTES].copy_from_slice(&bytes);
+                    at += 1 + len;
+                }
+                out.truncate(at);
                 continue;
             }
             let word: &str = match facts.next() {

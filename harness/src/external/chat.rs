@@ -50,13 +50,14 @@ const LITERAL_SEED_TAG: u64 = 1 << 63;
 /// Texts the harness has sent or served in one case, to read replies back.
 #[derive(Default)]
 pub struct TextBook {
-    by_text: TextMap<Arc<str>, Segment>,
-    /// The addresses of the texts that key `by_text` (kept alive there, so no other
+    /// The addresses of the known texts (kept alive in `by_first_line`, so no other
     /// text has one): a text given again as the same `Arc` is known without hashing it.
     known_addresses: HashSet<usize, BuildHasherDefault<TextHasher>>,
-    /// The known texts by their first line (up to the first `\n`), longest first: where
-    /// a row's line starts, the known texts that can start there.
-    by_first_line: TextMap<Arc<str>, Vec<Arc<str>>>,
+    /// The known texts, each with its segment, by their first line (up to the first
+    /// `\n`), longest first: where a row's line starts, the known texts that can start
+    /// there. A text is hashed once (its first line) to be remembered, and a
+    /// one-line text keys its own entry (no copy of its bytes).
+    by_first_line: TextMap<Arc<str>, Vec<(Arc<str>, Segment)>>,
     /// Rows whose text is not their segments joined by the merge separator (the adapter
     /// joined parts with one newline): the exact text, sent back while the row's
     /// segments are these.
@@ -105,18 +106,27 @@ impl TextBook {
 
     /// Makes `text` known as `s` (the first segment of a text keeps it).
     fn remember(&mut self, text: Arc<str>, s: &Segment) {
-        if text.is_empty()
-            || self.known_addresses.contains(&address(&text))
-            || self.by_text.contains_key(&text)
-        {
+        if text.is_empty() || self.known_addresses.contains(&address(&text)) {
             return;
         }
-        self.known_addresses.insert(address(&text));
-        self.by_text.insert(text.clone(), s.clone());
-        let first: Arc<str> = Arc::from(first_line(&text));
+        let first = first_line(&text);
+        let first: Arc<str> = if first.len() == text.len() {
+            text.clone()
+        } else {
+            Arc::from(first)
+        };
         let texts = self.by_first_line.entry(first).or_default();
-        let at = texts.partition_point(|t| t.len() >= text.len());
-        texts.insert(at, text);
+        // Longest first: the texts of this length sit together.
+        let at = texts.partition_point(|(t, _)| t.len() > text.len());
+        let same_len = texts[at..]
+            .iter()
+            .take_while(|(t, _)| t.len() == text.len());
+        if same_len.clone().any(|(t, _)| **t == *text) {
+            return;
+        }
+        let at = at + same_len.count();
+        self.known_addresses.insert(address(&text));
+        texts.insert(at, (text, s.clone()));
     }
 
     /// The text of a message as the adapter last saw or wrote it.
@@ -187,7 +197,7 @@ impl TextBook {
             std::array::from_fn(|i| flag_to_chat(set[i], written[i]));
         ChatMessage {
             role: m.role.as_str().to_string(),
-            content: Some(String::from(&*text)),
+            content: Some(text),
             tool_calls: m.tool_calls.iter().map(call_to_chat).collect(),
             tool_call_id: m.tool_call_id.map(|c| c.to_string()),
             compressed_summary,
@@ -330,11 +340,10 @@ impl TextBook {
         let candidates = self.by_first_line.get(first_line(rest))?;
         candidates
             .iter()
-            .find(|t| {
-                rest.starts_with(&***t)
-                    && matches!(rest.as_bytes().get(t.len()), None | Some(b'\n'))
+            .find(|(t, _)| {
+                rest.starts_with(&**t) && matches!(rest.as_bytes().get(t.len()), None | Some(b'\n'))
             })
-            .and_then(|t| Some((self.by_text.get(t)?.clone(), t.len())))
+            .map(|(t, seg)| (seg.clone(), t.len()))
     }
 
     fn literal(&mut self, text: &str, origin: MsgId, summary: bool) -> Segment {
@@ -383,7 +392,7 @@ fn glued_to_next_line(seg: &Segment, after: &str) -> bool {
 
 /// The text up to its first line break.
 fn first_line(text: &str) -> &str {
-    text.split('\n').next().unwrap_or("")
+    text.find('\n').map_or(text, |nl| &text[..nl])
 }
 
 /// A run between recognised texts without the line breaks that join it to them: a

@@ -186,7 +186,7 @@ mod tests {
         ) {
             let row = ChatMessage {
                 role,
-                content,
+                content: content.map(std::sync::Arc::from),
                 tool_calls: (0..calls)
                     .map(|k| ChatToolCall {
                         id: format!("call_{k}"),

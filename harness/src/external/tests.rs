@@ -80,7 +80,7 @@ fn merged_text_maps_back_to_the_original_segments() {
         chat[1].content.clone().unwrap(),
         chat[4].content.clone().unwrap()
     );
-    chat[1].content = Some(merged);
+    chat[1].content = Some(merged.into());
     chat.truncate(2);
     let back = book
         .from_chat(&chat, &before, &mut ids_after(&before))
@@ -103,7 +103,7 @@ fn new_text_is_a_literal_judged_by_its_spelled_facts_and_sent_back_verbatim() {
         2,
         ChatMessage {
             role: "assistant".into(),
-            content: Some(text.clone()),
+            content: Some(text.as_str().into()),
             compressed_summary: Some(true),
             ..chat[4].clone()
         },
@@ -272,7 +272,7 @@ fn a_served_summary_is_the_previous_summary_of_the_next_prompt() {
     // A row carrying the served text maps back to the summary's facts, owned by the row.
     let chat = vec![ChatMessage {
         role: "assistant".into(),
-        content: Some(text.clone()),
+        content: Some(text.as_str().into()),
         tool_calls: Vec::new(),
         tool_call_id: None,
         compressed_summary: Some(true),
@@ -488,7 +488,7 @@ fn a_relabelled_user_text_is_recognised_after_one_newline_or_a_blank_line() {
         let user = chat[1].content.clone().unwrap();
         let text = format!("{header}{join}{user}\n[END OF PRIOR CONTEXT]\nSummary FACT-000009");
         let mut rows = chat.clone();
-        rows[1].content = Some(text.clone());
+        rows[1].content = Some(text.as_str().into());
         rows[1].compressed_summary = Some(true);
         let back = book
             .from_chat(&rows, &before, &mut ids_after(&before))
@@ -526,7 +526,7 @@ fn a_known_text_inside_a_line_is_not_split_out() {
     let user = chat[1].content.clone().unwrap();
     let mut rows = chat.clone();
     // Quoted inside a line, the text is the adapter's own (a literal naming its facts).
-    rows[1].content = Some(format!("quote: {user} end"));
+    rows[1].content = Some(format!("quote: {user} end").into());
     let back = book
         .from_chat(&rows, &before, &mut ids_after(&before))
         .unwrap();
@@ -563,7 +563,7 @@ fn a_scaffold_text_glued_by_one_newline_is_read_at_the_written_length() {
         let user = chat[1].content.clone().unwrap();
         let text = format!("{prefix}{join}## Snapshot FACT-000007{MERGE_SEPARATOR}{user}");
         let mut rows = chat.clone();
-        rows[5].content = Some(text.clone());
+        rows[5].content = Some(text.as_str().into());
         rows[5].compressed_summary = Some(true);
         let back = book
             .from_chat(&rows, &before, &mut ids_after(&before))

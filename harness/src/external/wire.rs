@@ -6,6 +6,7 @@
 use super::delta::Edit;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The protocol version of the harness's `hello` (every adapter speaks it).
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -30,7 +31,7 @@ pub struct ChatMessage {
     pub role: String,
     /// Text content. `null` is read as empty.
     #[serde(default)]
-    pub content: Option<String>,
+    pub content: Option<Arc<str>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ChatToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
