@@ -228,34 +228,45 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The content of one message: one or more segments joined by [`MERGE_SEPARATOR`].
+/// The content of one message: one or more segments joined by [`MERGE_SEPARATOR`], or
+/// by one newline where [`Content::newline_joins`] says so.
 /// Segments are shared, so cloning a message (a transcript snapshot) is cheap.
 #[derive(Clone, Eq, Debug, Default, Serialize, Deserialize)]
 pub struct Content {
     pub segments: Arc<[Segment]>,
+    /// The segments (by index, ascending, never 0) joined to the one before them by one
+    /// newline instead of the blank line: a row as a real compactor wrote it (0.19.0's
+    /// `SUMMARY_PREFIX` before its task snapshot, iot's marker heading before its
+    /// summary), read back by the harness. Every row the model builds has none.
+    #[serde(default, skip_serializing_if = "no_joins")]
+    newline_joins: Arc<[u32]>,
 }
 
-/// Equal segments; shared segments are equal without comparing them (the standard
-/// library's pointer shortcut does not apply to slices).
+fn no_joins(joins: &Arc<[u32]>) -> bool {
+    joins.is_empty()
+}
+
+/// Equal segments and joins; shared segments are equal without comparing them (the
+/// standard library's pointer shortcut does not apply to slices).
 impl PartialEq for Content {
     #[inline]
     fn eq(&self, other: &Self) -> bool {
-        let Content { segments } = self;
-        Arc::ptr_eq(segments, &other.segments) || **segments == *other.segments
+        let Content {
+            segments,
+            newline_joins,
+        } = self;
+        (Arc::ptr_eq(segments, &other.segments) || **segments == *other.segments)
+            && **newline_joins == *other.newline_joins
     }
 }
 
 impl Content {
     pub fn empty() -> Self {
-        Content {
-            segments: Arc::from(Vec::new()),
-        }
+        Content::from_segments(Vec::new())
     }
 
     pub fn single(segment: Segment) -> Self {
-        Content {
-            segments: Arc::from(vec![segment]),
-        }
+        Content::from_segments(vec![segment])
     }
 
     pub fn is_empty(&self) -> bool {
@@ -266,7 +277,8 @@ impl Content {
     pub fn chars(&self) -> u32 {
         let text: u32 = self.segments.iter().map(|s| s.chars).sum();
         let seps = self.segments.len().saturating_sub(1) as u32 * MERGE_SEPARATOR_CHARS;
-        text + seps
+        // A one-newline join is one character shorter than the blank line.
+        text + seps - self.newline_joins.len() as u32
     }
 
     pub fn rough_tokens(&self) -> u32 {
@@ -303,19 +315,68 @@ impl Content {
             .chain(other.segments.iter())
             .cloned()
             .collect();
+        if !other.newline_joins.is_empty() {
+            let shift = self.segments.len() as u32;
+            let joins: Vec<u32> = self
+                .newline_joins
+                .iter()
+                .copied()
+                .chain(other.newline_joins.iter().map(|i| i + shift))
+                .collect();
+            self.newline_joins = Arc::from(joins);
+        }
         self.segments = Arc::from(merged);
     }
 
-    /// Content made of the given segments, in order.
+    /// Content made of the given segments, in order, joined by blank lines.
     pub fn from_segments(segments: Vec<Segment>) -> Self {
         Content {
             segments: Arc::from(segments),
+            newline_joins: Arc::from(Vec::new()),
         }
+    }
+
+    /// Content made of the given segments, where the segments at `newline_joins`
+    /// (indices past 0, each once) follow the one before them after one newline.
+    pub fn from_segments_joined(segments: Vec<Segment>, mut newline_joins: Vec<u32>) -> Self {
+        newline_joins.sort_unstable();
+        newline_joins.dedup();
+        newline_joins.retain(|&i| i > 0 && (i as usize) < segments.len());
+        Content {
+            segments: Arc::from(segments),
+            newline_joins: Arc::from(newline_joins),
+        }
+    }
+
+    /// The segments joined to the one before them by one newline (indices, ascending).
+    pub fn newline_joins(&self) -> &[u32] {
+        &self.newline_joins
+    }
+
+    /// What goes before segment `i` (past 0): one newline or the blank line.
+    pub fn separator_before(&self, i: usize) -> &'static str {
+        if self.newline_joins.binary_search(&(i as u32)).is_ok() {
+            "\n"
+        } else {
+            MERGE_SEPARATOR
+        }
+    }
+
+    /// The parts (one per segment) joined as this content joins its segments.
+    pub fn join<S: AsRef<str>>(&self, parts: &[S]) -> String {
+        let mut out = String::new();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                out.push_str(self.separator_before(i));
+            }
+            out.push_str(part.as_ref());
+        }
+        out
     }
 
     pub fn materialize(&self) -> String {
         let parts: Vec<String> = self.segments.iter().map(Segment::materialize).collect();
-        parts.join(MERGE_SEPARATOR)
+        self.join(&parts)
     }
 }
 
@@ -447,5 +508,42 @@ mod tests {
         assert!(c.materialize().contains(MERGE_SEPARATOR));
         assert_eq!(c.facts(), vec![FactId(1), FactId(3)]);
         assert_eq!(c.segments.len(), 2);
+    }
+
+    /// A content read from real code keeps its one-newline joins: it counts and writes
+    /// one character less per join, and a merge moves them with their segments.
+    #[test]
+    fn newline_joins_count_one_character_and_follow_a_merge() {
+        let parts = || {
+            vec![
+                seg(ContentKind::Scaffold, 5, 1, &[]),
+                seg(ContentKind::Prose, 7, 2, &[]),
+                seg(ContentKind::Prose, 3, 3, &[]),
+            ]
+        };
+        let joined = Content::from_segments_joined(parts(), vec![2, 0, 9, 2]);
+        assert_eq!(
+            joined.newline_joins(),
+            [2],
+            "index 0, out of range and repeats dropped"
+        );
+        assert_eq!(joined.chars(), 5 + 2 + 7 + 1 + 3);
+        assert_eq!(joined.materialize().len(), joined.chars() as usize);
+        assert_eq!(joined.separator_before(1), MERGE_SEPARATOR);
+        assert_eq!(joined.separator_before(2), "\n");
+        assert_ne!(
+            joined,
+            Content::from_segments(parts()),
+            "joins are compared"
+        );
+        let mut c = Content::from_segments(parts());
+        c.merge(&joined);
+        assert_eq!(c.newline_joins(), [5]);
+        assert_eq!(c.chars(), 19 + 2 + 18);
+        assert_eq!(c.materialize().len(), c.chars() as usize);
+        let mut d = joined.clone();
+        d.merge(&joined);
+        assert_eq!(d.newline_joins(), [2, 5]);
+        assert_eq!(d.materialize().len(), d.chars() as usize);
     }
 }

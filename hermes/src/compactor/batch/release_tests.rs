@@ -97,9 +97,7 @@ fn a_summary_row_is_priced_by_its_python_characters() {
         body,
         wrapper(Fixed::EndMarker),
     ];
-    let content = Content {
-        segments: segments.into(),
-    };
+    let content = Content::from_segments(segments);
     let text = format!(
         "{SUMMARY_PREFIX}{sep}{}{sep}{END_MARKER_SHORT}",
         "a".repeat(1_001),
