@@ -123,6 +123,21 @@ def test_selftest_writes_valid_junit_a_case_per_row(schema, repo, tmp_path):
     assert len(names) > 3, names
 
 
+def test_the_bug_catalogue_selftest_writes_valid_junit_too_low_rows_typed(schema, repo,
+                                                                         tmp_path):
+    # 4 cases of one seed: many rows catch too few, so some test cases fail (exit 1).
+    code, text = compactsim(repo, "selftest", "--seeds", "1..1", "--cases", "4",
+                            "--shrink-attempts", "1", "--jobs", "2", "--out", str(tmp_path))
+    assert code == 1, text
+    root = junit_of(schema, tmp_path)
+    assert len(cases_of(root)) > 30
+    failed = failures(root)
+    assert failed, text
+    for name, f in failed:
+        assert f.get("message").startswith(name.split()[0] + " under "), name
+        assert "TOO LOW" in f.text and "repro: compactsim sweep --seeds 1..1" in f.text
+
+
 def test_matrix_writes_valid_junit_a_case_per_release_and_finding(schema, repo, tmp_path):
     matrix = tmp_path / "m.toml"
     matrix.write_text(MATRIX.format(python=sys.executable))
