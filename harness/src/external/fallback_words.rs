@@ -13,7 +13,7 @@
 //! an ellipsis (`...` or `…`) may be a piece of a word: it is not judged.
 
 use super::text_hash::TextHasher;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
@@ -54,10 +54,15 @@ pub fn add_words(set: &mut WordSet, text: &str) {
 
 /// The words a case's harness saw: every text it sent to the adapter in a row (each
 /// distinct text read once), every tool call's name and arguments it sent, every
-/// summary and failure message it served.
+/// summary and failure message it served. A fallback also cuts words without marking
+/// the cut (Hermes' `_summarize_tool_result` keeps the head of a call's argument), so a
+/// piece at the start or the end of a seen word counts as seen.
 #[derive(Default)]
 pub struct SeenWords {
-    words: WordSet,
+    /// The words, sorted (a prefix is looked up by range).
+    words: BTreeSet<Box<str>>,
+    /// The words spelled backwards, sorted (a suffix is a prefix of these).
+    backwards: BTreeSet<Box<str>>,
     /// The texts already read (by content: a text sent again adds nothing).
     read: HashSet<Arc<str>, BuildHasherDefault<TextHasher>>,
 }
@@ -68,18 +73,33 @@ impl SeenWords {
         if self.read.contains(text) {
             return;
         }
-        add_words(&mut self.words, text);
+        self.see_str(text);
         self.read.insert(text.clone());
     }
 
     /// Reads a short text (a tool call's name or arguments, a failure message) each time.
     pub fn see_str(&mut self, text: &str) {
-        add_words(&mut self.words, text);
+        for w in words(text) {
+            if !self.words.contains(w.as_str()) {
+                self.backwards
+                    .insert(w.chars().rev().collect::<String>().into_boxed_str());
+                self.words.insert(w.into_boxed_str());
+            }
+        }
     }
 
+    /// Whether `word` is a seen word or a piece at the start or the end of one.
     pub fn contains(&self, word: &str) -> bool {
-        self.words.contains(word)
+        let backwards: String = word.chars().rev().collect();
+        starts_one(&self.words, word) || starts_one(&self.backwards, &backwards)
     }
+}
+
+/// Whether some word of `set` starts with `piece`.
+fn starts_one(set: &BTreeSet<Box<str>>, piece: &str) -> bool {
+    set.range::<str, _>((std::ops::Bound::Included(piece), std::ops::Bound::Unbounded))
+        .next()
+        .is_some_and(|w| w.starts_with(piece))
 }
 
 /// Words of a foreign-prose witness at most.
@@ -138,6 +158,9 @@ mod tests {
         assert_eq!(listed, ["approved", "deleting", "database", "it"]);
         let (n, _) = foreign("Called read_file: the build log", &seen, &declared);
         assert_eq!(n, 0);
+        // A piece at the start or the end of a seen word is seen (an unmarked cut).
+        let (n, listed) = foreign("bui uild ui", &seen, &declared);
+        assert_eq!((n, listed), (1, vec!["ui".to_string()]));
         // A word an ellipsis cut (either side, spaces between) is not judged; the next is.
         let (n, listed) = foreign("the bui... ild ... uild… the zq", &seen, &declared);
         assert_eq!((n, listed), (1, vec!["zq".to_string()]));
