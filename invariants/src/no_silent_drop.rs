@@ -25,7 +25,9 @@ use std::collections::BTreeSet;
 ///   run of `before` (summary and carried rows aside); a row past a row that stayed is
 ///   outside it. Then: a summary call the harness served during the
 ///   transition answered (a condense call re-summarizes the summary alone and does not
-///   count), every fact spelled in the row's text (`text::text_facts`: a tiny row may
+///   count; an answer cut at `max_tokens`, finish reason `length`, is a failed call
+///   whatever text it carried, so a pass that adopts one has no answered call: Hermes
+///   N1), every fact spelled in the row's text (`text::text_facts`: a tiny row may
 ///   list a fact its text has no room to spell) was in the input or the answer of an
 ///   answered call or is already held by a summary row of `before` (micro and batch
 ///   passes alike), and every fact of the row the answers kept is spelled in the text of

@@ -91,6 +91,50 @@ fn fires_when_a_micro_pass_drops_rows_with_no_answered_call() {
     }
 }
 
+/// Hermes N1 (iot 0.20.0.post2-0.20.6.post1, axisrow 0.20.1.2): the pass's one call came
+/// back cut at `max_tokens` (`finish_reason` `length`, recorded failed: no facts kept) and
+/// the compactor took the cut text as its summary: the marker spells what the cut kept,
+/// the exchange left. No call answered, so its rows left silently, whatever the marker
+/// spells; an answered condense call of the same pass does not change that.
+#[test]
+fn fires_when_a_micro_pass_absorbs_behind_an_answer_cut_at_max_tokens() {
+    let cut = served(false, 300, &[11, 12, 13]);
+    let mut condense = served(true, 0, &[]);
+    condense.condense = true;
+    let cut_adopted = vec![
+        user(0),
+        micro_marker(9, &[11, 12]),
+        user(4),
+        with_facts(reply(5), &[15]),
+        user(6),
+    ];
+    for calls in [vec![cut.clone()], vec![condense, cut.clone()]] {
+        let w = observe(&absorbed(1, &[1, 2, 3]), &cut_adopted, &calls)
+            .expect("a cut answer is no summary");
+        assert!(w.facts[0].contains("3 rows left silently"), "{:?}", w.facts);
+        assert!(
+            w.facts[0].contains("with no answered summary call"),
+            "{:?}",
+            w.facts
+        );
+        assert_eq!(witness_ids(&w), vec![1, 2, 3]);
+    }
+}
+
+/// The quiet twins of N1: a pass that discards the cut answer and keeps its exchange
+/// (iot 0.21.0.post1 on), and one that retried and absorbed through the answered call.
+#[test]
+fn quiet_when_a_cut_answer_is_discarded_or_a_retry_answered() {
+    let cut = served(false, 300, &[11, 12, 13]);
+    let failed = Event::MicroPass(compactsim_model::MicroPass {
+        outcome: compactsim_model::MicroOutcome::SummarizeFailed,
+        ..compactsim_model::MicroPass::no_exchange(1, 1)
+    });
+    assert!(observe(&failed, &start(), std::slice::from_ref(&cut)).is_none());
+    let retried = [cut, served(true, 300, &[11, 12, 13])];
+    assert!(observe(&absorbed(1, &[1, 2, 3]), &absorbed_rows(), &retried).is_none());
+}
+
 #[test]
 fn fires_when_a_micro_pass_removes_a_row_whose_facts_no_call_saw() {
     // The call summarized exchange 1-3 without reply 3's fact; reply 3 left anyway.
