@@ -111,21 +111,16 @@ mod tests {
 
     #[test]
     fn quiet_on_a_fallback_copying_rows_and_declared_words() {
-        let declared = declared_words(TEMPLATE, Some("CTX Called tool s"));
-        // Words of a row the harness sent, cut and relabelled, and declared words.
+        // Words of a row the harness sent, cut, and declared labels.
         let copy = |sent: &str| {
             let head: String = sent.chars().take(120).collect();
-            format!(" USER... Called tool(s): {head} 3,400")
+            format!(" ZQXLABEL: Called tool(s): {head}... 3,400")
         };
-        assert_eq!(
-            judged(
-                copy,
-                &declared_words(TEMPLATE, Some("CTX Called tool s user"))
-            ),
-            None
-        );
-        // Without the declared words the labels are from nowhere.
-        let miss = judged(copy, &declared).expect("USER is declared nowhere");
-        assert!(miss.ends_with(": user"), "{miss}");
+        let labels = declared_words(TEMPLATE, Some("CTX Called tool s zqxlabel"));
+        assert_eq!(judged(copy, &labels), None);
+        // Without the declared label it is from nowhere.
+        let declared = declared_words(TEMPLATE, Some("CTX Called tool s"));
+        let miss = judged(copy, &declared).expect("ZQXLABEL is declared nowhere");
+        assert!(miss.ends_with(": zqxlabel"), "{miss}");
     }
 }
