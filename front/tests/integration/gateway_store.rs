@@ -110,6 +110,26 @@ fn seed_001s_unsaved_route_is_caught_by_session_id_persisted() {
 }
 
 #[test]
+fn a_restarted_store_that_forgets_the_key_starts_it_on_a_new_session_and_is_judged() {
+    // The store answers `load` with `{"session": null}` after each restart: the gateway
+    // starts the key afresh (no internal failure), and the lost head is a verdict.
+    let (o, out) = run_store(
+        "store-forgets",
+        "reference/fixtures/gateway_store_forgets_routes.py",
+        "1",
+        &[],
+    );
+    let text_out = text(&o);
+    assert_eq!(o.code, 1, "{text_out}");
+    assert!(!text_out.contains("internal failure"), "{text_out}");
+    let report = std::fs::read_to_string(out.join("report.json")).unwrap();
+    assert!(
+        report.contains("\"gateway.store.unresolved_keys\""),
+        "{report}"
+    );
+}
+
+#[test]
 fn a_store_request_that_crashes_hangs_or_is_garbage_is_exit_4_naming_it() {
     let create = "(store create)";
     let cases = [

@@ -24,6 +24,7 @@ pub const STORE_COUNTERS: &[&str] = &[
     "gateway.store.foreign_rows",
     "gateway.store.reads",
     "gateway.store.requests",
+    "gateway.store.unresolved_keys",
 ];
 
 /// The engine's side of the adapter's store: the adapter's session ids by number.

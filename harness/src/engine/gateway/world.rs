@@ -318,9 +318,15 @@ impl Gateway {
         let key = self.key();
         if self.is_remote() && !self.store.volatile.entries.contains_key(&key) {
             // A started process: the adapter's store resolves the key.
+            // No session for the key (the store's start-up forgot it): the gateway
+            // starts the key on a new session (`get_or_create_session`), and
+            // session-id-persisted judges what was lost.
             return match self.w_load_resolved()? {
                 Some((id, rows)) => self.load_rows(turn, id, rows),
-                None => Ok(()),
+                None => {
+                    self.observer.bump("gateway.store.unresolved_keys");
+                    self.open()
+                }
             };
         }
         self.heal_binding();
