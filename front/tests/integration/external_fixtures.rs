@@ -170,6 +170,13 @@ fn exit_early_is_an_exit() {
     expect_failure("exit_early", "exited", "fixture exit_early: leaving");
 }
 
+/// A child that lives on with its stdin closed would never answer: the answer that
+/// cannot be written fails the request at once, naming the process, not at the limit.
+#[test]
+fn a_child_that_closes_its_stdin_fails_at_once_naming_it() {
+    expect_failure("closes_stdin", "protocol", "fixture closes_stdin");
+}
+
 #[test]
 fn unknown_message_is_a_protocol_violation() {
     expect_failure("violation", "protocol", "fixture violation");

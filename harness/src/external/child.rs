@@ -73,6 +73,8 @@ pub const STDERR_LINE_LIMIT_CHARS: usize = 400;
 pub const STDERR_TAIL_BYTES_MAX: u64 = 64 * 1024;
 /// Bytes the stdout thread reads from the pipe at a time.
 const STDOUT_READ_BYTES: usize = 64 * 1024;
+/// How often a child whose stdin failed is polled for its exit.
+const STDIN_FAILED_POLL_MS: u64 = 10;
 /// After the stdout pipe closes, how long to wait for the exit status.
 const EXIT_STATUS_WAIT_MS: u64 = 200;
 
@@ -82,6 +84,9 @@ enum Line {
     TooLong,
     NotUtf8,
     Eof,
+    /// The stdin thread could not write a request (the child closed its stdin): the
+    /// request is lost, so no reply will come.
+    StdinFailed(String),
 }
 
 /// Where a child's stderr goes: a file the child writes itself (so every line it wrote
@@ -268,8 +273,13 @@ impl AdapterChild {
         making.register(serial, child.id(), scratch.clone(), temp_stderr);
         let (line_tx, lines) = mpsc::channel();
         let (to_writer, writer_rx) = mpsc::channel();
-        let spawned = spawn_thread("adapter-stdout", move || read_lines(stdout, line_tx))
-            .and_then(|_| spawn_thread("adapter-stdin", move || write_lines(stdin, writer_rx)));
+        let failed_tx = line_tx.clone();
+        let spawned =
+            spawn_thread("adapter-stdout", move || read_lines(stdout, line_tx)).and_then(|_| {
+                spawn_thread("adapter-stdin", move || {
+                    write_lines(stdin, writer_rx, failed_tx)
+                })
+            });
         let mut me = AdapterChild {
             child,
             to_writer: Some(to_writer),
@@ -286,8 +296,9 @@ impl AdapterChild {
         Ok(me)
     }
 
-    /// Queues one JSON line for the child's stdin. A closed stdin shows up as an exit
-    /// on the next read, so this never blocks and never fails on its own.
+    /// Queues one JSON line for the child's stdin. A line that cannot be written shows
+    /// up on the next read (an exit, or a stdin the child closed), so this never blocks
+    /// and never fails on its own.
     pub fn send(&mut self, line: String) {
         let mut bytes = line.into_bytes();
         bytes.push(b'\n');
@@ -341,7 +352,28 @@ impl AdapterChild {
             Line::Eof => Err(FailureKind::Exited {
                 status: self.exit_status(),
             }),
+            Line::StdinFailed(why) => self.after_stdin_failed(&why),
         }
+    }
+
+    /// A request could not be written. A child that is exiting is reported `exited`
+    /// with its status (as when its stdout closes); one that lives on with its stdin
+    /// closed would never answer: it is killed and the failure names it, at once rather
+    /// than at the request limit.
+    fn after_stdin_failed(&mut self, why: &str) -> Result<String, FailureKind> {
+        let until = Instant::now() + Duration::from_millis(EXIT_STATUS_WAIT_MS);
+        while Instant::now() < until {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return self.after_exit(status);
+            }
+            thread::sleep(Duration::from_millis(STDIN_FAILED_POLL_MS));
+        }
+        let pid = self.pid();
+        self.kill();
+        Err(FailureKind::Protocol(format!(
+            "process {pid} stopped reading its stdin (a request could not be written: \
+             {why}); the process was killed"
+        )))
     }
 
     /// The child exited while stdout stayed open (a process it forked holds it): its
@@ -486,9 +518,10 @@ fn read_line_bounded(
     }
 }
 
-fn write_lines(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
+fn write_lines(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>, failed: Sender<Line>) {
     while let Ok(bytes) = rx.recv() {
-        if stdin.write_all(&bytes).and_then(|_| stdin.flush()).is_err() {
+        if let Err(e) = stdin.write_all(&bytes).and_then(|_| stdin.flush()) {
+            let _ = failed.send(Line::StdinFailed(e.to_string()));
             return;
         }
     }
