@@ -180,10 +180,7 @@ impl TextBook {
             let text = self.register(s);
             self.seen_words.see_text(&text);
         }
-        for c in m.tool_calls.iter() {
-            self.seen_words.see_str(&c.name);
-            self.seen_words.see_str(&c.arguments.to_string());
-        }
+        self.seen_words.see_calls(&m.tool_calls);
         let text = self.message_text(m);
         let written = self.written_flags.get(&m.id).copied().unwrap_or_default();
         let f = &m.flags;

@@ -332,7 +332,7 @@ pub(in crate::external) fn failure(f: AdapterFailure) -> CompactorFailure {
 impl External {
     /// The pass's summary row that is not the declared static fallback text, when the
     /// last request answered no summarize call (see `fallback.rs`).
-    fn fallback_mismatch(&self, before: &[Message], after: &[Message]) -> Option<String> {
+    fn fallback_mismatch(&mut self, before: &[Message], after: &[Message]) -> Option<String> {
         let policies = self.pool.policies();
         let template = policies
             .static_fallback_text
@@ -341,7 +341,7 @@ impl External {
             return None;
         }
         let declared = self.pool.fallback_words(template);
-        super::fallback::mismatch(template, &declared, &self.book, before, after)
+        super::fallback::mismatch(template, &declared, &mut self.book, before, after)
     }
 
     /// Sends one pass request and returns the new transcript, the reply and the

@@ -28,10 +28,12 @@ pub fn declared_words(template: &str, words: Option<&str>) -> WordSet {
 pub fn mismatch(
     template: &str,
     declared: &WordSet,
-    book: &TextBook,
+    book: &mut TextBook,
     before: &[Message],
     after: &[Message],
 ) -> Option<String> {
+    book.seen_words.settle();
+    let book = &*book;
     written_summaries(before, after).find_map(|(_, m)| {
         let text = book.content_text(&m.content);
         let chars = text.chars().count();
@@ -94,7 +96,7 @@ mod tests {
         let after = book
             .from_chat(&rows, &before, &mut IdAlloc::default())
             .expect("rows read back");
-        mismatch(TEMPLATE, declared, &book, &before, &after)
+        mismatch(TEMPLATE, declared, &mut book, &before, &after)
     }
 
     #[test]

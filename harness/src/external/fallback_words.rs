@@ -13,7 +13,8 @@
 //! an ellipsis (`...` or `…`) may be a piece of a word: it is not judged.
 
 use super::text_hash::TextHasher;
-use std::collections::{BTreeSet, HashSet};
+use compactsim_model::ToolCall;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
@@ -65,16 +66,53 @@ pub struct SeenWords {
     backwards: BTreeSet<Box<str>>,
     /// The texts already read (by content: a text sent again adds nothing).
     read: HashSet<Arc<str>, BuildHasherDefault<TextHasher>>,
+    /// The shared texts already read, by address (each held here, so an address is
+    /// never reused while listed): a text sent again in every request is skipped in
+    /// O(1), without hashing or comparing its bytes.
+    read_shared: HashMap<usize, Arc<str>>,
+    /// The rows' tool-call lists already read, by address (held likewise).
+    calls_read: HashMap<usize, Arc<[ToolCall]>>,
+    /// Texts seen but not yet split into words: the split is paid only by a case whose
+    /// rule runs ([`SeenWords::settle`]), not by every request of every case.
+    pending: Vec<Arc<str>>,
 }
 
 impl SeenWords {
     /// Reads `text` once per distinct text.
     pub fn see_text(&mut self, text: &Arc<str>) {
-        if self.read.contains(text) {
+        let address = Arc::as_ptr(text).cast::<u8>() as usize;
+        if self.read_shared.contains_key(&address) {
             return;
         }
-        self.see_str(text);
-        self.read.insert(text.clone());
+        self.read_shared.insert(address, text.clone());
+        self.pending.push(text.clone());
+    }
+
+    /// Splits every text seen since the last call into words (each distinct text once).
+    pub fn settle(&mut self) {
+        for text in std::mem::take(&mut self.pending) {
+            if self.read.contains(&text) {
+                continue;
+            }
+            self.see_str(&text);
+            self.read.insert(text);
+        }
+    }
+
+    /// Reads the names and arguments of a row's tool calls once per shared list.
+    pub fn see_calls(&mut self, calls: &Arc<[ToolCall]>) {
+        if calls.is_empty() {
+            return;
+        }
+        let address = Arc::as_ptr(calls).cast::<ToolCall>() as usize;
+        if self.calls_read.contains_key(&address) {
+            return;
+        }
+        self.calls_read.insert(address, calls.clone());
+        for c in calls.iter() {
+            self.pending.push(Arc::from(c.name.as_str()));
+            self.pending.push(Arc::from(c.arguments.to_string()));
+        }
     }
 
     /// Reads a short text (a tool call's name or arguments, a failure message) each time.
@@ -90,6 +128,7 @@ impl SeenWords {
 
     /// Whether `word` is a seen word or a piece at the start or the end of one.
     pub fn contains(&self, word: &str) -> bool {
+        debug_assert!(self.pending.is_empty(), "SeenWords::settle before contains");
         let backwards: String = word.chars().rev().collect();
         starts_one(&self.words, word) || starts_one(&self.backwards, &backwards)
     }
@@ -147,6 +186,7 @@ mod tests {
         let mut seen = SeenWords::default();
         seen.see_text(&Arc::from("The user asked for the build log."));
         seen.see_str("read_file");
+        seen.settle();
         let mut declared = WordSet::default();
         add_words(&mut declared, "Summary unavailable; Called tool(s)");
         let (n, listed) = foreign(
