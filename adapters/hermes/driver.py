@@ -32,6 +32,7 @@ def load():
         model=MODEL, quiet_mode=True, config_context_length=128_000)))
     r.fallback_text = fallback_text.of(r, probe)
     r.fallback_words = fallback_text.words(r, MODEL)
+    r.warm()
     return r
 
 

@@ -42,6 +42,28 @@ class Release:
         """The modules whose `call_llm` and clock offline.patch replaces."""
         return [m for m in (self.cc, self.aux, self.micro_module) if m is not None]
 
+    def warm(self):
+        """Pays at start-up (before the hello, under the start-up limit) what the release
+        pays lazily on its first summary failure and the agent process it ships in pays
+        when it starts: the `openai` import (`_is_connection_error`, iot 0.21.3.post1
+        agent/auxiliary_client.py:3089, imports it inside the call) and the plugin
+        discovery of `hermes_cli.plugins` (the error classifier's `_plugin_verdict`,
+        agent/error_classifier.py:528, discovers on first use; the CLI at start-up).
+        Cold, that was 4-12 s of CPU inside one request, past the per-request limit at
+        load 48. Discovery is idempotent and finds the same plugins either way; the
+        compressor reads plugins only through the error classifier."""
+        try:
+            import_module("openai")
+        except ImportError:
+            pass
+        try:
+            plugins = import_module("hermes_cli.plugins")
+        except ImportError:
+            return
+        discover = getattr(plugins, "discover_plugins", None)
+        if discover is not None:
+            discover()
+
     def constructor_kwargs(self, wanted):
         """`wanted` without the arguments this release's constructor does not take."""
         return {k: v for k, v in wanted.items() if k in self.ctor_args}

@@ -8,7 +8,10 @@
 #       (its upload time in releases.tsv), so the venv is what a user had on that day.
 # A venv is installed from its constraints file only (every package pinned), needs the
 # network once, and is left alone when its package already imports. The adapters run it
-# offline. Installs with uv when it is on PATH (or $UV), else with pip.
+# offline. Installs with uv when it is on PATH (or $UV), else with pip. Every venv, new or
+# already there, gets its bytecode compiled: uv does not compile by default and with
+# PYTHONDONTWRITEBYTECODE set no run writes it, so each child compiled every module it
+# imported (8 of the 21 s of CPU a cold iot 0.21.3.post1 child spent on one case).
 # Exit 0 when every venv asked for imports; 1 otherwise (each failure printed with why).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,9 +39,17 @@ pin() {
   } > "$out.tmp" && mv "$out.tmp" "$out" && echo "pinned: $out"
 }
 
+# Writes the .pyc of every module of venv $1 (a no-op for the ones already current).
+compile_bytecode() {
+  local purelib
+  purelib="$("$1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" &&
+    env -u PYTHONDONTWRITEBYTECODE "$1/bin/python" -m compileall -q "$purelib" >/dev/null
+}
+
 make_venv() {
   local dist="$1" version="$2" dir="$root/$1-$2" constraints="adapters/hermes/constraints/$1-$2.txt"
   if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c "import agent.context_compressor" 2>/dev/null; then
+    compile_bytecode "$dir" || { echo "cannot compile the bytecode of $dir"; return 1; }
     echo "ok: $dir"
     return 0
   fi
@@ -58,6 +69,7 @@ make_venv() {
   fi || { echo "cannot install $dist $version: $(tail -n 3 "$log" | tr '\n' ' ')"; return 1; }
   "$dir/bin/python" -c "import agent.context_compressor" >>"$log" 2>&1 \
     || { echo "cannot install $dist $version: agent.context_compressor does not import: $(tail -n 1 "$log")"; return 1; }
+  compile_bytecode "$dir" || { echo "cannot install $dist $version: bytecode compilation failed"; return 1; }
   echo "created: $dir"
 }
 
@@ -70,6 +82,6 @@ case "${1:-}" in
       make_venv "$dist" "$version" || rc=1
     done < "$releases"
     exit $rc ;;
-  ''|-h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+  ''|-h|--help) sed -n '2,15p' "$0"; exit 0 ;;
   *) make_venv "$1" "$2" ;;
 esac
