@@ -60,6 +60,7 @@ crate-graph:
 
 # The Python wheel (the binary, the adapter SDK, the pytest plugin) into target/wheels/;
 # `just wheel check` also installs it into a fresh venv with no Rust toolchain and runs
-# the Python tests and examples/python-compactor (docs/python.md).
+# the Python tests and examples/python-compactor (docs/python.md); `just wheel time` times
+# pip install to first verdict in such a venv.
 wheel *ARGS:
     bash scripts/wheel.sh {{ARGS}}

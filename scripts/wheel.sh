@@ -6,6 +6,12 @@
 # (python/tests: the SDK, the docs' adapter, the pytest plugin on examples/python-compactor
 # clean and with its planted bug, serial and under pytest-xdist, junit.xml of run, sweep,
 # scenario, selftest and matrix against the JUnit schema) and the example itself.
+# `scripts/wheel.sh time` measures "pip install to first verdict" as a new user meets it:
+# the wheel is built first (not timed), then a fresh venv with no Rust toolchain on PATH
+# (target/wheel-time) is timed phase by phase: venv creation, `pip install` of the wheel,
+# `compactsim run --cases 48` (the first verdict), pytest and pytest-xdist installed
+# (pinned; from pip's cache once fetched), `python -m pytest examples/python-compactor`,
+# and the same with `-n 2`. Wall times: run it on an idle machine and say the load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MATURIN_PIN="maturin==1.15.0"
@@ -20,7 +26,8 @@ rm -f target/wheels/compactsim-*.whl
 "$tools/bin/maturin" build --release --quiet -o target/wheels
 ls target/wheels/compactsim-*.whl
 
-[ "${1:-}" = check ] || exit 0
+[ "${1:-}" = check ] || [ "${1:-}" = time ] || exit 0
+if [ "${1:-}" = time ]; then exec bash scripts/wheel_time.sh "${PYTEST_PINS[@]:0:2}"; fi
 venv=target/wheel-check
 rm -rf "$venv"
 python3 -m venv "$venv"

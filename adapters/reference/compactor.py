@@ -16,7 +16,7 @@ import protocol  # noqa: E402,F401 (puts the SDK's python/ on sys.path)
 from batch import Batch, labelled  # noqa: E402
 from compactsim import sdk  # noqa: E402
 from compactsim.sdk import REFERENCE_POLICIES, SummaryError  # noqa: E402
-from window import SEP, head_end, is_summary, tail_start  # noqa: E402
+from window import SEP, head_end, is_summary, rough, tail_start  # noqa: E402
 
 MESSAGES_MIN = 4
 MICRO_PREFIX = "[MICRO-COMPACTION SUMMARY] Earlier agent turns, summarized:"
@@ -60,6 +60,8 @@ class Micro:
         found = find_exchange(msgs, self.cursor, tail)
         if found is None:
             return labelled(ctx, msgs, outcome="no_exchange")
+        if cfg.get("reclaim_gate_tokens", 0) > 0:
+            return self.gated(cfg, msgs, ctx, found, tail)
         start, end = found
         exchange_text = SEP.join(m.get("content") or "" for m in msgs[start:end])
         prompt = SEP.join(p for p in (self.rolling, exchange_text) if p)
@@ -70,6 +72,36 @@ class Micro:
                   "_compressed_summary": True, "_micro_compact_marker": True}
         out = msgs[:start] + [marker] + msgs[end:]
         out = supersede_others(out, start)
+        self.cursor = max(i for i, m in enumerate(out) if is_summary(m)) + 1
+        self.rolling = text
+        self.failures = None
+        return labelled(ctx, out, outcome="absorbed")
+
+    def gated(self, cfg, msgs, ctx, first, tail):
+        """The reclaim-size gate (`reclaim_gate_tokens`, the study strategy micro-gated;
+        the Rust reference's `work_gated`): every complete exchange from `first` on
+        before the tail is buffered, and below the gate nothing happens; at or above it
+        all of them are absorbed in one summary call into one marker, which takes the
+        place of the last; user rows between them stay verbatim."""
+        ranges = [first]
+        while (nxt := find_exchange(msgs, ranges[-1][1], tail)) is not None:
+            ranges.append(nxt)
+        rows = [m for s, e in ranges for m in msgs[s:e]]
+        if sum(rough(m) for m in rows) < cfg["reclaim_gate_tokens"]:
+            return labelled(ctx, msgs, outcome="no_exchange")
+        exchange_text = SEP.join(m.get("content") or "" for m in rows)
+        prompt = SEP.join(p for p in (self.rolling, exchange_text) if p)
+        text = summary(ctx, prompt)
+        if not text or len(text) > len(prompt):
+            return labelled(ctx, msgs, **self.fail(msgs, first[0], ranges[-1][1], rows))
+        marker = {"role": "assistant", "content": micro_prefix(cfg) + SEP + text,
+                  "_compressed_summary": True, "_micro_compact_marker": True}
+        absorbed = {id(m) for m in rows}
+        last_start = ranges[-1][0]
+        out = [marker if i == last_start else m for i, m in enumerate(msgs)
+               if i == last_start or id(m) not in absorbed]
+        out = merge_user_neighbours(out, msgs)
+        out = supersede_others(out, next(i for i, m in enumerate(out) if m is marker))
         self.cursor = max(i for i, m in enumerate(out) if is_summary(m)) + 1
         self.rolling = text
         self.failures = None
@@ -89,12 +121,15 @@ class Micro:
         self.rolling = text
         return labelled(ctx, msgs[:at] + [marker] + msgs[at + 1:], outcome="defrag")
 
-    def fail(self, msgs, start, end):
+    def fail(self, msgs, start, end, rows=None):
+        """A failed summary of the exchange `msgs[start:end]` (its `rows`, when gated);
+        the third failure at one exchange skips it."""
         first = msgs[start].get("_compactsim_id")
         count = self.failures[1] + 1 if self.failures and self.failures[0] == first else 1
         if count >= 3:
             self.cursor, self.failures = end, None
-            skipped = [m["_compactsim_id"] for m in msgs[start:end] if "_compactsim_id" in m]
+            rows = msgs[start:end] if rows is None else rows
+            skipped = [m["_compactsim_id"] for m in rows if "_compactsim_id" in m]
             return {"outcome": "exchange_skipped", "skipped": skipped}
         self.failures = (first, count)
         return {"outcome": "summarize_failed"}

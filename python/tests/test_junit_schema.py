@@ -1,4 +1,4 @@
-"""junit.xml of run, sweep, scenario, selftest and matrix validates against the common
+"""junit.xml of run, sweep, scenario, selftest, matrix and merge validates against the common
 JUnit schema committed in docs/schemas/junit.xsd (Jenkins xunit-plugin junit-10.xsd),
 with `xmlschema` (pinned in scripts/wheel.sh). A junit.xml that breaks the schema fails:
 the last test feeds the validator broken files."""
@@ -93,6 +93,24 @@ def test_a_failing_run_writes_valid_junit_a_case_each_failures_typed(schema, rep
     for _, f in failed:
         assert f.get("type") and f.get("message").startswith(f.get("type") + " at turn")
         assert "repro: compactsim replay" in f.text and "--bug H-75345-B" in f.text
+
+
+def test_merge_writes_valid_junit_the_shards_cases_in_case_order(schema, repo, tmp_path):
+    run = ["run", "--bug", "H-75345-B", "--cases", "6", "--passes", "8", "--shrink-time", "0",
+           "--jobs", "1"]
+    for k in (1, 0):
+        code, text = compactsim(repo, *run, "--shard", f"{k}/2", "--out", str(tmp_path / f"s{k}"))
+        assert code in (0, 1), text
+    code, text = compactsim(repo, "merge", str(tmp_path / "s1"), str(tmp_path / "s0"),
+                            "--out", str(tmp_path / "merged"))
+    assert code == 1, text
+    root = junit_of(schema, tmp_path / "merged")
+    assert [c.get("name") for c in cases_of(root)] == [f"case-{i}" for i in range(6)]
+    assert_timed(root)
+    shard_failures = sum(len(failures(junit_of(schema, tmp_path / f"s{k}"))) for k in (0, 1))
+    assert len(failures(root)) == shard_failures > 0
+    for _, f in failures(root):
+        assert f.get("type") and "repro: compactsim replay" in f.text
 
 
 def test_sweep_writes_valid_junit_a_case_per_seed_and_case(schema, repo, tmp_path):

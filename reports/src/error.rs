@@ -28,6 +28,13 @@ pub enum ReportError {
         source: quick_junit::SerializeError,
     },
 
+    #[error("{}: cannot read as JUnit XML: {source}", path.display())]
+    JunitRead {
+        path: PathBuf,
+        #[source]
+        source: quick_junit::DeserializeError,
+    },
+
     #[error(
         "{}: case {case} handed over after case {previous}; case rows must arrive in strictly increasing case-id order",
         path.display()

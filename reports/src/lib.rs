@@ -28,6 +28,7 @@ mod atomic;
 mod error;
 mod html;
 mod junit;
+mod junit_read;
 mod markdown;
 mod merge;
 mod repro;
@@ -52,6 +53,7 @@ pub use junit::{
     headline, render_junit, witness_text, write_junit, JunitCase, JunitCases, JunitOutcome,
     JUNIT_OMITTED_NAME, JUNIT_REPORT_NAME, JUNIT_TESTCASES_MAX, JUNIT_XML,
 };
+pub use junit_read::parse_junit;
 pub use markdown::{render_summary_md, write_summary_md, SUMMARY_MD};
 pub use merge::{
     merge_reports, shard_of, shard_range, ShardReport, SHARDS_MAX, SHARDS_PARAM, SHARD_PARAM,

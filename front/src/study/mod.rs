@@ -16,8 +16,8 @@ pub mod spec;
 
 use compactsim_fakes::seam::CompactorFailure;
 use compactsim_harness::compactor::CompactorSpec;
-use compactsim_reports::study::{StudyReport, STUDY_SCHEMA_VERSION};
-use spec::StudySpec;
+use compactsim_reports::study::{StrategySeries, StudyReport, STUDY_SCHEMA_VERSION};
+use spec::{StudySpec, StudyStrategy};
 
 /// Runs every strategy of `spec`, in the order the file lists them, each with the
 /// compactor `compactor` makes of the reference the strategy describes
@@ -32,7 +32,8 @@ pub fn run(spec: &StudySpec, compactor: &CompactorSpec) -> Result<StudyReport, C
                 what: format!("strategy {}: {}", s.name(), e.what),
             })
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
+    let strategies = note_gate_not_applied(strategies);
     Ok(StudyReport {
         schema_version: STUDY_SCHEMA_VERSION,
         name: spec.name.clone(),
@@ -48,6 +49,34 @@ pub fn run(spec: &StudySpec, compactor: &CompactorSpec) -> Result<StudyReport, C
         adapter: compactor.adapter().map(|a| a.command.clone()),
         strategies,
     })
+}
+
+/// What micro-gated's description says when its series is micro's.
+pub const GATE_NOT_APPLIED: &str = "measured the same as micro: the compactor did not apply \
+     the gate (`reclaim_gate_tokens` of the micro_pass config), so the gate is not measured";
+
+/// micro-gated differs from micro only by the gate its micro passes are configured with
+/// (`reclaim_gate_tokens`), which the compactor applies: an external adapter that ignores
+/// it runs micro twice. When the two series are the same turn for turn, micro-gated's
+/// description says so (study.json, summary.md, index.html).
+fn note_gate_not_applied(mut strategies: Vec<StrategySeries>) -> Vec<StrategySeries> {
+    let same_as = |a: &StrategySeries, b: &StrategySeries| {
+        a.totals == b.totals
+            && a.turns == b.turns
+            && a.micro_pass_deltas_tokens == b.micro_pass_deltas_tokens
+    };
+    let micro = StudyStrategy::Micro.name();
+    let gated = StudyStrategy::MicroGated.name();
+    let Some(m) = strategies.iter().position(|s| s.name == micro) else {
+        return strategies;
+    };
+    if let Some(g) = strategies.iter().position(|s| s.name == gated) {
+        if same_as(&strategies[m], &strategies[g]) {
+            let d = &mut strategies[g].description;
+            *d = format!("{d}; {GATE_NOT_APPLIED}");
+        }
+    }
+    strategies
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use super::cache::PromptCache;
 use super::spec::{self, StudyStrategy};
 use compactsim_harness::compactor::CompactorSpec;
 use compactsim_model::{Message, Role};
-use compactsim_reports::study::{render_study_md, StudyReport};
+use compactsim_reports::study::{render_study_md, StrategySeries, StudyReport};
 use std::path::{Path, PathBuf};
 
 fn study_file() -> PathBuf {
@@ -158,4 +158,38 @@ fn study_json_totals_snapshot() {
     let r = code_review();
     let totals: Vec<_> = r.strategies.iter().map(|s| (&s.name, &s.totals)).collect();
     insta::assert_json_snapshot!((r.schema_version, totals));
+}
+
+/// micro-gated's description says the gate was not measured exactly when its series is
+/// micro's (an adapter that ignores `reclaim_gate_tokens`), and only then.
+#[test]
+fn a_gated_series_equal_to_micro_is_described_as_not_gated() {
+    let r = code_review();
+    let gated = series(&r, "micro-gated").clone();
+    let kept = super::note_gate_not_applied(r.strategies.clone());
+    assert_eq!(series_named(&kept, "micro-gated"), &gated);
+    assert!(!gated.description.contains(super::GATE_NOT_APPLIED));
+    let mut twice_micro = r.strategies.clone();
+    let at = twice_micro
+        .iter()
+        .position(|s| s.name == "micro-gated")
+        .unwrap();
+    twice_micro[at] = StrategySeries {
+        name: "micro-gated".into(),
+        description: gated.description.clone(),
+        ..series(&r, "micro").clone()
+    };
+    let noted = super::note_gate_not_applied(twice_micro);
+    let d = &series_named(&noted, "micro-gated").description;
+    assert!(
+        d.starts_with(&gated.description) && d.ends_with(super::GATE_NOT_APPLIED),
+        "{d}"
+    );
+    assert!(!series_named(&noted, "micro")
+        .description
+        .contains(super::GATE_NOT_APPLIED));
+}
+
+fn series_named<'a>(all: &'a [StrategySeries], name: &str) -> &'a StrategySeries {
+    all.iter().find(|s| s.name == name).expect(name)
 }

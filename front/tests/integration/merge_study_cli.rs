@@ -1,6 +1,7 @@
 //! `compactsim merge` and `compactsim study` as a user sees them: shards joined into
 //! the unsharded report (apart from the `shards` header parameter), mismatched shards
-//! refused with exit 2, a study writing every file, a bad study file named by line.
+//! refused with exit 2 (so is a shard whose junit.xml is not its own), a study writing
+//! every file, a bad study file named by line.
 
 use crate::common;
 
@@ -55,6 +56,59 @@ fn merged_shards_equal_the_unsharded_run_but_for_the_shards_field() {
     );
     let repro = |d: &Path| std::fs::read_to_string(d.join("repro.txt")).unwrap();
     assert_eq!(repro(&out), repro(&root.join("whole")));
+    // junit.xml: the shards' test cases in case order, the same as the whole run's but
+    // for the wall times each measured.
+    let junit = |d: &Path| without_times(&std::fs::read_to_string(d.join("junit.xml")).unwrap());
+    assert!(
+        junit(&out).contains("type=\"one-marker-max\">"),
+        "{}",
+        junit(&out)
+    );
+    assert_eq!(junit(&out), junit(&root.join("whole")));
+}
+
+/// `text` with every `time="..."` attribute's value blanked.
+fn without_times(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(" time=\"") {
+        let value = at + " time=\"".len();
+        out.push_str(&rest[..value]);
+        rest = &rest[value..];
+        rest = &rest[rest.find('"').expect("a closing quote")..];
+    }
+    out + rest
+}
+
+#[test]
+fn a_shard_whose_junit_xml_is_missing_or_of_another_shard_exits_2() {
+    let root = scratch("merge_junit");
+    for (name, shard) in [("s0", "0/2"), ("s1", "1/2")] {
+        run_shard(&root.join(name), Some(shard), "5");
+    }
+    let dir = |n: &str| root.join(n).to_str().unwrap().to_string();
+    let out = dir("out");
+    std::fs::copy(root.join("s0/junit.xml"), root.join("s1/junit.xml")).unwrap();
+    let r = compactsim(&["merge", "--out", &out, &dir("s0"), &dir("s1")]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("s1/junit.xml") && r.stderr.contains("not the junit.xml of this shard"),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_file(root.join("s1/junit.xml")).unwrap();
+    let r = compactsim(&["merge", "--out", &out, &dir("s0"), &dir("s1")]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("s1/junit.xml"), "{}", r.stderr);
+    std::fs::write(root.join("s1/junit.xml"), "<testsuites").unwrap();
+    let r = compactsim(&["merge", "--out", &out, &dir("s0"), &dir("s1")]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("cannot read as JUnit XML"),
+        "{}",
+        r.stderr
+    );
+    assert!(!root.join("out/report.json").exists());
 }
 
 #[test]
@@ -190,27 +244,77 @@ fn a_study_under_an_external_adapter_runs_the_strategies_it_serves() {
     );
 }
 
-#[test]
-fn a_study_none_of_whose_strategies_an_adapter_serves_is_refused() {
-    let dir = scratch("study_external_none");
-    let text = std::fs::read_to_string(short_study(&dir, 30))
+/// Runs a 30-turn study of `strategies` (a TOML array) under the external `adapter`,
+/// written into `dir/out`.
+fn external_study(dir: &Path, strategies: &str, adapter: &str) -> common::Run {
+    let text = std::fs::read_to_string(short_study(dir, 30))
         .unwrap()
         .replace(
             "strategies = [\"batch\", \"micro\", \"micro-gated\", \"handoff\"]",
-            "strategies = [\"micro\"]",
+            &format!("strategies = {strategies}"),
         );
-    let file = dir.join("micro.toml");
+    let file = dir.join("strategies.toml");
     std::fs::write(&file, text).unwrap();
-    let r = compactsim(&[
+    compactsim(&[
         "study",
         file.to_str().unwrap(),
         "--compactor",
         "external",
         "--adapter",
-        "python3 adapters/reference/fixtures/batch_only.py",
+        adapter,
         "--out",
         dir.join("out").to_str().unwrap(),
-    ]);
+    ])
+}
+
+/// The `micro` and `micro-gated` series of a 30-turn study under `adapter`: the cache
+/// breaks of each and micro-gated's description.
+fn micro_and_gated(dir: &Path, adapter: &str) -> (u64, u64, String) {
+    let r = external_study(dir, "[\"micro\", \"micro-gated\"]", adapter);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = dir.join("out");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("study.json")).unwrap()).unwrap();
+    let s = json["strategies"].as_array().unwrap();
+    assert_eq!(s[1]["name"], "micro-gated");
+    let breaks = |i: usize| s[i]["totals"]["cache_breaks"].as_u64().unwrap();
+    let description = s[1]["description"].as_str().unwrap().to_string();
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains(&description), "{summary}");
+    (breaks(0), breaks(1), description)
+}
+
+/// The gate is the compactor's (the micro_pass config's `reclaim_gate_tokens`): the
+/// reference adapter applies it, so micro-gated breaks the cache less often than micro;
+/// an adapter that ignores it runs micro twice, and the study says the gate was not
+/// measured.
+#[test]
+fn micro_gated_measures_the_adapters_gate_or_says_it_was_not_applied() {
+    let dir = scratch("study_gate");
+    let (micro, gated, description) =
+        micro_and_gated(&dir, "python3 adapters/reference/compactor.py");
+    assert!(
+        gated < micro,
+        "micro {micro} cache breaks, micro-gated {gated}"
+    );
+    assert!(!description.contains("not measured"), "{description}");
+    let (micro, gated, description) =
+        micro_and_gated(&dir, "python3 adapters/reference/fixtures/no_gate.py");
+    assert_eq!(gated, micro);
+    assert!(
+        description.ends_with("so the gate is not measured"),
+        "{description}"
+    );
+}
+
+#[test]
+fn a_study_none_of_whose_strategies_an_adapter_serves_is_refused() {
+    let dir = scratch("study_external_none");
+    let r = external_study(
+        &dir,
+        "[\"micro\"]",
+        "python3 adapters/reference/fixtures/batch_only.py",
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
         r.stderr
