@@ -99,13 +99,18 @@ fn newest_user_demoted(t: &Transition<'_>, b: &[SegRef], a: &[SegRef]) -> Option
     Some(
         Witness::default()
             .fact(format!(
-                "newest user text (of {}) demoted on {}: row {} puts summary text after                  it, so the user's words read as prior context, not as the newest message",
+                "newest user text (of {}) demoted on {}: row {} puts summary text after \
+                 it, so the user's words read as prior context, not as the newest message",
                 seg.origin,
                 t.event.describe(),
                 t.after[kept.0].id
             ))
             .row(newest.0, &t.before[newest.0], "before: the newest user row")
-            .row(kept.0, &t.after[kept.0], "after: its words before a summary"),
+            .row(
+                kept.0,
+                &t.after[kept.0],
+                "after: its words before a summary",
+            ),
     )
 }
 
