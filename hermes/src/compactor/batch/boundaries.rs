@@ -53,12 +53,32 @@ pub fn head_decays(messages: &[Message], protect_first_n: u32, state: &BatchStat
 }
 
 /// End of the protected head: the system row plus the effective `protect_first_n`
-/// (0 after decay; never 0 under H-11996).
+/// (0 after decay; never 0 under H-11996), pushed past tool rows.
 pub fn head_end(messages: &[Message], config: &BatchConfig, state: &BatchState) -> usize {
+    shared::head_end(messages, effective_protect_first_n(messages, config, state))
+}
+
+/// `_protect_head_size`: the system row plus the effective `protect_first_n`, not pushed
+/// past tool rows. `compress()` measures "too few messages" against it (0.19.0
+/// `agent/context_compressor.py:3370`), not against the aligned head.
+pub fn head_size(messages: &[Message], config: &BatchConfig, state: &BatchState) -> usize {
+    let protect = effective_protect_first_n(messages, config, state) as usize;
+    (first_non_system(messages) + protect).min(messages.len())
+}
+
+/// `_effective_protect_first_n`: 0 after decay, never 0 under H-11996.
+fn effective_protect_first_n(
+    messages: &[Message],
+    config: &BatchConfig,
+    state: &BatchState,
+) -> u32 {
     let decayed =
         head_decays(messages, config.protect_first_n, state) && !config.bugs.has(Bug::H11996);
-    let protect = if decayed { 0 } else { config.protect_first_n };
-    shared::head_end(messages, protect)
+    if decayed {
+        0
+    } else {
+        config.protect_first_n
+    }
 }
 
 /// The window for a head ending at `head_end`: the token-budget tail, then the anchors.

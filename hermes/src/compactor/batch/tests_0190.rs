@@ -242,3 +242,49 @@ fn under_the_profile_h29559_drops_the_window_on_a_timeout_as_on_a_network_error(
     let out = run_fresh(&mut b, &cfg, &mut Scripted::failing(&[timeout]));
     assert_eq!(out.result, PassResult::Compacted { fallback: true });
 }
+
+/// Seed 2024 case 222 (adapters/hermes/DIFF.md): a fresh head of the system row and
+/// three rows ends on a tool result, so the aligned head (5 rows) is one longer than
+/// `_protect_head_size` (4). `compress()` counts "too few messages" against the latter
+/// (0.19.0 `agent/context_compressor.py:3370`): 9 rows > 4 + 3 + 1, and the window is
+/// the tool round before the newest reply.
+#[test]
+fn too_few_messages_counts_the_head_before_its_alignment() {
+    let mut b = Builder::new();
+    b.system();
+    b.user(400);
+    b.reply(400);
+    b.round(400);
+    let (call, tool) = b.round(400);
+    let reply = b.reply(400);
+    let u = b.user(40_000);
+    assert_eq!(b.rows.len(), 9);
+    let mut backend = Scripted::default();
+    let out = run_fresh(&mut b, &profile_config(50), &mut backend);
+    assert_eq!(out.result, PassResult::Compacted { fallback: false });
+    assert_eq!(
+        (out.head_end, out.compress_start, out.compress_end),
+        (5, 5, 7)
+    );
+    assert_eq!(
+        (index_of(&b.rows, call), index_of(&b.rows, tool)),
+        (None, None)
+    );
+    assert!(b.rows[5].is_batch_summary() && b.rows[5].role == Role::User);
+    assert_eq!(
+        (index_of(&b.rows, reply), index_of(&b.rows, u)),
+        (Some(6), Some(7))
+    );
+    // One row fewer is too few: 8 rows <= 4 + 3 + 1.
+    let mut short = Builder::new();
+    short.system();
+    short.user(400);
+    short.reply(400);
+    short.round(400);
+    short.round(400);
+    short.user(40_000);
+    short.reply(400);
+    short.rows.remove(6);
+    let out = run_fresh(&mut short, &profile_config(50), &mut Scripted::default());
+    assert_eq!(out.result, PassResult::NoOp(NoOpReason::TooFewMessages));
+}
