@@ -82,7 +82,9 @@ class Driver:
         offline.CURRENT["now_ms"] = req.get("now_ms", 0)
         try:
             c = self.get(req)
-            rows = [dict(m) for m in req["transcript"]]
+            # Fresh rows already (decoded from the request, or the SDK's copies of the
+            # transcript it holds): the package works on them as they are.
+            rows = req["transcript"]
             return c, body(c, rows)
         finally:
             offline.CURRENT["summarize"] = None
@@ -185,8 +187,17 @@ class Driver:
               handlers)
 
 
+# The keys of a row the protocol reads (chat keys and the harness's metadata).
+_ROW_KEYS = frozenset(("role", "content", "tool_calls", "tool_call_id", "_compressed_summary",
+                       "_micro_compact_marker", "_compressed_summary_has_user_turn",
+                       "_db_persisted", "_compactsim_id"))
+
+
 def clean(m):
-    """The row as the protocol wants it: chat keys and the underscore metadata keys."""
+    """The row as the protocol wants it: chat keys and the underscore metadata keys. A row
+    that is that already is returned as it is (the SDK then knows a row it handed out)."""
+    if m.keys() <= _ROW_KEYS and not isinstance(m.get("content"), list):
+        return m
     out = {k: v for k, v in m.items()
            if k in ("role", "content", "tool_calls", "tool_call_id") or k.startswith("_")}
     if isinstance(out.get("content"), list):

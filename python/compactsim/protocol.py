@@ -46,6 +46,10 @@ _MASK64 = (1 << 64) - 1
 # The optional keys of a row as the harness writes them, in its order.
 _ROW_TAIL_KEYS = ("tool_call_id", "_compressed_summary", "_micro_compact_marker",
                   "_compressed_summary_has_user_turn", "_db_persisted", "_compactsim_id")
+# `json.dumps(x, separators=...)` builds an encoder on every call; these are built once
+# (the same output: compact, and a header keeps its UTF-8 as is).
+_encode_wire = json.JSONEncoder(separators=(",", ":")).encode
+_encode_header = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 class SummaryError(Exception):
@@ -82,12 +86,11 @@ def row_word(row):
     content, `crc` the CRC-32 of its header (a compact JSON array of its other fields)
     continued over the content (PROTOCOL.md, Protocol 2)."""
     content = row.get("content")
-    header = json.dumps([row["role"], content is None, row.get("tool_calls") or [],
-                         row.get("tool_call_id"), row.get("_compressed_summary"),
-                         row.get("_micro_compact_marker"),
-                         row.get("_compressed_summary_has_user_turn"),
-                         row.get("_db_persisted"), row.get("_compactsim_id")],
-                        separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    header = _encode_header([row["role"], content is None, row.get("tool_calls") or [],
+                             row.get("tool_call_id"), row.get("_compressed_summary"),
+                             row.get("_micro_compact_marker"),
+                             row.get("_compressed_summary_has_user_turn"),
+                             row.get("_db_persisted"), row.get("_compactsim_id")]).encode("utf-8")
     data = content.encode("utf-8") if content else b""
     return (len(data) << 32) | zlib.crc32(data, zlib.crc32(header))
 
@@ -139,16 +142,21 @@ class Held:
     def encode(self, returned, handed):
         """(edits, the new Held) for the rows a handler returned; `handed` maps id() of
         each copy the handler was given to its index here (an unchanged copy is cheap)."""
-        by_id = {}
-        for j, r in enumerate(self.rows):
-            by_id.setdefault(r.get("_compactsim_id"), j)
+        by_id = None  # held row index by id, built when a row is not a handed copy
         edits, rows, words, after = [], [], [], None
         n = len(self.rows)
         for r in returned:
             j = handed.get(id(r))
             if j is None or r != self.rows[j]:
                 # A row equal to a held one as a dict is that row (held rows are canonical).
-                j = by_id.get(r.get("_compactsim_id"), after) if "_compactsim_id" in r else after
+                if "_compactsim_id" in r:
+                    if by_id is None:
+                        by_id = {}
+                        for k, h in enumerate(self.rows):
+                            by_id.setdefault(h.get("_compactsim_id"), k)
+                    j = by_id.get(r["_compactsim_id"], after)
+                else:
+                    j = after
                 if j is None or j >= n or r != self.rows[j]:
                     r = canonical_row(r)
                     if j is not None and (j >= n or r != self.rows[j]):
@@ -171,7 +179,7 @@ class Held:
 
 
 def _send(obj):
-    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    sys.stdout.write(_encode_wire(obj) + "\n")
     sys.stdout.flush()
 
 
