@@ -348,6 +348,15 @@ class Store:
                 "delivered": delivered}
 
 
+def preload():
+    """The modules a child imports at `open` and at its first compaction, imported now
+    (a gateway fork server's image, fork_server.py): the store modules patched to the
+    virtual clock, and `run_agent`. Each reads at import only HERMES_HOME, which the
+    caller sets to the case's, as `open` does."""
+    g.patch_store_modules()
+    g._import_run_agent()
+
+
 def _chat_id(key):
     return "".join(ch if ch.isalnum() else "_" for ch in key)
 
