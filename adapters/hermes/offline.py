@@ -19,19 +19,36 @@ from protocol import SummaryError  # noqa: E402
 # The harness gives every child a scratch directory of its own and removes it after the
 # child ends, however it ends (adapters/PROTOCOL.md); run by hand, a temporary one. An
 # adapter that outlives its harness (interrupted) removes it itself on exit.
-_SCRATCH = os.environ.get("COMPACTSIM_SCRATCH_DIR") or tempfile.mkdtemp(
-    prefix="compactsim-hermes-home-"
-)
-atexit.register(shutil.rmtree, _SCRATCH, True)
-_HOME = os.path.join(_SCRATCH, "hermes-home")
-os.makedirs(_HOME, exist_ok=True)
-os.environ["HERMES_HOME"] = _HOME
-for key in list(os.environ):
-    if key.endswith("_API_KEY") or key.endswith("_BASE_URL") or key in ("HTTP_PROXY", "HTTPS_PROXY"):
-        del os.environ[key]
-# Anything that still tries the network fails fast instead of hanging.
-os.environ["HTTP_PROXY"] = os.environ["HTTPS_PROXY"] = "http://127.0.0.1:9"
-os.environ["NO_PROXY"] = ""
+_SCRATCH = None
+
+
+def set_env():
+    """The process's scratch directory, HERMES_HOME inside it, no provider keys, no
+    network; run at import, and again by a forked gateway child (fork_server.py) once it
+    has taken its own process's environment."""
+    global _SCRATCH
+    if _SCRATCH is not None:
+        atexit.unregister(_remove_scratch)
+    _SCRATCH = os.environ.get("COMPACTSIM_SCRATCH_DIR") or tempfile.mkdtemp(
+        prefix="compactsim-hermes-home-"
+    )
+    atexit.register(_remove_scratch)
+    home = os.path.join(_SCRATCH, "hermes-home")
+    os.makedirs(home, exist_ok=True)
+    os.environ["HERMES_HOME"] = home
+    for key in list(os.environ):
+        if key.endswith("_API_KEY") or key.endswith("_BASE_URL") or key in ("HTTP_PROXY", "HTTPS_PROXY"):
+            del os.environ[key]
+    # Anything that still tries the network fails fast instead of hanging.
+    os.environ["HTTP_PROXY"] = os.environ["HTTPS_PROXY"] = "http://127.0.0.1:9"
+    os.environ["NO_PROXY"] = ""
+
+
+def _remove_scratch():
+    shutil.rmtree(_SCRATCH, True)
+
+
+set_env()
 
 # The summarize function of the request in flight, set by the adapter per request.
 CURRENT = {"summarize": None, "now_ms": 0}

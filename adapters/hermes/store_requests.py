@@ -348,6 +348,21 @@ class Store:
                 "delivered": delivered}
 
 
+def preload():
+    """The modules a child imports at `open`, at its first compaction and on a summary
+    call's connection error, imported now (a gateway fork server's image,
+    fork_server.py): the store modules patched to the virtual clock, `run_agent`, and
+    `openai` (0.19.0 agent/auxiliary_client.py:3153 imports it inside
+    `_is_connection_error`, 1-2 s of a child's CPU). Each reads at import only
+    HERMES_HOME, which the caller sets to the case's, as `open` does."""
+    g.patch_store_modules()
+    g._import_run_agent()
+    try:
+        import openai  # noqa: F401
+    except ImportError:
+        pass
+
+
 def _chat_id(key):
     return "".join(ch if ch.isalnum() else "_" for ch in key)
 

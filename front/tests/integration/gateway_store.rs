@@ -94,6 +94,24 @@ fn a_restart_keeps_the_durable_directory_and_a_finished_case_leaves_nothing() {
 }
 
 #[test]
+fn every_child_of_a_store_case_is_started_with_its_durable_directory_in_the_environment() {
+    // The fixture refuses an `open` of another directory than COMPACTSIM_STORE_DIR at its
+    // start; cases with kills start several children each.
+    let (o, out) = run_store(
+        "store-env-dir",
+        "reference/fixtures/gateway_store_env_dir.py",
+        "3",
+        &[],
+    );
+    assert_eq!(o.code, 0, "{}", text(&o));
+    let report = std::fs::read_to_string(out.join("report.json")).unwrap();
+    assert!(
+        report.contains("\"gateway.store.child_restarts\""),
+        "no kill reached"
+    );
+}
+
+#[test]
 fn seed_001s_unsaved_route_is_caught_by_session_id_persisted() {
     let (o, _) = run_store(
         "store-lazy",

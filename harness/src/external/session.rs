@@ -209,6 +209,9 @@ pub struct Session {
     held: Held,
     /// The exchange in flight, under the stall watchdog (`None` between requests).
     watch: Option<Watch>,
+    /// Environment the children started for the current case get besides the spec's
+    /// (the gateway store's durable directory, `store::link`).
+    case_env: Vec<(String, String)>,
 }
 
 /// A position in a child's stderr: which child, how many bytes it had written.
@@ -238,6 +241,7 @@ impl Session {
             hello_lines: Vec::new(),
             held: Held::default(),
             watch: None,
+            case_env: Vec::new(),
         })
     }
 
@@ -342,6 +346,11 @@ impl Session {
         outcome
     }
 
+    /// Sets the environment the children started from now on get besides the spec's.
+    pub fn set_case_env(&mut self, env: Vec<(String, String)>) {
+        self.case_env = env;
+    }
+
     /// Kills the running child's process group now (a crash of the gateway process:
     /// nothing is announced); the next request starts a new child with a `hello`.
     pub fn kill_child(&mut self) {
@@ -388,7 +397,14 @@ impl Session {
                 Vec::new()
             },
         };
-        let child = AdapterChild::spawn(&self.argv, &self.spec.env, self.stderr_dir.as_deref())
+        let env: Vec<(String, String)> = self
+            .spec
+            .env
+            .iter()
+            .chain(&self.case_env)
+            .cloned()
+            .collect();
+        let child = AdapterChild::spawn(&self.argv, &env, self.stderr_dir.as_deref())
             .map_err(|kind| self.fail(&hello, kind))?;
         self.child = Some(child);
         self.hello_lines.clear();

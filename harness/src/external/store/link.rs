@@ -10,6 +10,11 @@ use crate::external::wire::HarnessMsg;
 use compactsim_fakes::seam::CompactorFailure;
 use serde_json::{json, Value};
 
+/// The environment variable naming the case's durable directory in every child started
+/// for the case (the same directory `open` names): an adapter may prepare the store's
+/// process image before the first `open` (adapters/PROTOCOL.md, "Gateway store").
+pub const STORE_DIR_ENV: &str = "COMPACTSIM_STORE_DIR";
+
 /// One case's store: its durable directory (made on the first `open`), the key it
 /// serves, and whether the running child has opened it.
 #[derive(Debug, Default)]
@@ -36,13 +41,16 @@ impl External {
     /// gateway process serves one store for its life (a real store's modules fix paths
     /// and caches when imported, so a child that served another directory would write
     /// there).
+    /// Its children get the directory in [`STORE_DIR_ENV`].
     pub fn store_begin(&mut self, key: &str, topic: bool) -> Result<(), CompactorFailure> {
-        if let Some(s) = self.session.as_mut() {
-            s.kill_child();
-        }
         let dir = DurableDir::new().map_err(|e| CompactorFailure {
             what: format!("gateway store: durable directory: {e}"),
         })?;
+        if let Some(s) = self.session.as_mut() {
+            s.kill_child();
+            let path = dir.path().display().to_string();
+            s.set_case_env(vec![(STORE_DIR_ENV.to_string(), path)]);
+        }
         self.store = StoreState {
             dir: Some(dir),
             key: key.to_string(),
