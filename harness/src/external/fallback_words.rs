@@ -12,9 +12,9 @@
 //! text[-160:]`, `+ " ...[truncated]"`), so a word whose nearest non-space neighbour is
 //! an ellipsis (`...` or `…`) may be a piece of a word: it is not judged.
 
-use super::text_hash::TextHasher;
+use super::text_hash::{TextHasher, TextMap};
 use compactsim_model::ToolCall;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
@@ -72,9 +72,9 @@ pub struct SeenWords {
     /// The shared texts already read, by address (each held here, so an address is
     /// never reused while listed): a text sent again in every request is skipped in
     /// O(1), without hashing or comparing its bytes.
-    read_shared: HashMap<usize, Arc<str>>,
+    read_shared: TextMap<usize, Arc<str>>,
     /// The rows' tool-call lists already read, by address (held likewise).
-    calls_read: HashMap<usize, Arc<[ToolCall]>>,
+    calls_read: TextMap<usize, Arc<[ToolCall]>>,
     /// Texts seen but not yet split into words: the split is paid only by a case whose
     /// rule runs ([`SeenWords::settle`]), not by every request of every case.
     pending: Vec<Arc<str>>,
