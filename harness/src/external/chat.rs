@@ -21,7 +21,7 @@ use compactsim_fakes::summarizer::RollingSummary;
 use compactsim_model::{
     CallId, Content, ContentKind, Flags, Message, MsgId, Role, Segment, ToolCall, MERGE_SEPARATOR,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
@@ -61,13 +61,13 @@ pub struct TextBook {
     /// Rows whose text is not their segments joined by the merge separator (the adapter
     /// joined parts with one newline): the exact text, sent back while the row's
     /// segments are these.
-    exact: HashMap<MsgId, (Content, Arc<str>)>,
-    literals: HashMap<u64, Arc<str>>,
+    exact: TextMap<MsgId, (Content, Arc<str>)>,
+    literals: TextMap<u64, Arc<str>>,
     /// Summaries the harness served, in serving order.
     served: Vec<(Arc<str>, RollingSummary)>,
     /// The metadata flags the adapter wrote on each row it returned, as it wrote them
     /// (`Some(false)` included): sent back as written while the model does not set them.
-    written_flags: HashMap<MsgId, [Option<bool>; 4]>,
+    written_flags: TextMap<MsgId, [Option<bool>; 4]>,
     /// Generated segment texts, written once per segment.
     generated: GeneratedTexts,
     /// The words of every text this book sent or served (`fallback_words.rs`).
@@ -213,8 +213,8 @@ impl TextBook {
         before: &[Message],
         ids: &mut IdAlloc,
     ) -> Result<Vec<Message>, String> {
-        let index: HashMap<MsgId, &Message> = before.iter().map(|m| (m.id, m)).collect();
-        let mut used: HashMap<MsgId, ()> = HashMap::new();
+        let index: TextMap<MsgId, &Message> = before.iter().map(|m| (m.id, m)).collect();
+        let mut used: TextMap<MsgId, ()> = TextMap::default();
         let mut out = Vec::with_capacity(rows.len());
         for (i, row) in rows.iter().enumerate() {
             let known = row

@@ -495,7 +495,9 @@ fn read_line_bounded(
             let last = (buf.len() <= limit).then_some(buf).ok_or(());
             return Ok(last.map_or(Some(Err(())), |b| (!b.is_empty()).then_some(Ok(b))));
         }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+        // `memchr`: the line's bytes are scanned a vector at a time (a byte-at-a-time
+        // scan was a tenth of the harness's instructions on a protocol 2 run).
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
             Some(i) => (i + 1, true),
             None => (chunk.len(), false),
         };

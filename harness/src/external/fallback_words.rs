@@ -12,9 +12,9 @@
 //! text[-160:]`, `+ " ...[truncated]"`), so a word whose nearest non-space neighbour is
 //! an ellipsis (`...` or `…`) may be a piece of a word: it is not judged.
 
-use super::text_hash::TextHasher;
+use super::text_hash::{TextHasher, TextMap};
 use compactsim_model::ToolCall;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
@@ -62,6 +62,9 @@ pub fn add_words(set: &mut WordSet, text: &str) {
 pub struct SeenWords {
     /// The words, sorted (a prefix is looked up by range).
     words: BTreeSet<Box<str>>,
+    /// The same words, hashed: a word read again (most words of a case are) is known
+    /// after one hash, not a walk down `words` comparing strings.
+    known: WordSet,
     /// The words spelled backwards, sorted (a suffix is a prefix of these).
     backwards: BTreeSet<Box<str>>,
     /// The texts already read (by content: a text sent again adds nothing).
@@ -69,9 +72,9 @@ pub struct SeenWords {
     /// The shared texts already read, by address (each held here, so an address is
     /// never reused while listed): a text sent again in every request is skipped in
     /// O(1), without hashing or comparing its bytes.
-    read_shared: HashMap<usize, Arc<str>>,
+    read_shared: TextMap<usize, Arc<str>>,
     /// The rows' tool-call lists already read, by address (held likewise).
-    calls_read: HashMap<usize, Arc<[ToolCall]>>,
+    calls_read: TextMap<usize, Arc<[ToolCall]>>,
     /// Texts seen but not yet split into words: the split is paid only by a case whose
     /// rule runs ([`SeenWords::settle`]), not by every request of every case.
     pending: Vec<Arc<str>>,
@@ -117,13 +120,50 @@ impl SeenWords {
 
     /// Reads a short text (a tool call's name or arguments, a failure message) each time.
     pub fn see_str(&mut self, text: &str) {
+        if text.is_ascii() {
+            return self.see_ascii(text);
+        }
         for w in words(text) {
-            if !self.words.contains(w.as_str()) {
-                self.backwards
-                    .insert(w.chars().rev().collect::<String>().into_boxed_str());
-                self.words.insert(w.into_boxed_str());
+            self.see_word(&w);
+        }
+    }
+
+    /// [`SeenWords::see_str`] of an ASCII text: the same words (a letter or digit is an
+    /// ASCII one, lowercase is ASCII lowercase), each lowercased into one buffer instead
+    /// of a string of its own.
+    fn see_ascii(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        let mut lower = String::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            if !bytes[at].is_ascii_alphanumeric() {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            let mut letter = false;
+            while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+                letter |= bytes[at].is_ascii_alphabetic();
+                at += 1;
+            }
+            if letter {
+                lower.clear();
+                lower.push_str(&text[start..at]);
+                lower.make_ascii_lowercase();
+                self.see_word(&lower);
             }
         }
+    }
+
+    /// Adds one word (lowercased) unless it is known.
+    fn see_word(&mut self, w: &str) {
+        if self.known.contains(w) {
+            return;
+        }
+        self.known.insert(w.into());
+        self.backwards
+            .insert(w.chars().rev().collect::<String>().into_boxed_str());
+        self.words.insert(w.into());
     }
 
     /// Whether `word` is a seen word or a piece at the start or the end of one.
@@ -179,6 +219,25 @@ mod tests {
             got,
             ["user", "tool", "s", "chars", "fact", "x86", "ünïcode"]
         );
+    }
+
+    /// The ASCII path reads the words [`words`] reads (every ASCII byte around letters
+    /// and digits, mixed case).
+    #[test]
+    fn an_ascii_text_is_read_as_words_reads_it() {
+        let ascii: String = (0u8..0x80).map(char::from).collect();
+        for text in [
+            ascii.as_str(),
+            "USER: tool(s) 3,400 chars; FACT-000123 x86_64 MiXeD_case a1 42 z",
+            "",
+            "  ...  ",
+        ] {
+            let mut seen = SeenWords::default();
+            seen.see_str(text);
+            let want: BTreeSet<Box<str>> = words(text).map(String::into_boxed_str).collect();
+            assert_eq!(seen.words, want, "{text:?}");
+            assert_eq!(seen.known.len(), want.len());
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub mod summaries;
 pub mod text_hash;
 pub mod watchdog;
 pub mod wire;
+pub mod wire_read;
 
 pub use error::{AdapterFailure, FailureKind, Limit};
 

@@ -4,7 +4,6 @@
 //! from its call and dropped from the kept tail). The oracle's no-silent-drop reads the
 //! names (`ServedCall::tool_results_named`).
 
-use super::quotes::quoted_chars_each;
 use compactsim_model::CallId;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -28,17 +27,19 @@ fn call_ids_spelled(prompt: &str) -> BTreeSet<CallId> {
 }
 
 /// The calls of `tool_rows` (each a tool row's call id and text) whose result `prompt`
-/// names: spells the call id, or quotes the row's text (whole, or a head or tail piece,
-/// [`quoted_chars`](super::quotes::quoted_chars), one pass over the prompt for them
-/// all); ascending, without duplicates.
-pub fn named_tool_results(prompt: &str, tool_rows: &[(CallId, Arc<str>)]) -> Vec<CallId> {
+/// names: spells the call id, or quotes the row's text (whole, or a head or tail piece:
+/// `quoted[i]`, the [`quoted_chars`](super::quotes::quoted_chars) of row `i`'s text,
+/// found by the caller in its one pass over the prompt); ascending, without duplicates.
+pub fn named_tool_results(
+    prompt: &str,
+    tool_rows: &[(CallId, Arc<str>)],
+    quoted: &[usize],
+) -> Vec<CallId> {
     let spelled = call_ids_spelled(prompt);
-    let texts: Vec<&str> = tool_rows.iter().map(|(_, text)| &**text).collect();
-    let quoted = quoted_chars_each(prompt, &texts);
     let mut named: Vec<CallId> = tool_rows
         .iter()
         .zip(quoted)
-        .filter(|((id, text), quoted)| spelled.contains(id) || (!text.is_empty() && *quoted > 0))
+        .filter(|((id, text), quoted)| spelled.contains(id) || (!text.is_empty() && **quoted > 0))
         .map(|((id, _), _)| *id)
         .collect();
     named.sort_unstable();
@@ -48,7 +49,13 @@ pub fn named_tool_results(prompt: &str, tool_rows: &[(CallId, Arc<str>)]) -> Vec
 
 #[cfg(test)]
 mod tests {
+    use super::super::quotes::quoted_chars_each;
     use super::*;
+
+    fn named_tool_results(prompt: &str, rows: &[(CallId, Arc<str>)]) -> Vec<CallId> {
+        let texts: Vec<&str> = rows.iter().map(|(_, text)| &**text).collect();
+        super::named_tool_results(prompt, rows, &quoted_chars_each(prompt, &texts))
+    }
 
     fn rows() -> Vec<(CallId, Arc<str>)> {
         vec![

@@ -627,7 +627,7 @@ impl Session {
         }
         // One parse for a well-formed message; a line that is not one is parsed again
         // only to tell bad JSON from a bad message.
-        let msg = match serde_json::from_str::<AdapterMsg>(&line) {
+        let msg = match super::wire_read::adapter_msg(&line) {
             Ok(msg) => {
                 self.log(|| record_line(Dir::FromAdapter, &line, true), hello);
                 msg

@@ -8,7 +8,7 @@
 //! it maps back to the summary's facts.
 
 use super::chat::{spelled_facts, TextBook};
-use super::quotes::quoted_chars_total;
+use super::quotes::quoted_chars_each;
 pub use super::quotes::{quoted_chars, QUOTED_PIECE_CHARS_MIN};
 use super::session::{SummarizeCall, SummaryService};
 use super::wire::SummaryAnswer;
@@ -69,7 +69,13 @@ impl SummaryService for Served<'_> {
             .into_iter()
             .filter(|f| previous.facts.binary_search(f).is_err())
             .collect();
-        let quoted_chars = quoted_chars_total(&prompt, &self.input_texts);
+        // One pass over the prompt for the input texts and the tool rows both.
+        let texts: Vec<&str> = (self.input_texts.iter().map(|t| &**t))
+            .chain(self.tool_rows.iter().map(|(_, t)| &**t))
+            .collect();
+        let quoted_each = quoted_chars_each(&prompt, &texts);
+        let (input_quoted, tool_quoted) = quoted_each.split_at(self.input_texts.len());
+        let quoted_chars: usize = input_quoted.iter().sum();
         let input_tokens = rough_tokens(u32::try_from(quoted_chars).unwrap_or(u32::MAX));
         // The answer is written to fit the call's `max_tokens` (a `length` failure when
         // it runs over: the backend's drawn overrun, or no room for its facts).
@@ -79,7 +85,7 @@ impl SummaryService for Served<'_> {
         self.latency_ms += result.latency_ms;
         match result.result {
             Ok(summary) => {
-                let named = super::named::named_tool_results(&prompt, &self.tool_rows);
+                let named = super::named::named_tool_results(&prompt, &self.tool_rows, tool_quoted);
                 self.backend.named_tool_results(named);
                 let seg = self.serve(&summary);
                 let text = self.book.register_served(&seg, &summary);

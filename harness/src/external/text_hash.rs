@@ -1,6 +1,7 @@
 //! A fast hasher for the text book's maps keyed by whole texts: a map keyed by a text
 //! hashes every byte of it on each lookup and again on each growth, which the default
-//! (SipHash) does several times slower. The maps are never iterated, so the hash
+//! (SipHash) does several times slower (the maps keyed by row ids, seeds and addresses
+//! use it too: they are looked up for every segment of every request). The maps are never iterated, so the hash
 //! changes speed only, never what the harness sends or reports; no key comes from an
 //! adversary that could flood a bucket (the adapter under test is not one: it is run,
 //! and its texts are at most a transcript's).
