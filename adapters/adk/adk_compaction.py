@@ -45,6 +45,7 @@ warnings.filterwarnings("ignore", message=r"\[EXPERIMENTAL\]")
 from google.adk.agents.llm_agent import LlmAgent  # noqa: E402
 from google.adk.apps import compaction  # noqa: E402
 from google.adk.apps.app import App, EventsCompactionConfig  # noqa: E402
+from google.adk.flows.llm_flows.context import _compaction as _compaction_context  # noqa: E402
 from google.adk.flows.llm_flows.context import _contents  # noqa: E402
 from google.adk.sessions.in_memory_session_service import InMemorySessionService  # noqa: E402
 from protocol import canonical_row, serve  # noqa: E402
@@ -146,7 +147,12 @@ class Case:
         contents = _contents._get_contents(None, self.session.events, AGENT)
         self.rows.add(self.session.events[self.indexed:])
         self.indexed = len(self.session.events)
-        rows, owners = self.rows.rows_owned(contents)
+        untraced = ()
+        if not all(translate.traced(c) for c in contents):
+            untraced = translate.untraced_events(self.session.events, _compaction_context
+                                                 ._process_compaction_events(
+                                                     self.session.events, AGENT))
+        rows, owners = self.rows.rows_owned(contents, untraced=untraced)
         self.returned, self.owners = [canonical_row(r) for r in rows], owners
         return rows
 

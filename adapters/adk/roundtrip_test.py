@@ -38,6 +38,40 @@ def visible(row):
     return bool(row.get("content") or row.get("tool_calls") or row["role"] == "tool")
 
 
+def partless(failures):
+    """A summary with no text reaches the request as a content with no part to trace:
+    ADK's own empty summary (an empty answer it accepted, FINDINGS.md A2) comes back as
+    an empty summary row, and an empty summary row the harness sent (after a restart)
+    comes back as itself, id and flags included, wherever it stands."""
+    rows = [{"role": "user", "content": "first FACT-000001", "_compactsim_id": 1},
+            {"role": "assistant", "content": "ok", "_compactsim_id": 2},
+            {"role": "assistant", "content": "", "_compressed_summary": True,
+             "_compactsim_id": 3},
+            {"role": "user", "content": "second", "_compactsim_id": 4},
+            {"role": "assistant", "content": "done", "_compactsim_id": 5}]
+    case = adk_compaction.Case("sliding", 128_000, Usage())
+    case.append(rows)
+    got = [canonical_row(r) for r in case.view()]
+    roundtrip_cases.check("empty summary row (prompt)", [canonical_row(r) for r in rows],
+                          got, failures)
+    at = case.builder.tick()
+    empty = Event(author="user", invocation_id="x", timestamp=at, actions=EventActions(
+        compaction=EventCompaction(start_timestamp=1.0, end_timestamp=at,
+                                   compacted_content=types.Content(role="model", parts=None))))
+    LOOP = adk_compaction.LOOP
+    LOOP.run_until_complete(case.service.append_event(case.session, empty))
+    got = [canonical_row(r) for r in case.view()]
+    want = [canonical_row({"role": "assistant", "content": "", "_compressed_summary": True})]
+    roundtrip_cases.check("ADK's empty summary (prompt)", want, got, failures)
+    # The harness names the row; the next view keeps the name on the same event.
+    named = dict(got[0], _compactsim_id=6)
+    if not case.extends([named]):
+        failures.append("ADK's empty summary: the named row does not extend the view")
+    got = [canonical_row(r) for r in case.view()]
+    roundtrip_cases.check("ADK's empty summary, named (prompt)", [canonical_row(named)], got,
+                          failures)
+
+
 def main():
     failures = []
     shapes = roundtrip_cases.shapes()
@@ -63,6 +97,7 @@ def main():
     rows = translate.events_to_rows([summary])
     if rows != [{"role": "assistant", "content": "FACT-000009", "_compressed_summary": True}]:
         failures.append("summary event: %r" % rows)
+    partless(failures)
     if failures:
         print("\n".join(failures))
         sys.exit(1)

@@ -138,13 +138,23 @@ class Rows:
         """The rows of `contents` (`events`: the event of each content, when known)."""
         return self.rows_owned(contents, events)[0]
 
-    def rows_owned(self, contents, events=None):
+    def rows_owned(self, contents, events=None, untraced=()):
         """The rows of `contents` and the session event each row came from (None: a
-        content ADK built itself)."""
+        content ADK built itself). `untraced`: the events of the contents no part of which
+        names its event (`traced`), in order: compaction events (see `untraced_events`)."""
         out, owners, current, row = [], [], None, None
+        untraced = iter(untraced)
         for k, c in enumerate(contents):
+            whole = None
+            if events is None and not traced(c):
+                whole = next(untraced, None)
             for p in c.parts or []:
-                event = events[k] if events is not None else self.owner.get(_key(p) or ())
+                if events is not None:
+                    event = events[k]
+                elif whole is not None:
+                    event = whole
+                else:
+                    event = self.owner.get(_key(p) or ())
                 if p.function_response is not None:
                     out.append(tool_row(p.function_response, event))
                     owners.append(event)
@@ -157,11 +167,30 @@ class Rows:
                     current = event
                 add_part(row, p, event)
             if not c.parts:
-                event = events[k] if events is not None else None
+                event = events[k] if events is not None else whole
                 out.append(new_row(c, event))
                 owners.append(event)
                 current = None
         return [finish(r) for r in out], owners
+
+
+def traced(content):
+    """Whether a part of `content` names its event (`_key`). A request content that does
+    not is a compaction's summary with no text (an empty summary ADK accepted, A2 in
+    FINDINGS.md, or an empty summary row materialized after a restart): the prompt
+    assembly drops every other event without a visible part (`_contains_empty_content`,
+    flows/llm_flows/context/_contents.py lines 256-281, compaction events exempt at 274)."""
+    return any(_key(p) is not None for p in content.parts or []) if content else False
+
+
+def untraced_events(events, processed):
+    """The compaction events of `events` whose summary no part traces, in the order
+    ADK's `_process_compaction_events` materialized them (`processed`: its result over
+    `events`; each materialized event shares the `actions` of its compaction event)."""
+    by_actions = {id(e.actions): e for e in events if e.actions and e.actions.compaction}
+    return [by_actions[id(p.actions)] for p in processed
+            if p.actions and p.actions.compaction and id(p.actions) in by_actions
+            and not traced(p.content)]
 
 
 def _key(part):

@@ -21,6 +21,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// flags alone (persistence stamps) are not text and are not judged here. Other events
 /// are not checked.
 ///
+/// A summary row with no text is no summary: a pass that removes or rewrites rows and
+/// writes a summary row with no text (an empty answer adopted as the summary: ADK's A2)
+/// fails here, beside whatever other summaries it wrote.
+///
 /// Under the `static_fallback` policy, a summary row a batch pass writes while no
 /// summarizer call of the pass was answered (every call failed, or none was made; a
 /// condense call does not count) is the fallback, judged in [`fallback_row`]: it is the
@@ -56,10 +60,6 @@ pub const INFO: InvariantInfo = InvariantInfo {
     catches: &["H-29559", "HERMES-0.19.0-B6"],
     class: crate::InvariantClass::Universal,
 };
-
-fn written_summary(before: &[Message], after: &[Message]) -> bool {
-    written_summaries(before, after).next().is_some()
-}
 
 /// Facts a fallback row's witness lists at most.
 const FOREIGN_FACTS_LISTED: usize = 8;
@@ -183,42 +183,40 @@ impl SummaryFailureSafe {
         let Event::BatchPass(p) = t.event else {
             return None;
         };
-        // A pass that wrote a summary is safe whatever it removed (the fallback rule
-        // aside): asked first, as it reads the few summary rows only.
         if t.delta.is_empty() {
             return None;
         }
-        if written_summary(t.before, t.after) {
+        // A pass that wrote a summary with text is safe whatever it removed (the
+        // fallback rule aside): asked first, as it reads the few summary rows only.
+        let mut written = written_summaries(t.before, t.after).peekable();
+        let any_written = written.peek().is_some();
+        let empty = written.find(|(_, m)| m.content.is_empty());
+        if any_written && empty.is_none() {
             return fallback_row(&self.policies, t, &self.seen);
         }
-        let after: BTreeMap<_, _> = t.after.iter().map(|m| (m.id, m)).collect();
-        let touched: Vec<(usize, &Message, &str)> = t
-            .before
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| !m.is_summary())
-            .filter_map(|(i, m)| match after.get(&m.id) {
-                None => Some((i, m, "before: removed without a summary")),
-                Some(a) if rewritten(m, a) => Some((i, m, "before: rewritten without a summary")),
-                Some(_) => None,
-            })
-            .collect();
+        let touched = touched_rows(t);
         if touched.is_empty() {
-            return None;
+            return any_written
+                .then(|| fallback_row(&self.policies, t, &self.seen))
+                .flatten();
         }
-        let removed = touched
-            .iter()
-            .filter(|(_, m, _)| !after.contains_key(&m.id))
-            .count();
+        let removed = touched.iter().filter(|(_, _, n)| *n == REMOVED).count();
+        let summary = match empty {
+            Some((_, m)) => format!("beside summary row {}, written with no text", m.id),
+            None => "with no summary written".to_string(),
+        };
         let mut w = Witness::default().fact(format!(
-            "{removed} rows removed and {} rewritten with no summary written (the pass \
-             reported {}, {} summarizer calls served, {} answered) on {}",
+            "{removed} rows removed and {} rewritten {summary} (the pass reported {}, {} \
+             summarizer calls served, {} answered) on {}",
             touched.len() - removed,
             p.outcome.label(),
             t.served.len(),
             t.served.iter().filter(|c| c.ok).count(),
             t.event.describe()
         ));
+        if let Some((j, m)) = empty {
+            w = w.row(j, m, "after: a summary row with no text");
+        }
         for (i, m, note) in touched.into_iter().take(MAX_WITNESS_ROWS) {
             w = w.row(i, m, note);
             if let Some(j) = t.after.iter().position(|a| a.id == m.id) {
@@ -227,6 +225,24 @@ impl SummaryFailureSafe {
         }
         Some(w)
     }
+}
+
+const REMOVED: &str = "before: removed without a summary";
+
+/// The non-summary rows of `before` the transition removed or rewrote, with their
+/// positions and the witness note of each.
+fn touched_rows<'a>(t: &Transition<'a>) -> Vec<(usize, &'a Message, &'static str)> {
+    let after: BTreeMap<_, _> = t.after.iter().map(|m| (m.id, m)).collect();
+    t.before
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| !m.is_summary())
+        .filter_map(|(i, m)| match after.get(&m.id) {
+            None => Some((i, m, REMOVED)),
+            Some(a) if rewritten(m, a) => Some((i, m, "before: rewritten without a summary")),
+            Some(_) => None,
+        })
+        .collect()
 }
 
 /// The row kept its id but not its text, role or tool calls.
@@ -433,6 +449,48 @@ mod tests {
         stamped[2].flags.persisted = !stamped[2].flags.persisted;
         assert!(sfs()
             .observe(&transition(&aborted, &before, &stamped))
+            .is_none());
+    }
+
+    /// A summary row with no text (an empty answer adopted as the summary).
+    fn empty_summary(id: u32) -> Message {
+        let mut m = batch_summary(id, &[]);
+        m.set_content(compactsim_model::Content::empty());
+        m
+    }
+
+    #[test]
+    fn fires_on_a_summary_row_with_no_text_in_place_of_the_window() {
+        let empty = [served(false, 100, &[])];
+        let after = vec![empty_summary(9), user(4), reply(5)];
+        let w = sfs()
+            .observe(&transition_served(&pass(), &start(), &after, &empty))
+            .map(readable)
+            .expect("an empty summary stands for nothing");
+        assert!(
+            w.facts[0].contains(
+                "4 rows removed and 0 rewritten beside summary row m9, written \
+                                 with no text"
+            ),
+            "{:?}",
+            w.facts
+        );
+        assert!(w.facts[0].contains("1 summarizer calls served, 0 answered"));
+        assert_eq!(witness_ids(&w), vec![9, 0, 1, 2, 3]);
+        // Beside another summary with text (a pass that wrote several) it still fires.
+        let both = vec![batch_summary(8, &[1]), empty_summary(9), user(4), reply(5)];
+        assert!(sfs()
+            .observe(&transition_served(&pass(), &start(), &both, &empty))
+            .is_some());
+        // Quiet: the summary has text, or the pass removed nothing beside the empty row.
+        let written = vec![batch_summary(9, &[]), user(4), reply(5)];
+        assert!(sfs()
+            .observe(&transition_served(&pass(), &start(), &written, &empty))
+            .is_none());
+        let mut kept = start();
+        kept.push(empty_summary(9));
+        assert!(sfs()
+            .observe(&transition_served(&pass(), &start(), &kept, &empty))
             .is_none());
     }
 

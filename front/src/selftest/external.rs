@@ -4,9 +4,12 @@
 //! - Clean rows: the compactor over every case of every seed, under each strategy its
 //!   capabilities allow, tallied like a sweep. A clean row passes with no failing case.
 //! - Mutant rows: each mutant of [`compactsim_harness::mutants`] whose pass the compactor implements,
-//!   wrapped around it under the mutant's own strategy. A case is caught when the mutated
-//!   run breaks one of the mutant's expected invariants that the unmutated run of the
-//!   same case did not break (so a compactor's own bug is never credited to the mutant).
+//!   wrapped around it under the mutant's own strategy. Both runs of a case are judged
+//!   past their first violation ([`Verdicts::All`]): a case is caught when one of the
+//!   mutant's expected invariants fires anywhere in the mutated run and nowhere in the
+//!   unmutated run of the same case (so a compactor's own bug is never credited to the
+//!   mutant, and a compactor that fails early, at its first compaction, still shows a
+//!   fault the mutant makes later in the case).
 //!   A row passes when its rate is at least the switch rows' minimum on every seed: proof
 //!   that the oracle can see that fault in *this* compactor's output.
 //!
@@ -14,9 +17,7 @@
 //! reference and in-process compactors prove them in the tests.
 
 use compactsim_harness::compactor::CompactorSpec;
-use compactsim_harness::engine::{
-    run_case, run_case_with, CaseOutcome, CaseResult, CaseSpec, Record,
-};
+use compactsim_harness::engine::{run_case, run_case_with, CaseResult, CaseSpec, Record, Verdicts};
 use compactsim_harness::external::needs::serves;
 use compactsim_harness::external::wire::Capabilities;
 use compactsim_harness::mutants::{MutantInfo, MUTANTS};
@@ -82,13 +83,13 @@ impl ExternalSuite {
     }
 }
 
-/// The unmutated runs of one strategy: per seed tallies, and every case's violations
-/// (in (seed, case) order) for the mutant rows' credit rule.
+/// The unmutated runs of one strategy: per seed tallies, and the invariants each case
+/// fired (in (seed, case) order) for the mutant rows' credit rule.
 #[derive(Clone, Debug)]
 pub struct CleanRow {
     pub strategy: Strategy,
     pub per_seed: Vec<Tally>,
-    /// The invariants each case broke (empty: clean or not a violation).
+    /// Every invariant each case fired, judged past its first violation (empty: clean).
     broken: Vec<Vec<String>>,
 }
 
@@ -134,6 +135,13 @@ fn names(violations: &[Violation]) -> Vec<String> {
     violations.iter().map(|v| v.invariant.clone()).collect()
 }
 
+/// How both runs of a case are judged: past the first violation, every invariant that
+/// fires recorded (the outcome, and so the tally, is that of the first violation).
+const JUDGED: Record = Record {
+    trace: false,
+    verdicts: Verdicts::All,
+};
+
 fn tallied(r: CaseResult, credited: bool) -> CaseTallied {
     CaseTallied {
         passes: r.passes,
@@ -148,16 +156,20 @@ pub fn clean_row(
     strategy: Strategy,
     jobs: usize,
 ) -> Result<CleanRow, String> {
+    clean_row_judged(suite, strategy, jobs, JUDGED)
+}
+
+/// [`clean_row`] with its cases judged as `judged` says.
+fn clean_row_judged(
+    suite: &ExternalSuite,
+    strategy: Strategy,
+    jobs: usize,
+    judged: Record,
+) -> Result<CleanRow, String> {
     let results = par_cases(suite.seeds, suite.cases, jobs, |seed, case| {
-        run_case(&suite.spec(strategy, seed, case), Record::default())
+        run_case(&suite.spec(strategy, seed, case), judged)
     })?;
-    let broken = results
-        .iter()
-        .map(|r| match &r.outcome {
-            CaseOutcome::Violation(vs) => names(vs),
-            CaseOutcome::Clean | CaseOutcome::Liveness(_) | CaseOutcome::Internal(_) => Vec::new(),
-        })
-        .collect();
+    let broken = results.iter().map(|r| names(&r.verdicts)).collect();
     let per_seed = tally_seeds_by(suite.seeds, suite.cases, 1, |seed, case| {
         let i = (seed - suite.seeds.first) * suite.cases as u64 + case as u64;
         tallied(results[i as usize].clone(), false)
@@ -177,12 +189,23 @@ pub fn mutant_row(
     clean: &CleanRow,
     jobs: usize,
 ) -> Result<MutantRow, String> {
+    mutant_row_judged(suite, info, clean, jobs, JUDGED)
+}
+
+/// [`mutant_row`] with its cases judged as `judged` says (`clean` judged the same way).
+fn mutant_row_judged(
+    suite: &ExternalSuite,
+    info: &'static MutantInfo,
+    clean: &CleanRow,
+    jobs: usize,
+    judged: Record,
+) -> Result<MutantRow, String> {
     let strategy = clean.strategy;
     let make = |r| info.mutant.wrap(suite.compactor.make(r));
     let per_seed = tally_seeds_by(suite.seeds, suite.cases, jobs, |seed, case| {
-        let r = run_case_with(&suite.spec(strategy, seed, case), Record::default(), &make);
+        let r = run_case_with(&suite.spec(strategy, seed, case), judged, &make);
         let already = clean.broken(suite, seed, case);
-        let credited = r.outcome.violations().iter().any(|v| {
+        let credited = r.verdicts.iter().any(|v| {
             info.expected.contains(&v.invariant.as_str()) && !already.contains(&v.invariant)
         });
         tallied(r, credited)
@@ -252,6 +275,36 @@ mod tests {
         assert_eq!(
             one_job.per_seed, row.per_seed,
             "the job count changes nothing"
+        );
+    }
+
+    #[test]
+    fn a_mutant_is_credited_past_the_first_violation_of_a_compactor_that_fails_early() {
+        // The compactor under test drops a row at every compaction (no-silent-drop at its
+        // first one); the mutant empties the window of its no-op passes
+        // (summary-failure-safe), often only after that first compaction.
+        use compactsim_harness::mutants::Mutant;
+        let failing = Mutant::BatchDropsUnsummarizedRow.info();
+        let s = ExternalSuite {
+            compactor: CompactorSpec::in_process("drops", move |r| {
+                failing.mutant.wrap(Box::new(r))
+            }),
+            ..suite(12)
+        };
+        let batch = Strategy::parse("batch").unwrap();
+        let info = Mutant::UnchangedPassDropsWindow.info();
+        let first = Record::default();
+        let clean = clean_row_judged(&s, batch, 2, first).unwrap();
+        assert!(clean.failing() > 0, "the compactor fails: {clean:?}");
+        let by_first = mutant_row_judged(&s, info, &clean, 2, first).unwrap();
+        let clean = clean_row(&s, batch, 2).unwrap();
+        let by_all = mutant_row(&s, info, &clean, 2).unwrap();
+        let credited = |r: &MutantRow| r.per_seed[0].credited;
+        assert!(
+            credited(&by_all) > credited(&by_first),
+            "all {:?}, first {:?}",
+            by_all.per_seed,
+            by_first.per_seed
         );
     }
 
