@@ -128,6 +128,37 @@ fn fallback_row(
     None
 }
 
+/// Under `static_fallback`'s `connection_dropped_aborts`: the first summary row `t`'s
+/// pass wrote when no summarizer call of the pass was answered and the last one (not a
+/// condense) failed with a dropped connection. Such a pass aborts — it returns the list
+/// as it was, no fallback (Hermes' #29559 fix) — so any summary it writes is a fallback
+/// written where the declared policy says none is. `None` otherwise.
+fn written_after_dropped_connection(policies: &Policies, t: &Transition<'_>) -> Option<Witness> {
+    if !policies.static_fallback_connection_dropped_aborts
+        || t.served.iter().any(|c| c.ok && !c.condense)
+    {
+        return None;
+    }
+    let last = t.served.iter().rev().find(|c| !c.condense)?;
+    if !last.connection_dropped {
+        return None;
+    }
+    let (j, m) = written_summaries(t.before, t.after).next()?;
+    Some(
+        Witness::default()
+            .fact(format!(
+                "summary row {} written on {} after its last summarizer call failed with a \
+                 dropped connection ({} served, 0 answered): such a pass aborts and returns \
+                 the list as it was, it writes no fallback",
+                m.id,
+                t.event.describe(),
+                t.served.len()
+            ))
+            .fact("declared: static_fallback connection_dropped_aborts".to_string())
+            .row(j, m, "after: the summary written instead of aborting"),
+    )
+}
+
 /// The `static_fallback` parameters as declared, shortened for a witness.
 fn declared(policies: &Policies) -> String {
     policies
@@ -189,7 +220,8 @@ impl SummaryFailureSafe {
             return None;
         }
         if written_summary(t.before, t.after) {
-            return fallback_row(&self.policies, t, &self.seen);
+            return written_after_dropped_connection(&self.policies, t)
+                .or_else(|| fallback_row(&self.policies, t, &self.seen));
         }
         let after: BTreeMap<_, _> = t.after.iter().map(|m| (m.id, m)).collect();
         let touched: Vec<(usize, &Message, &str)> = t
@@ -240,7 +272,7 @@ fn rewritten(before: &Message, after: &Message) -> bool {
 mod tests {
     use super::*;
     use crate::testkit::*;
-    use compactsim_model::BatchTrigger;
+    use compactsim_model::{BatchTrigger, ServedCall};
 
     /// The invariant without the fallback rule (no `static_fallback`).
     fn sfs() -> SummaryFailureSafe {
@@ -443,5 +475,63 @@ mod tests {
         assert!(sfs()
             .observe(&transition(&noop, &start(), &dropped))
             .is_some());
+    }
+
+    fn aborting_on_dropped_connections() -> SummaryFailureSafe {
+        SummaryFailureSafe::new(Policies {
+            static_fallback: true,
+            static_fallback_connection_dropped_aborts: true,
+            ..Policies::NONE
+        })
+    }
+
+    fn dropped_connection() -> ServedCall {
+        ServedCall {
+            connection_dropped: true,
+            ..served(false, 100, &[])
+        }
+    }
+
+    #[test]
+    fn fires_on_a_fallback_written_after_a_dropped_connection() {
+        let before = fact_rows();
+        let fallback = vec![batch_summary(9, &[3, 4]), user(4), reply(5)];
+        let calls = [dropped_connection()];
+        let w = aborting_on_dropped_connections()
+            .observe(&transition_served(&pass(), &before, &fallback, &calls))
+            .map(readable)
+            .expect("a dropped connection aborts, no fallback");
+        assert!(
+            w.facts[0].contains("failed with a dropped connection (1 served, 0 answered)"),
+            "{:?}",
+            w.facts
+        );
+        assert_eq!(witness_ids(&w), vec![9]);
+        // A failure of another kind last: the fallback is the declared policy's.
+        let other_last = [dropped_connection(), served(false, 100, &[])];
+        assert!(aborting_on_dropped_connections()
+            .observe(&transition_served(&pass(), &before, &fallback, &other_last))
+            .is_none());
+    }
+
+    #[test]
+    fn quiet_after_a_dropped_connection_when_the_pass_aborts_or_the_rule_is_not_declared() {
+        let before = fact_rows();
+        let calls = [dropped_connection()];
+        let aborted = batch_event(1, BatchTrigger::Preflight, false);
+        // The pass returned the list as it was.
+        assert!(aborting_on_dropped_connections()
+            .observe(&transition_served(&aborted, &before, &before, &calls))
+            .is_none());
+        // Not declared: the fallback after a dropped connection is the policy's.
+        let fallback = vec![batch_summary(9, &[3, 4]), user(4), reply(5)];
+        assert!(declaring(None)
+            .observe(&transition_served(&pass(), &before, &fallback, &calls))
+            .is_none());
+        // An answered call after the dropped one: a summary, no fallback.
+        let answered = [dropped_connection(), served(true, 100, &[3, 4])];
+        assert!(aborting_on_dropped_connections()
+            .observe(&transition_served(&pass(), &before, &fallback, &answered))
+            .is_none());
     }
 }
