@@ -42,9 +42,12 @@ def policies(release):
     text merged before it, the task heading, the latest ask and the "## Goal" sentence,
     agent/context_compressor.py 0.19.0 lines 2064-2068, iot 0.22.2.post1 lines
     3629-3633, then a hole for the rest), and the words its builder writes besides the
-    rows' (fallback_text.words)."""
-    return dict(HERMES_POLICIES, static_fallback={"text": release.fallback_text,
-                                                  "words": release.fallback_words})
+    rows' (fallback_text.words); `connection_dropped_aborts` where the release aborts
+    after a dropped connection (release.py)."""
+    fallback = {"text": release.fallback_text, "words": release.fallback_words}
+    if release.connection_dropped_aborts:
+        fallback["connection_dropped_aborts"] = True
+    return dict(HERMES_POLICIES, static_fallback=fallback)
 
 
 class Driver:

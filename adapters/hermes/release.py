@@ -37,6 +37,13 @@ class Release:
         except ImportError:
             self.micro_module = None
         self.records_micro_failure = hasattr(cls, "_record_micro_failure")
+        # 0.18.0 on: a summary call whose connection dropped sets
+        # `_last_summary_network_failure`, and compress() then aborts, the list unchanged,
+        # instead of writing the static fallback (#29559; 0.19.0
+        # agent/context_compressor.py lines 2603-2606 and 3500-3505, iot 0.22.2.post1
+        # lines 4268-4275 and 5348-5360): `static_fallback`'s `connection_dropped_aborts`.
+        self.connection_dropped_aborts = (
+            "_last_summary_network_failure" in inspect.getsource(self.cc))
 
     def modules(self):
         """The modules whose `call_llm` and clock offline.patch replaces."""

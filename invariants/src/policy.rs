@@ -80,6 +80,11 @@ pub struct Policies {
     /// facts are judged. `'static` so that the policies stay `Copy`: the harness
     /// keeps one copy per distinct text a run declares (`harness/src/external/policies.rs`).
     pub static_fallback_text: Option<&'static str>,
+    /// `static_fallback`'s `connection_dropped_aborts`: a batch pass whose last summarizer
+    /// call failed with a dropped connection (the harness's `network` fault) and none was
+    /// answered aborts — returns the list as it was — instead of writing the fallback
+    /// (Hermes' #29559 fix); summary-failure-safe judges it.
+    pub static_fallback_connection_dropped_aborts: bool,
     pub tool_output_prune: bool,
     pub summary_chain: bool,
 }
@@ -100,6 +105,7 @@ impl Policies {
         absorb_exchanges: false,
         static_fallback: false,
         static_fallback_text: None,
+        static_fallback_connection_dropped_aborts: false,
         tool_output_prune: false,
         summary_chain: false,
     };
@@ -118,6 +124,7 @@ impl Policies {
         absorb_exchanges: true,
         static_fallback: true,
         static_fallback_text: None,
+        static_fallback_connection_dropped_aborts: false,
         tool_output_prune: true,
         summary_chain: false,
     };
@@ -179,11 +186,17 @@ impl Policies {
             out.push((ABSORB_EXCHANGES, "{}".to_string()));
         }
         if self.static_fallback {
-            let params = match self.static_fallback_text {
-                None => "{}".to_string(),
-                Some(text) => format!("{{\"text\":{}}}", serde_json::Value::from(text)),
-            };
-            out.push((STATIC_FALLBACK, params));
+            let mut params = serde_json::Map::new();
+            if self.static_fallback_connection_dropped_aborts {
+                params.insert("connection_dropped_aborts".into(), true.into());
+            }
+            if let Some(text) = self.static_fallback_text {
+                params.insert("text".into(), text.into());
+            }
+            out.push((
+                STATIC_FALLBACK,
+                serde_json::Value::Object(params).to_string(),
+            ));
         }
         if self.tool_output_prune {
             out.push((TOOL_OUTPUT_PRUNE, "{}".to_string()));
@@ -259,7 +272,8 @@ pub const POLICIES: &[PolicyInfo] = &[
     },
     PolicyInfo {
         name: STATIC_FALLBACK,
-        params: "{} or {\"text\": T} (T: the fallback text, `{name}` holes for any text)",
+        params: "{} or {\"text\": T} (T: the fallback text, `{name}` holes for any text); \
+                 optional \"connection_dropped_aborts\": true",
         rules: &[
             (
                 "no-silent-drop",
@@ -271,7 +285,9 @@ pub const POLICIES: &[PolicyInfo] = &[
                 "summary-failure-safe",
                 "a summary a batch pass writes with no answered summarizer call is the declared \
                  fallback text T, as the harness reads its bytes (when T is declared), and \
-                 spells no fact the harness never saw before the pass",
+                 spells no fact the harness never saw before the pass; with \
+                 connection_dropped_aborts, a pass whose last call dropped its connection \
+                 writes no summary (it aborts)",
             ),
         ],
     },

@@ -128,6 +128,37 @@ fn fallback_row(
     None
 }
 
+/// Under `static_fallback`'s `connection_dropped_aborts`: the first summary row `t`'s
+/// pass wrote when no summarizer call of the pass was answered and the last one (not a
+/// condense) failed with a dropped connection. Such a pass aborts — it returns the list
+/// as it was, no fallback (Hermes' #29559 fix) — so any summary it writes is a fallback
+/// written where the declared policy says none is. `None` otherwise.
+fn written_after_dropped_connection(policies: &Policies, t: &Transition<'_>) -> Option<Witness> {
+    if !policies.static_fallback_connection_dropped_aborts
+        || t.served.iter().any(|c| c.ok && !c.condense)
+    {
+        return None;
+    }
+    let last = t.served.iter().rev().find(|c| !c.condense)?;
+    if !last.connection_dropped {
+        return None;
+    }
+    let (j, m) = written_summaries(t.before, t.after).next()?;
+    Some(
+        Witness::default()
+            .fact(format!(
+                "summary row {} written on {} after its last summarizer call failed with a \
+                 dropped connection ({} served, 0 answered): such a pass aborts and returns \
+                 the list as it was, it writes no fallback",
+                m.id,
+                t.event.describe(),
+                t.served.len()
+            ))
+            .fact("declared: static_fallback connection_dropped_aborts".to_string())
+            .row(j, m, "after: the summary written instead of aborting"),
+    )
+}
+
 /// The `static_fallback` parameters as declared, shortened for a witness.
 fn declared(policies: &Policies) -> String {
     policies
@@ -179,6 +210,13 @@ fn see(seen: &mut BTreeSet<FactId>, rows: &[Message]) {
 }
 
 impl SummaryFailureSafe {
+    /// The rules a pass that wrote a summary answers to: no summary after a dropped
+    /// connection where the declared policy aborts, and a fallback is the declared one.
+    fn fallback_rules(&self, t: &Transition<'_>) -> Option<Witness> {
+        written_after_dropped_connection(&self.policies, t)
+            .or_else(|| fallback_row(&self.policies, t, &self.seen))
+    }
+
     fn judge(&self, t: &Transition<'_>) -> Option<Witness> {
         let Event::BatchPass(p) = t.event else {
             return None;
@@ -187,18 +225,16 @@ impl SummaryFailureSafe {
             return None;
         }
         // A pass that wrote a summary with text is safe whatever it removed (the
-        // fallback rule aside): asked first, as it reads the few summary rows only.
+        // fallback rules aside): asked first, as it reads the few summary rows only.
         let mut written = written_summaries(t.before, t.after).peekable();
         let any_written = written.peek().is_some();
         let empty = written.find(|(_, m)| m.content.is_empty());
         if any_written && empty.is_none() {
-            return fallback_row(&self.policies, t, &self.seen);
+            return self.fallback_rules(t);
         }
         let touched = touched_rows(t);
         if touched.is_empty() {
-            return any_written
-                .then(|| fallback_row(&self.policies, t, &self.seen))
-                .flatten();
+            return any_written.then(|| self.fallback_rules(t)).flatten();
         }
         let removed = touched.iter().filter(|(_, _, n)| *n == REMOVED).count();
         let summary = match empty {
@@ -256,7 +292,7 @@ fn rewritten(before: &Message, after: &Message) -> bool {
 mod tests {
     use super::*;
     use crate::testkit::*;
-    use compactsim_model::BatchTrigger;
+    use compactsim_model::{BatchTrigger, ServedCall};
 
     /// The invariant without the fallback rule (no `static_fallback`).
     fn sfs() -> SummaryFailureSafe {
@@ -501,5 +537,63 @@ mod tests {
         assert!(sfs()
             .observe(&transition(&noop, &start(), &dropped))
             .is_some());
+    }
+
+    fn aborting_on_dropped_connections() -> SummaryFailureSafe {
+        SummaryFailureSafe::new(Policies {
+            static_fallback: true,
+            static_fallback_connection_dropped_aborts: true,
+            ..Policies::NONE
+        })
+    }
+
+    fn dropped_connection() -> ServedCall {
+        ServedCall {
+            connection_dropped: true,
+            ..served(false, 100, &[])
+        }
+    }
+
+    #[test]
+    fn fires_on_a_fallback_written_after_a_dropped_connection() {
+        let before = fact_rows();
+        let fallback = vec![batch_summary(9, &[3, 4]), user(4), reply(5)];
+        let calls = [dropped_connection()];
+        let w = aborting_on_dropped_connections()
+            .observe(&transition_served(&pass(), &before, &fallback, &calls))
+            .map(readable)
+            .expect("a dropped connection aborts, no fallback");
+        assert!(
+            w.facts[0].contains("failed with a dropped connection (1 served, 0 answered)"),
+            "{:?}",
+            w.facts
+        );
+        assert_eq!(witness_ids(&w), vec![9]);
+        // A failure of another kind last: the fallback is the declared policy's.
+        let other_last = [dropped_connection(), served(false, 100, &[])];
+        assert!(aborting_on_dropped_connections()
+            .observe(&transition_served(&pass(), &before, &fallback, &other_last))
+            .is_none());
+    }
+
+    #[test]
+    fn quiet_after_a_dropped_connection_when_the_pass_aborts_or_the_rule_is_not_declared() {
+        let before = fact_rows();
+        let calls = [dropped_connection()];
+        let aborted = batch_event(1, BatchTrigger::Preflight, false);
+        // The pass returned the list as it was.
+        assert!(aborting_on_dropped_connections()
+            .observe(&transition_served(&aborted, &before, &before, &calls))
+            .is_none());
+        // Not declared: the fallback after a dropped connection is the policy's.
+        let fallback = vec![batch_summary(9, &[3, 4]), user(4), reply(5)];
+        assert!(declaring(None)
+            .observe(&transition_served(&pass(), &before, &fallback, &calls))
+            .is_none());
+        // An answered call after the dropped one: a summary, no fallback.
+        let answered = [dropped_connection(), served(true, 100, &[3, 4])];
+        assert!(aborting_on_dropped_connections()
+            .observe(&transition_served(&pass(), &before, &fallback, &answered))
+            .is_none());
     }
 }

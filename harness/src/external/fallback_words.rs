@@ -9,7 +9,7 @@
 //! compared lowercased: numbers (counts, sizes) and punctuation are not judged, and a
 //! fact name (`FACT-000123`) is judged by its facts rule, not here. A fallback cuts long
 //! rows and marks the cut with an ellipsis (Hermes: `text[:420] + " ... " +
-//! text[-160:]`, `+ " ...[truncated]"`), so a word whose nearest non-space neighbour is
+//! text[-160:]`, `+ " ...[truncated]"`), so a word whose nearest non-whitespace neighbour is
 //! an ellipsis (`...` or `…`) may be a piece of a word: it is not judged.
 
 use super::text_hash::{TextHasher, TextMap};
@@ -33,11 +33,13 @@ fn spans(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
         .map(move |w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
 }
 
-/// Whether the word at `at..at + len` of `text` touches an ellipsis (spaces between
-/// allowed): a cut may have made it a piece of a word.
+/// Whether the word at `at..at + len` of `text` touches an ellipsis (whitespace between
+/// allowed: Hermes 0.19.0 cuts its whole fallback with `summary[:N].rstrip() +
+/// "\n...[fallback summary truncated]"`, agent/context_compressor.py line 2114): a cut
+/// may have made it a piece of a word.
 fn beside_ellipsis(text: &str, at: usize, len: usize) -> bool {
-    let before = text[..at].trim_end_matches(' ');
-    let after = text[at + len..].trim_start_matches(' ');
+    let before = text[..at].trim_end();
+    let after = text[at + len..].trim_start();
     before.ends_with("...")
         || before.ends_with('…')
         || after.starts_with("...")
@@ -262,6 +264,9 @@ mod tests {
         assert_eq!((n, listed), (1, vec!["ui".to_string()]));
         // A word an ellipsis cut (either side, spaces between) is not judged; the next is.
         let (n, listed) = foreign("the bui... ild ... uild… the zq", &seen, &declared);
+        assert_eq!((n, listed), (1, vec!["zq".to_string()]));
+        // A line break between the cut word and the ellipsis (a fallback cut whole).
+        let (n, listed) = foreign("the Dropp\n...\n\nCalled zq", &seen, &declared);
         assert_eq!((n, listed), (1, vec!["zq".to_string()]));
     }
 }

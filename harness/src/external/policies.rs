@@ -54,8 +54,22 @@ pub fn parse(declared: &BTreeMap<String, Value>) -> Result<Policies, String> {
                 p.absorb_exchanges = true;
             }
             STATIC_FALLBACK => {
-                only(name, params, &["text", "words"])?;
+                only(
+                    name,
+                    params,
+                    &["text", "words", "connection_dropped_aborts"],
+                )?;
                 p.static_fallback = true;
+                p.static_fallback_connection_dropped_aborts =
+                    match params.get("connection_dropped_aborts") {
+                        None => false,
+                        Some(v) => v.as_bool().ok_or_else(|| {
+                            format!(
+                                "policy `{name}`: `connection_dropped_aborts` must be true or \
+                                 false, got {v}"
+                            )
+                        })?,
+                    };
                 p.static_fallback_text = match params.get("text") {
                     None => None,
                     Some(text) => Some(fallback_text_of(name, text)?),
@@ -224,6 +238,21 @@ mod tests {
     }
 
     #[test]
+    fn the_dropped_connection_abort_is_read_and_described() {
+        let p = of(json!({"static_fallback": {"text": "{p}x", "connection_dropped_aborts": true}}))
+            .unwrap();
+        assert!(p.static_fallback_connection_dropped_aborts);
+        assert_eq!(
+            p.describe(),
+            "static_fallback {\"connection_dropped_aborts\":true,\"text\":\"{p}x\"}"
+        );
+        let off = of(json!({"static_fallback": {"connection_dropped_aborts": false}})).unwrap();
+        assert!(off.static_fallback && !off.static_fallback_connection_dropped_aborts);
+        let err = of(json!({"static_fallback": {"connection_dropped_aborts": "yes"}})).unwrap_err();
+        assert!(err.contains("must be true or false"), "{err}");
+    }
+
+    #[test]
     fn the_hermes_declaration_is_the_reference_models() {
         let hermes = json!({
             "protect_first_n": {},
@@ -291,7 +320,7 @@ mod tests {
             ),
             (
                 json!({"static_fallback": {"txt": "x"}}),
-                "unknown parameter `txt` (known: text, words)",
+                "unknown parameter `txt` (known: text, words, connection_dropped_aborts)",
             ),
             (
                 json!({"static_fallback": {"text": "x", "words": ["a"]}}),
