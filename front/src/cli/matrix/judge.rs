@@ -248,7 +248,11 @@ mod tests {
             4,
             "a summary row written with no answered summarizer call (1 served, 0 answered)",
         );
-        let caught = fired_cell("summary-failure-safe", Some(SUMMARY_ROW), &[own.clone()]);
+        let caught = fired_cell(
+            "summary-failure-safe",
+            Some(SUMMARY_ROW),
+            std::slice::from_ref(&own),
+        );
         assert_eq!(caught, Some(Cell::Caught { step: 4 }));
         // No witness named: any violation of the invariant is the finding's.
         let b6 = violation(
@@ -257,7 +261,7 @@ mod tests {
             "0 rows removed and 23 rewritten with no summary written (the pass reported aborted)",
         );
         assert_eq!(
-            fired_cell("summary-failure-safe", None, &[b6.clone()]),
+            fired_cell("summary-failure-safe", None, std::slice::from_ref(&b6)),
             Some(Cell::Caught { step: 4 })
         );
         // The same invariant fired by another fault: neither caught nor affected.
