@@ -52,14 +52,22 @@ pub struct Suite {
     pub adapter: String,
 }
 
-/// A finding: its id, its shrunk scenario, and the adapter kind that runs it.
+/// A finding: its id, its shrunk scenario, the adapter kind that runs it, and what its
+/// violation must show besides the invariant.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Finding {
     pub id: String,
     pub scenario: PathBuf,
     pub adapter: String,
+    /// Text the invariant's witness (its message or one of its facts) must contain for
+    /// the violation to be this finding's; `None`: any violation of the invariant is.
+    #[serde(default)]
+    pub witness: Option<String>,
 }
+
+/// Longest `witness` text of a finding, in characters.
+pub const WITNESS_CHARS_MAX: usize = 200;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -177,6 +185,14 @@ fn check_finding(mut f: Finding, base: &Path, releases: &[Release]) -> Result<Fi
             f.scenario.display()
         ));
     }
+    if let Some(w) = &f.witness {
+        if w.trim().is_empty() || w.chars().count() > WITNESS_CHARS_MAX {
+            return Err(format!(
+                "finding `{}`: witness must be 1 to {WITNESS_CHARS_MAX} characters of text",
+                f.id
+            ));
+        }
+    }
     if !releases.iter().any(|r| r.adapters.contains_key(&f.adapter)) {
         return Err(format!(
             "finding `{}`: no release has an adapter `{}`",
@@ -230,6 +246,23 @@ suites = [{ strategy = "batch", adapter = "batch" }]
             let e = parse(Path::new("m.toml"), &bad).unwrap_err();
             assert!(e.starts_with("matrix file m.toml: "), "{e}");
         }
+    }
+
+    #[test]
+    fn a_finding_names_the_witness_its_violation_must_show() {
+        let with = |w: &str| {
+            format!(
+                "{GOOD}[[finding]]\nid = \"B8\"\nscenario = \"Cargo.toml\"\nadapter = \"batch\"\n{w}\n"
+            )
+        };
+        let m = parse(Path::new("m.toml"), &with("witness = \"a summary row\"")).unwrap();
+        assert_eq!(m.findings[0].witness.as_deref(), Some("a summary row"));
+        assert_eq!(
+            parse(Path::new("m.toml"), &with("")).unwrap().findings[0].witness,
+            None
+        );
+        let e = parse(Path::new("m.toml"), &with("witness = \" \"")).unwrap_err();
+        assert!(e.contains("finding `B8`: witness must be"), "{e}");
     }
 
     #[test]

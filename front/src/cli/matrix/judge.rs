@@ -3,6 +3,7 @@
 //! harness observed: the case's outcome and every verdict of a `--verdicts all` run.
 
 use compactsim_harness::engine::{CaseOutcome, CaseResult};
+use compactsim_model::Violation;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -16,6 +17,10 @@ pub enum Cell {
     /// The finding's invariant fires (judged by it alone), but `by` fired at an earlier
     /// step: a first-violation judge reports `by` and hides the finding.
     Masked { step: u32, by: String, by_step: u32 },
+    /// The finding's invariant fires, but its witness lacks the text the finding names
+    /// (`witness` in the matrix file): another fault fired the same invariant. `message`
+    /// is what the violation says instead.
+    OtherWitness { step: u32, message: String },
     /// The finding's invariant does not fire; `fired` lists the invariants that did.
     Clean { fired: Vec<String> },
     /// The scenario could not be judged on this release.
@@ -38,6 +43,7 @@ impl Cell {
         match self {
             Cell::Caught { .. } => "caught",
             Cell::Masked { .. } => "masked",
+            Cell::OtherWitness { .. } => "other witness",
             Cell::Clean { .. } => "clean",
             Cell::CannotRun { .. } => "cannot run",
         }
@@ -48,6 +54,7 @@ impl Cell {
         match self {
             Cell::Caught { .. } => "caught".into(),
             Cell::Masked { by, .. } => format!("masked by {by}"),
+            Cell::OtherWitness { .. } => "fired, other witness".into(),
             Cell::Clean { fired } if fired.is_empty() => "clean".into(),
             Cell::Clean { fired } => format!("clean ({} fired)", fired.join(", ")),
             Cell::CannotRun { reason } => format!("cannot run: {reason}"),
@@ -55,30 +62,50 @@ impl Cell {
     }
 }
 
-/// The cell of a case judged past its first violation, for the finding `invariant`.
-pub fn classify(invariant: &str, result: &CaseResult) -> Cell {
-    let own = result.verdicts.iter().find(|v| v.invariant == invariant);
-    let first = result.verdicts.iter().min_by_key(|v| v.step);
-    match (own, first) {
-        (Some(own), Some(first)) if first.step < own.step => Cell::Masked {
+/// The cell of a case judged past its first violation, for the finding `invariant`
+/// whose violation shows `witness` (any violation of it, when `None`).
+pub fn classify(invariant: &str, witness: Option<&str>, result: &CaseResult) -> Cell {
+    if let Some(cell) = fired_cell(invariant, witness, &result.verdicts) {
+        return cell;
+    }
+    match &result.outcome {
+        CaseOutcome::Internal(what) => Cell::CannotRun {
+            reason: first_line(what),
+        },
+        _ => Cell::Clean {
+            fired: result
+                .verdicts
+                .iter()
+                .map(|v| v.invariant.clone())
+                .collect(),
+        },
+    }
+}
+
+/// The cell when `invariant` is among `verdicts` (each invariant's first violation):
+/// other witness, masked or caught. `None` when it did not fire.
+fn fired_cell(invariant: &str, witness: Option<&str>, verdicts: &[Violation]) -> Option<Cell> {
+    let own = verdicts.iter().find(|v| v.invariant == invariant)?;
+    let first = verdicts.iter().min_by_key(|v| v.step)?;
+    Some(if !witness.is_none_or(|w| shows(own, w)) {
+        Cell::OtherWitness {
+            step: own.step,
+            message: own.message.clone(),
+        }
+    } else if first.step < own.step {
+        Cell::Masked {
             step: own.step,
             by: first.invariant.clone(),
             by_step: first.step,
-        },
-        (Some(own), _) => Cell::Caught { step: own.step },
-        (None, _) => match &result.outcome {
-            CaseOutcome::Internal(what) => Cell::CannotRun {
-                reason: first_line(what),
-            },
-            _ => Cell::Clean {
-                fired: result
-                    .verdicts
-                    .iter()
-                    .map(|v| v.invariant.clone())
-                    .collect(),
-            },
-        },
-    }
+        }
+    } else {
+        Cell::Caught { step: own.step }
+    })
+}
+
+/// Whether the violation's message or one of its witness facts contains `text`.
+fn shows(v: &Violation, text: &str) -> bool {
+    v.message.contains(text) || v.witness.facts.iter().any(|f| f.contains(text))
 }
 
 fn first_line(text: &str) -> String {
@@ -91,7 +118,8 @@ pub struct Bisect {
     pub first_affected: Option<String>,
     pub last_affected: Option<String>,
     /// Releases before the first affected one whose case failed on other invariants
-    /// only: the finding may sit behind them in a way this scenario does not show.
+    /// only, or on the finding's invariant with another witness: the finding may sit
+    /// behind them in a way this scenario does not show.
     pub failed_otherwise_before: Vec<String>,
     /// Affected releases whose cell is `masked`.
     pub masked: Vec<String>,
@@ -108,7 +136,10 @@ pub fn bisect(releases: &[&str], cells: &[Cell]) -> Bisect {
     let failed_otherwise_before = match first {
         Some(f) => ran[..f]
             .iter()
-            .filter(|(_, c)| matches!(c, Cell::Clean { fired } if !fired.is_empty()))
+            .filter(|(_, c)| {
+                matches!(c, Cell::OtherWitness { .. })
+                    || matches!(c, Cell::Clean { fired } if !fired.is_empty())
+            })
             .map(|(i, _)| releases[*i].to_string())
             .collect(),
         None => Vec::new(),
@@ -195,6 +226,71 @@ mod tests {
         assert_eq!(
             bisect(&names, &[cannot(), cannot()]).answer,
             "no release could run it"
+        );
+    }
+
+    fn violation(invariant: &str, step: u32, fact: &str) -> Violation {
+        Violation {
+            invariant: invariant.into(),
+            turn: 1,
+            step,
+            message: fact.into(),
+            witness: compactsim_model::Witness::default().fact(fact),
+        }
+    }
+
+    const SUMMARY_ROW: &str = "a summary row written with no answered summarizer call";
+
+    #[test]
+    fn a_finding_is_caught_only_with_the_witness_it_names() {
+        let own = violation(
+            "summary-failure-safe",
+            4,
+            "a summary row written with no answered summarizer call (1 served, 0 answered)",
+        );
+        let caught = fired_cell(
+            "summary-failure-safe",
+            Some(SUMMARY_ROW),
+            std::slice::from_ref(&own),
+        );
+        assert_eq!(caught, Some(Cell::Caught { step: 4 }));
+        // No witness named: any violation of the invariant is the finding's.
+        let b6 = violation(
+            "summary-failure-safe",
+            4,
+            "0 rows removed and 23 rewritten with no summary written (the pass reported aborted)",
+        );
+        assert_eq!(
+            fired_cell("summary-failure-safe", None, std::slice::from_ref(&b6)),
+            Some(Cell::Caught { step: 4 })
+        );
+        // The same invariant fired by another fault: neither caught nor affected.
+        let other = fired_cell("summary-failure-safe", Some(SUMMARY_ROW), &[b6]).unwrap();
+        assert!(
+            matches!(&other, Cell::OtherWitness { step: 4, message } if message.starts_with("0 rows removed"))
+        );
+        assert!(!other.affected() && other.ran());
+        assert_eq!(other.text(), "fired, other witness");
+        assert_eq!(
+            fired_cell("summary-failure-safe", Some(SUMMARY_ROW), &[]),
+            None
+        );
+    }
+
+    #[test]
+    fn bisect_ends_where_only_another_witness_fires() {
+        let other = Cell::OtherWitness {
+            step: 4,
+            message: "0 rows removed".into(),
+        };
+        let names = ["r1", "r2", "r3", "r4"];
+        let b = bisect(&names, &[other.clone(), caught(), clean(), other]);
+        assert_eq!(b.first_affected.as_deref(), Some("r2"));
+        assert_eq!(b.last_affected.as_deref(), Some("r2"));
+        assert_eq!(b.failed_otherwise_before, vec!["r1".to_string()]);
+        assert_eq!(
+            b.answer,
+            "introduced between r1 and r2; gone between r2 and r3"
         );
     }
 

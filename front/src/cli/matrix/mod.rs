@@ -36,7 +36,7 @@ pub fn matrix_schema_json() -> String {
 pub use suite::SuiteRow;
 
 /// Schema version of matrix.json.
-pub const MATRIX_SCHEMA_VERSION: u32 = 2;
+pub const MATRIX_SCHEMA_VERSION: u32 = 3;
 /// Default output directory of `compactsim matrix`.
 pub const OUT_DEFAULT: &str = "target/compactsim/matrix";
 
@@ -87,6 +87,9 @@ pub struct FindingRow {
     pub id: String,
     pub scenario: String,
     pub invariant: String,
+    /// The text its invariant's witness must show (`witness` in the matrix file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness: Option<String>,
     pub cells: Vec<(String, Cell)>,
     pub bisect: Bisect,
 }
@@ -170,6 +173,7 @@ fn assemble(
             id: f.id.clone(),
             scenario: f.scenario.display().to_string(),
             invariant: finding_invariant(s).unwrap_or_default(),
+            witness: f.witness.clone(),
             bisect: judge::bisect(&names, &cells),
             cells: names.iter().map(|n| n.to_string()).zip(cells).collect(),
         })
@@ -317,7 +321,7 @@ fn judge_findings(
                             },
                         );
                         Judged {
-                            cell: judge::classify(&invariant, &result),
+                            cell: judge::classify(&invariant, f.witness.as_deref(), &result),
                             wall_time: started.elapsed(),
                             witness: compactsim_reports::witness_text(&result.verdicts),
                             repro: format!(

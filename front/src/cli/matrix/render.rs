@@ -31,6 +31,7 @@ fn mark(c: &Cell) -> &'static str {
     match c {
         Cell::Caught { .. } => "caught",
         Cell::Masked { .. } => "masked",
+        Cell::OtherWitness { .. } => "other",
         Cell::Clean { fired } if fired.is_empty() => "clean",
         Cell::Clean { .. } => "clean*",
         Cell::CannotRun { .. } => "—",
@@ -66,7 +67,9 @@ fn markdown(m: &Matrix) -> String {
     out.push_str(
         "caught: the finding's invariant fires and nothing fired before it; masked: it \
          fires, but another invariant fired first (a first-violation judge hides it); \
-         clean: it does not fire (clean*: other invariants fired, listed in matrix.json); \
+         other: it fires, but without the witness the finding names (another fault; its \
+         message is in matrix.json); clean: it does not fire (clean*: other invariants \
+         fired, listed in matrix.json); \
          —: cannot run (why below).\n\n",
     );
     out.push_str(&findings_table(m));
@@ -143,7 +146,7 @@ fn html(m: &Matrix) -> String {
     let mut out = format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>compactsim version matrix</title>\
          <style>body{{font-family:sans-serif}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 6px}}\
-         .caught{{background:#f4b4b4}}.masked{{background:#f7dc9c}}.clean{{background:#c6ecc6}}.cannot{{background:#ddd}}</style>\
+         .caught{{background:#f4b4b4}}.masked{{background:#f7dc9c}}.other{{background:#d8d0f0}}.clean{{background:#c6ecc6}}.cannot{{background:#ddd}}</style>\
          </head><body><h1>Version matrix</h1><p>compactsim matrix {} — seed {}, {} cases × {} passes per default suite.</p>\
          <table><tr><th>release</th>",
         esc(&m.file), m.seed, m.cases, m.passes
@@ -161,7 +164,11 @@ fn html(m: &Matrix) -> String {
         let _ = write!(out, "<tr><td>{}</td>", esc(&r.name));
         for f in &m.findings {
             let c = &f.cells[i].1;
-            let class = if c.ran() { c.word() } else { "cannot" };
+            let class = match c {
+                Cell::CannotRun { .. } => "cannot",
+                Cell::OtherWitness { .. } => "other",
+                _ => c.word(),
+            };
             let _ = write!(
                 out,
                 "<td class=\"{class}\" title=\"{}\">{}</td>",
