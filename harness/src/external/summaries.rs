@@ -11,7 +11,7 @@ use super::chat::{spelled_facts, TextBook};
 use super::quotes::quoted_chars_total;
 pub use super::quotes::{quoted_chars, QUOTED_PIECE_CHARS_MIN};
 use super::session::{SummarizeCall, SummaryService};
-use super::wire::SummaryAnswer;
+use super::wire::{Purpose, SummaryAnswer};
 use compactsim_fakes::seam::SummaryBackend;
 use compactsim_fakes::summarizer::{fit, RollingSummary, SummaryFailure};
 use compactsim_model::content::chars_to_spell;
@@ -73,9 +73,12 @@ impl SummaryService for Served<'_> {
         let input_tokens = rough_tokens(u32::try_from(quoted_chars).unwrap_or(u32::MAX));
         // The answer is written to fit the call's `max_tokens` (a `length` failure when
         // it runs over: the backend's drawn overrun, or no room for its facts).
-        let result =
+        let result = if condenses(call, &previous, &input_facts, input_tokens) {
+            self.backend.condense_within(&previous, call.max_tokens)
+        } else {
             self.backend
-                .summarize_within(&previous, &input_facts, input_tokens, call.max_tokens);
+                .summarize_within(&previous, &input_facts, input_tokens, call.max_tokens)
+        };
         self.latency_ms += result.latency_ms;
         match result.result {
             Ok(summary) => {
@@ -126,6 +129,23 @@ impl SummaryService for Served<'_> {
             }
         }
     }
+}
+
+/// A call served as a condense (`purpose` `condense`, PROTOCOL.md): its prompt carries a
+/// previous summary and no input (no fact outside it, no quoted conversation text), so
+/// the summarizer re-summarizes that summary alone, as the Rust reference's defrag asks
+/// (`condense_within`: same facts, the size shrunk by the condense ratio). Any other
+/// call, whatever its purpose, is an update of the previous summary with its input.
+fn condenses(
+    call: &SummarizeCall,
+    previous: &RollingSummary,
+    input_facts: &[FactId],
+    input_tokens: u32,
+) -> bool {
+    call.purpose == Some(Purpose::Condense)
+        && !previous.facts.is_empty()
+        && input_facts.is_empty()
+        && input_tokens == 0
 }
 
 /// The previous summary's `facts` as far as an answer within `max` tokens can carry them:
