@@ -73,7 +73,7 @@ impl SummaryService for Served<'_> {
         let input_tokens = rough_tokens(u32::try_from(quoted_chars).unwrap_or(u32::MAX));
         // The answer is written to fit the call's `max_tokens` (a `length` failure when
         // it runs over: the backend's drawn overrun, or no room for its facts).
-        let result = if condenses(call, &previous, &input_facts, input_tokens) {
+        let result = if condenses(call, &previous, &input_facts) {
             self.backend.condense_within(&previous, call.max_tokens)
         } else {
             self.backend
@@ -132,20 +132,14 @@ impl SummaryService for Served<'_> {
 }
 
 /// A call served as a condense (`purpose` `condense`, PROTOCOL.md): its prompt carries a
-/// previous summary and no input (no fact outside it, no quoted conversation text), so
-/// the summarizer re-summarizes that summary alone, as the Rust reference's defrag asks
-/// (`condense_within`: same facts, the size shrunk by the condense ratio). Any other
+/// previous summary and no fact outside it, so the summarizer re-summarizes that summary
+/// alone, as the Rust reference's defrag asks (`condense_within`: same facts, the size
+/// shrunk by the condense ratio). Quoted conversation text is no reason to update: a
+/// summary's generated words match pieces of the transcript by chance (seen in
+/// code-review-3h: 8 quoted tokens made a defrag an update one token larger). Any other
 /// call, whatever its purpose, is an update of the previous summary with its input.
-fn condenses(
-    call: &SummarizeCall,
-    previous: &RollingSummary,
-    input_facts: &[FactId],
-    input_tokens: u32,
-) -> bool {
-    call.purpose == Some(Purpose::Condense)
-        && !previous.facts.is_empty()
-        && input_facts.is_empty()
-        && input_tokens == 0
+fn condenses(call: &SummarizeCall, previous: &RollingSummary, input_facts: &[FactId]) -> bool {
+    call.purpose == Some(Purpose::Condense) && !previous.facts.is_empty() && input_facts.is_empty()
 }
 
 /// The previous summary's `facts` as far as an answer within `max` tokens can carry them:
