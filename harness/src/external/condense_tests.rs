@@ -31,14 +31,15 @@ fn call(prompt: &str, purpose: Option<Purpose>) -> SummarizeCall {
     }
 }
 
-/// A summary served from 40 facts of input, then the calls `second` makes with its text:
+/// A summary served from 40 facts in ~8,000 characters of input, then the calls `second` makes with its text:
 /// each answer's (rough tokens, facts), and whether the backend served a condense.
 fn after_a_summary(second: &[(String, Option<Purpose>)]) -> (u32, Vec<(u32, Vec<FactId>)>) {
     let mut book = TextBook::default();
     let mut fake = Summarizer::new(SummarizerConfig::reliable(), stream(5, Stream::Summarizer));
-    let input: String = (1..=40)
-        .map(|i| format!(" FACT-{i:06} ran the tests"))
-        .collect();
+    // ~200 characters a fact: the summary grows past the size that spells its facts, so
+    // a condense has room to shrink it.
+    let filler = " ran the tests, read the parser module and the config loader again".repeat(3);
+    let input: String = (1..=40).map(|i| format!(" FACT-{i:06}{filler}")).collect();
     let mut served = 0;
     let mut s = Served {
         book: &mut book,
