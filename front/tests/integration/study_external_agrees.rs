@@ -52,25 +52,30 @@ fn totals(dir: &Path, file: &Path, adapter: Option<&str>) -> Vec<(String, serde_
 /// -2,137 tokens on the second pass); over 60 turns that is 0.1 point of a 400K window.
 const OCCUPANCY_PEAK_POINTS_MAX: f64 = 0.5;
 
-/// 60 turns reach the micro defrags (the rolling summary passes the threshold near pass
-/// 32): each defrag asks for a condense, which the harness serves with the fake
+/// 60 turns reach the micro defrags of both micro strategies (micro's rolling summary
+/// passes the threshold near pass 32): each defrag asks for a condense, which the harness serves with the fake
 /// summarizer's `condense` as it serves the in-process reference's `condense_within`.
 /// Without it (a plain `summarize` of the summary) a defrag answered the summary at its
 /// own size, never shorter, and the external run defragged on every pass from there.
 #[test]
 fn the_external_reference_adapter_measures_the_in_process_micro_figures() {
     let dir = scratch("study_agrees_micro");
-    let file = study_file(&dir, 60, "[\"micro\"]");
+    let file = study_file(&dir, 60, "[\"micro\", \"micro-gated\"]");
     let inside = totals(&dir, &file, None);
     let outside = totals(&dir, &file, Some("python3 adapters/reference/compactor.py"));
-    let (a, b) = (&inside[0].1, &outside[0].1);
-    assert!(a["micro_defrags"].as_u64().unwrap() > 0, "a defrag: {a}");
-    for key in ["micro_commits", "micro_defrags", "batch_compactions"] {
-        assert_eq!(a[key], b[key], "{key}: in-process {a} external {b}");
+    assert_eq!(inside.len(), 2);
+    for ((name, a), (_, b)) in inside.iter().zip(&outside) {
+        assert!(
+            a["micro_defrags"].as_u64().unwrap() > 0,
+            "{name}: a defrag: {a}"
+        );
+        for key in ["micro_commits", "micro_defrags", "batch_compactions"] {
+            assert_eq!(a[key], b[key], "{name} {key}: in-process {a} external {b}");
+        }
+        let peak = |t: &serde_json::Value| t["occupancy_pct_peak"].as_f64().unwrap();
+        assert!(
+            (peak(a) - peak(b)).abs() <= OCCUPANCY_PEAK_POINTS_MAX,
+            "{name} occupancy peak: in-process {a} external {b}"
+        );
     }
-    let peak = |t: &serde_json::Value| t["occupancy_pct_peak"].as_f64().unwrap();
-    assert!(
-        (peak(a) - peak(b)).abs() <= OCCUPANCY_PEAK_POINTS_MAX,
-        "occupancy peak: in-process {a} external {b}"
-    );
 }
