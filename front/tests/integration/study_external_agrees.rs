@@ -53,8 +53,9 @@ fn totals(dir: &Path, file: &Path, adapter: Option<&str>) -> Vec<(String, serde_
 const OCCUPANCY_PEAK_POINTS_MAX: f64 = 0.5;
 
 /// 60 turns reach the micro defrags of both micro strategies (micro's rolling summary
-/// passes the threshold near pass 32): each defrag asks for a condense, which the harness serves with the fake
-/// summarizer's `condense` as it serves the in-process reference's `condense_within`.
+/// passes the threshold near pass 32): each defrag asks for a condense, which the
+/// harness serves with the fake summarizer's `condense` as it serves the in-process
+/// reference's `condense_within`.
 /// Without it (a plain `summarize` of the summary) a defrag answered the summary at its
 /// own size, never shorter, and the external run defragged on every pass from there.
 #[test]
