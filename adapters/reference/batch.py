@@ -1,5 +1,7 @@
 """The batch pass of the reference adapter: one Hermes `compress()` (hermes-domain §2.3,
-era B) without the tool-output prune and without the fallback summary.
+era B) without the tool-output prune and without the fallback summary. Without the
+prune it summarizes other rows than the Rust reference on a window over the input cap
+(tool outputs there stay whole, so fewer rows fit): a study's batch figures differ.
 
 - Head: the system row plus `protect_first_n` rows, decayed to the system row alone
   once this process compacted or a summary sits in the restart-probe window (#11996).
@@ -9,9 +11,9 @@ era B) without the tool-output prune and without the fallback summary.
   that user row (the summary is never merged into it).
 - Summary: one call whose prompt holds the bodies of the summaries it supersedes (every
   summary row up to the window end and the batch summaries in the tail) and the own text
-  of the window rows, so it is cumulative. A failed call aborts the pass and pauses
-  automatic compaction (30 s after a dropped connection, 60 s after anything else),
-  answered through the `cooling_down` hook.
+  of the window rows under Hermes's 160,000-character input cap, so it is cumulative.
+  A failed call aborts the pass and pauses automatic compaction (30 s after a dropped
+  connection, 60 s after anything else), answered through the `cooling_down` hook.
 - Assembly: head + summary + tail, with every superseded summary gone (a summary merged
   into a row leaves that row's own text; user rows a dropped summary separated are
   merged; a micro marker in the tail is not superseded and stays). The role follows the neighbour rule; the first visible row, and the summary
@@ -32,6 +34,15 @@ END_MARKER = ("--- END OF CONTEXT SUMMARY \u2014 respond to the message below, "
 MIDDLE_MESSAGES_MIN = 3
 # Rows past protect_first_n that the restart probe looks at for a summary.
 RESTART_PROBE_EXTRA_ROWS = 4
+# Hermes's serialization caps (the Rust reference's `summary::input`): a row counts at
+# most this many characters (text and tool-call arguments, these capped themselves) plus
+# its label; a block over the whole cap keeps the rows that start in its first 45 % or
+# in its last 55 %, and the rows between reach no summarizer (their facts are lost).
+MESSAGE_INPUT_MAX_CHARS = 6_000
+ARGUMENTS_INPUT_MAX_CHARS = 1_500
+ROW_LABEL_CHARS = 20
+INPUT_MAX_CHARS = 160_000
+INPUT_HEAD_SHARE_PER_MILLE = 450
 # Pause of automatic compaction after a failed summary, by failure.
 COOLDOWN_AFTER_DROPPED_CONNECTION_MS = 30_000
 COOLDOWN_AFTER_FAILURE_MS = 60_000
@@ -179,7 +190,7 @@ class Batch:
             return labelled(ctx, msgs, outcome="nothing_to_compress")
         previous = [split_summary(m)[0] for m in msgs[first_non_system(msgs):end] if is_summary(m)]
         previous += [split_summary(m)[0] for m in msgs[end:] if is_batch_summary(m)]
-        own = [split_summary(m)[1] for m in msgs[start:end]]
+        own = input_texts(msgs[start:end])
         if not any(own) and not any(m.get("tool_calls") for m in msgs[start:end]):
             return labelled(ctx, msgs, outcome="nothing_new")
         if self.cooling_down(now_ms):
@@ -207,6 +218,34 @@ class Batch:
             return summarize(prompt=prompt), "stop"
         except SummaryError as e:
             return "", e.error
+
+
+def input_texts(rows):
+    """The own texts of the window `rows` that reach the summarizer under the block cap
+    (`INPUT_MAX_CHARS`, as the Rust reference's `summary::input`); a summary row with no
+    own text and no tool call is no input row."""
+    texts, sizes = [], []
+    for m in rows:
+        own = split_summary(m)[1]
+        calls = m.get("tool_calls") or []
+        if is_summary(m) and not own and not calls:
+            continue
+        call_chars = sum(len(c["function"]["name"])
+                         + min(len(c["function"]["arguments"]), ARGUMENTS_INPUT_MAX_CHARS)
+                         for c in calls)
+        texts.append(own)
+        sizes.append(min(len(own) + call_chars, MESSAGE_INPUT_MAX_CHARS) + ROW_LABEL_CHARS)
+    total = sum(sizes)
+    if total <= INPUT_MAX_CHARS:
+        return texts
+    head_chars = INPUT_MAX_CHARS * INPUT_HEAD_SHARE_PER_MILLE // 1000
+    tail_from = total - (INPUT_MAX_CHARS - head_chars)
+    kept, offset = [], 0
+    for text, size in zip(texts, sizes):
+        if offset < head_chars or offset >= tail_from:
+            kept.append(text)
+        offset += size
+    return kept
 
 
 def labelled(ctx, msgs, **labels):

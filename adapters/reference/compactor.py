@@ -109,8 +109,9 @@ class Micro:
 
     def defrag(self, cfg, msgs, ctx):
         """Re-summarizes the rolling summary alone and rewrites the newest marker in place
-        (same id and role); nothing changes on a failed or larger answer."""
-        text = summary(ctx, self.rolling)
+        (same id and role); nothing changes on a failed or larger answer. The call asks
+        for a condense (`purpose`), as the Rust reference's `condense_within`."""
+        text = summary(ctx, self.rolling, purpose="condense")
         markers = [i for i, m in enumerate(msgs) if m.get("_micro_compact_marker")]
         if not text or len(text) > len(self.rolling) or not markers:
             return labelled(ctx, msgs, outcome="defrag_failed")
@@ -135,10 +136,10 @@ class Micro:
         return {"outcome": "summarize_failed"}
 
 
-def summary(ctx, prompt):
+def summary(ctx, prompt, purpose=None):
     """The summary of `prompt`, or "" when the call failed."""
     try:
-        return ctx.summarize(prompt=prompt)
+        return ctx.summarize(prompt=prompt, purpose=purpose)
     except SummaryError:
         return ""
 

@@ -270,7 +270,8 @@ def serve(name, version, capabilities, handlers, conversation=None):
             continue
         calls = [0]
 
-        def summarize(prompt=None, messages=None, max_tokens=None, _rid=rid, _calls=calls):
+        def summarize(prompt=None, messages=None, max_tokens=None, purpose=None, _rid=rid,
+                      _calls=calls):
             msg = {"type": "summarize", "id": _rid, "call": _calls[0]}
             if prompt is not None:
                 msg["prompt"] = prompt
@@ -278,6 +279,8 @@ def serve(name, version, capabilities, handlers, conversation=None):
                 msg["messages"] = messages
             if max_tokens is not None:
                 msg["max_tokens"] = max_tokens
+            if purpose is not None:
+                msg["purpose"] = purpose
             _send(msg)
             _calls[0] += 1
             ans = _read()

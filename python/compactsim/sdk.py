@@ -65,11 +65,14 @@ class Context:
         self.labels = {}
         self._summarize = summarize
 
-    def summarize(self, prompt=None, messages=None, max_tokens=None):
+    def summarize(self, prompt=None, messages=None, max_tokens=None, purpose=None):
         """The summary text the harness's summarizer answers for `prompt` (a string)
         and/or `messages` (chat messages); raises `SummaryError` on a failed call, a
-        `length` finish or an empty answer."""
-        text, finish = self._summarize(prompt=prompt, messages=messages, max_tokens=max_tokens)
+        `length` finish or an empty answer. `purpose="condense"`: the prompt is a
+        previous summary to re-summarize alone, shorter (adapters/PROTOCOL.md)."""
+        extra = {} if purpose is None else {"purpose": purpose}
+        text, finish = self._summarize(prompt=prompt, messages=messages, max_tokens=max_tokens,
+                                       **extra)
         if finish != "stop":
             raise SummaryError(finish, "the summary ended with finish_reason %r" % finish)
         if not text:

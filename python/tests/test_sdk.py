@@ -54,6 +54,15 @@ def test_a_pass_asks_the_summarizer_and_returns_the_new_transcript(tmp_path, sdk
                       "transcript": [ROWS[0], {"role": "user", "content": "S"}, ROWS[-1]]}
 
 
+def test_a_condense_is_asked_with_its_purpose(tmp_path, sdk_env):
+    source = FOLD.replace('ctx.summarize(prompt="fold")',
+                          'ctx.summarize(prompt="fold", purpose="condense")')
+    answer = {"type": "summary", "id": 1, "call": 0, "text": "S", "finish_reason": "stop"}
+    out, _ = converse(tmp_path, sdk_env, source, [dict(HELLO, protocols=[1]), batch(1), answer])
+    assert out[1] == {"type": "summarize", "id": 1, "call": 0, "prompt": "fold",
+                      "purpose": "condense"}
+
+
 def test_a_failed_summary_leaves_the_transcript_labelled_aborted(tmp_path, sdk_env):
     hello = dict(HELLO, protocols=[1])
     failed = {"type": "summary", "id": 1, "call": 0, "error": "timeout", "message": "slow"}

@@ -38,5 +38,6 @@ mod scenario_compactor;
 mod seeds;
 mod selftest_external_cli;
 mod shrink_cli;
+mod study_external_agrees;
 mod sweep_cli;
 mod verdicts_cli;

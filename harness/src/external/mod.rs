@@ -6,6 +6,8 @@ pub mod argv;
 pub mod chat;
 pub mod child;
 pub mod compactor;
+#[cfg(test)]
+mod condense_tests;
 pub mod crc32;
 pub mod delta;
 pub mod error;

@@ -160,6 +160,7 @@ pub struct SummarizeCall {
     pub prompt: Option<String>,
     pub messages: Option<Vec<ChatMessage>>,
     pub max_tokens: Option<u32>,
+    pub purpose: Option<super::wire::Purpose>,
 }
 
 /// The harness side of `summarize`: answers from the fake summarizer, faults included.
@@ -482,6 +483,7 @@ impl Session {
                     prompt,
                     messages,
                     max_tokens,
+                    purpose,
                     ..
                 } => {
                     if call != calls {
@@ -498,6 +500,7 @@ impl Session {
                         prompt,
                         messages,
                         max_tokens,
+                        purpose,
                     });
                     self.send(&HarnessMsg::Summary { id, call, answer })?;
                     calls += 1;

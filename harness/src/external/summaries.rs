@@ -11,7 +11,7 @@ use super::chat::{spelled_facts, TextBook};
 use super::quotes::quoted_chars_each;
 pub use super::quotes::{quoted_chars, QUOTED_PIECE_CHARS_MIN};
 use super::session::{SummarizeCall, SummaryService};
-use super::wire::SummaryAnswer;
+use super::wire::{Purpose, SummaryAnswer};
 use compactsim_fakes::seam::SummaryBackend;
 use compactsim_fakes::summarizer::{fit, RollingSummary, SummaryFailure};
 use compactsim_model::content::chars_to_spell;
@@ -79,9 +79,12 @@ impl SummaryService for Served<'_> {
         let input_tokens = rough_tokens(u32::try_from(quoted_chars).unwrap_or(u32::MAX));
         // The answer is written to fit the call's `max_tokens` (a `length` failure when
         // it runs over: the backend's drawn overrun, or no room for its facts).
-        let result =
+        let result = if condenses(call, &previous, &input_facts) {
+            self.backend.condense_within(&previous, call.max_tokens)
+        } else {
             self.backend
-                .summarize_within(&previous, &input_facts, input_tokens, call.max_tokens);
+                .summarize_within(&previous, &input_facts, input_tokens, call.max_tokens)
+        };
         self.latency_ms += result.latency_ms;
         match result.result {
             Ok(summary) => {
@@ -132,6 +135,17 @@ impl SummaryService for Served<'_> {
             }
         }
     }
+}
+
+/// A call served as a condense (`purpose` `condense`, PROTOCOL.md): its prompt carries a
+/// previous summary and no fact outside it, so the summarizer re-summarizes that summary
+/// alone, as the Rust reference's defrag asks (`condense_within`: same facts, the size
+/// shrunk by the condense ratio). Quoted conversation text is no reason to update: a
+/// summary's generated words match pieces of the transcript by chance (seen in
+/// code-review-3h: 8 quoted tokens made a defrag an update one token larger). Any other
+/// call, whatever its purpose, is an update of the previous summary with its input.
+fn condenses(call: &SummarizeCall, previous: &RollingSummary, input_facts: &[FactId]) -> bool {
+    call.purpose == Some(Purpose::Condense) && !previous.facts.is_empty() && input_facts.is_empty()
 }
 
 /// The previous summary's `facts` as far as an answer within `max` tokens can carry them:

@@ -225,6 +225,7 @@ fn ask(
         prompt: Some(prompt.into()),
         messages: None,
         max_tokens: max,
+        purpose: None,
     });
     assert_eq!(s.latency_ms, 10);
     a
@@ -386,6 +387,7 @@ fn the_fake_summarizer_answers_within_max_tokens() {
             prompt: Some(format!("Summarize:{input}")),
             messages: None,
             max_tokens: Some(max),
+            purpose: None,
         });
         let SummaryAnswer::Ok {
             text,

@@ -196,6 +196,18 @@ pub enum HarnessMsg {
     },
 }
 
+/// What a `summarize` call asks the summarizer for (PROTOCOL.md, "Summarizer calls").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// The new cumulative summary: the previous summary the prompt carries updated with
+    /// the input it quotes (the default).
+    Summarize,
+    /// The previous summary the prompt carries, re-summarized alone: same facts,
+    /// shorter (the fake summarizer's `condense`, as the Rust reference's defrag asks).
+    Condense,
+}
+
 /// The harness's answer to one `summarize`: text, or an error the adapter must treat as
 /// a failed LLM call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -233,6 +245,10 @@ pub enum AdapterMsg {
         messages: Option<Vec<ChatMessage>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_tokens: Option<u32>,
+        /// What the call asks for (absent: `summarize`); `condense` re-summarizes the
+        /// previous summary the prompt carries alone (a micro defrag).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        purpose: Option<Purpose>,
     },
     /// The reply to request `id`: a new transcript (passes), a value (hooks), or neither
     /// (restart). Labels are printed, never trusted.
