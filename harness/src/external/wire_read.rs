@@ -8,7 +8,7 @@
 //! a bad line is told is unchanged.
 
 use super::delta::Edit;
-use super::wire::{AdapterMsg, ChatMessage};
+use super::wire::{AdapterMsg, ChatMessage, Purpose};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -46,6 +46,8 @@ struct SummarizeLine {
     messages: Option<Vec<ChatMessage>>,
     #[serde(default)]
     max_tokens: Option<u32>,
+    #[serde(default)]
+    purpose: Option<Purpose>,
 }
 
 /// `line` as an adapter message: what `serde_json::from_str::<AdapterMsg>` reads, the
@@ -72,6 +74,7 @@ pub fn adapter_msg(line: &str) -> serde_json::Result<AdapterMsg> {
                     prompt: s.prompt,
                     messages: s.messages,
                     max_tokens: s.max_tokens,
+                    purpose: s.purpose,
                 });
             }
         }
@@ -109,6 +112,8 @@ mod tests {
             r#"{"type": "result", "id": 5}"#,
             r#"{"type": "summarize", "id": 6, "call": 0, "prompt": "p", "max_tokens": 300}"#,
             r#"{"type": "summarize", "id": 6, "call": 1, "messages": [{"role": "user", "content": "m"}]}"#,
+            r#"{"type": "summarize", "id": 6, "call": 2, "prompt": "p", "purpose": "condense"}"#,
+            r#"{"type": "summarize", "id": 6, "call": 3, "prompt": "p", "purpose": "shrink"}"#,
             r#" { "type" : "error", "id": 7, "message": "boom", "code": "desync"}"#,
             r#"{"id": 8, "type": "result"}"#,
             // Refused alike: unknown key, duplicate type, wrong field type, missing id.
