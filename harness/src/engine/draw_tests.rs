@@ -141,6 +141,7 @@ const NAMES_STREAMS: &[&str] = &[
     "engine/draw_tests.rs",
     "agent_tests.rs",
     "external/tests.rs",
+    "external/condense_tests.rs",
     "shapes/tests/mod.rs",
     "shapes/tests/contract.rs",
 ];
