@@ -10,7 +10,6 @@ use compactsim_fakes::rng::{stream, Stream};
 use compactsim_fakes::summarizer::{Summarizer, SummarizerConfig};
 use compactsim_model::tokens::rough_tokens;
 use compactsim_model::FactId;
-use std::sync::Arc;
 
 fn text_of(answer: SummaryAnswer) -> String {
     match answer {
@@ -41,16 +40,7 @@ fn after_a_summary(second: &[(String, Option<Purpose>)]) -> (u32, Vec<(u32, Vec<
     let filler = " ran the tests, read the parser module and the config loader again".repeat(3);
     let input: String = (1..=40).map(|i| format!(" FACT-{i:06}{filler}")).collect();
     let mut served = 0;
-    let mut s = Served {
-        book: &mut book,
-        backend: &mut fake,
-        served_calls: &mut served,
-        latency_ms: 0,
-        summary_facts: vec![],
-        input_texts: vec![Arc::from(input.as_str())],
-        tool_rows: vec![],
-        answered: 0,
-    };
+    let mut s = Served::over_input(&mut book, &mut fake, &mut served, &input);
     let first = text_of(s.answer(&call(&format!("Summarize:{input}"), None)));
     let answers = second
         .iter()

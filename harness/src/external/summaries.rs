@@ -50,6 +50,28 @@ pub struct Served<'a> {
     pub answered: u32,
 }
 
+#[cfg(test)]
+impl<'a> Served<'a> {
+    /// A request whose only conversation text is `input`, no summary rows, no tool rows.
+    pub fn over_input(
+        book: &'a mut TextBook,
+        backend: &'a mut dyn SummaryBackend,
+        served_calls: &'a mut u64,
+        input: &str,
+    ) -> Self {
+        Served {
+            book,
+            backend,
+            served_calls,
+            latency_ms: 0,
+            summary_facts: vec![],
+            input_texts: vec![Arc::from(input)],
+            tool_rows: vec![],
+            answered: 0,
+        }
+    }
+}
+
 impl SummaryService for Served<'_> {
     fn answer(&mut self, call: &SummarizeCall) -> SummaryAnswer {
         let prompt = prompt_text(call);

@@ -372,16 +372,7 @@ fn the_fake_summarizer_answers_within_max_tokens() {
         .with_overrun(0, stream(3, Stream::SummarizerOverrun));
     let input: String = (1..=400).map(|i| format!(" FACT-{i:06}")).collect();
     let mut served = 0;
-    let mut s = Served {
-        book: &mut book,
-        backend: &mut fake,
-        served_calls: &mut served,
-        latency_ms: 0,
-        summary_facts: vec![],
-        input_texts: vec![Arc::from(input.as_str())],
-        tool_rows: vec![],
-        answered: 0,
-    };
+    let mut s = Served::over_input(&mut book, &mut fake, &mut served, &input);
     for max in [1_024, 300, 64] {
         let answer = s.answer(&SummarizeCall {
             prompt: Some(format!("Summarize:{input}")),
