@@ -1,6 +1,8 @@
 use crate::class::{changed, classify, EventClass};
 use crate::{FailureCooldown, Invariant, InvariantInfo, OracleConfig};
-use compactsim_model::{tokens_rough_total, BatchTrigger, Event, Message, Transition, Witness};
+use compactsim_model::{
+    tokens_rough_total, BatchTrigger, Event, Message, MsgId, Transition, Witness,
+};
 
 /// The agent loop keeps making progress (liveness; hermes-domain §4.1: H-2153, H-11529,
 /// H-14694). The engine adds the case's step budget: exceeding it is reported under
@@ -35,8 +37,10 @@ pub struct NoInfiniteLoop {
     last_failed_turn: Option<u32>,
     failed_in_row: u32,
     /// The turn of the last provider call, and whether a request of it was over the
-    /// window.
+    /// window holding rows from before the turn.
     over_window_turn: Option<(u32, bool)>,
+    /// The turn that appended its rows to an empty session, and those rows' ids.
+    input_only_turn: Option<(u32, Vec<MsgId>)>,
     cooldown_until_ms: u64,
     /// Virtual time of the last failed summarizer call served to a batch pass.
     failed_call_ms: Option<u64>,
@@ -96,6 +100,7 @@ impl NoInfiniteLoop {
             last_failed_turn: None,
             failed_in_row: 0,
             over_window_turn: None,
+            input_only_turn: None,
             cooldown_until_ms: 0,
             failed_call_ms: None,
             last_reading: None,
@@ -116,6 +121,13 @@ impl NoInfiniteLoop {
             return None;
         }
         self.on_blocked(turn, now_ms)
+    }
+
+    /// `request` holds nothing but the rows turn `turn` appended to an empty session.
+    fn input_only(&self, turn: u32, request: &[Message]) -> bool {
+        self.input_only_turn
+            .as_ref()
+            .is_some_and(|(t, ids)| *t == turn && request.iter().all(|m| ids.contains(&m.id)))
     }
 
     fn on_failed(&mut self, turn: u32) -> Option<Witness> {
@@ -198,8 +210,15 @@ impl Invariant for NoInfiniteLoop {
                 sized.then(|| self.on_failed(*turn)).flatten()
             }
             (_, EventClass::Preflight(p)) => self.on_preflight(p.turn, p.now_ms, t.after),
+            (Event::TurnAppended { turn, .. }, _) => {
+                self.input_only_turn = t
+                    .before
+                    .is_empty()
+                    .then(|| (*turn, t.after.iter().map(|m| m.id).collect()));
+                None
+            }
             (_, EventClass::ProviderCall(c)) => {
-                let over = c.over_window
+                let over = (c.over_window && !self.input_only(c.turn, t.before))
                     || self
                         .over_window_turn
                         .is_some_and(|(turn, o)| turn == c.turn && o);
@@ -274,6 +293,39 @@ mod tests {
         );
         let gaps: Vec<_> = (1..=8).flat_map(|t| turn(2 * t, true)).collect();
         assert!(run_same(&mut inv(None), &[user(0)], &gaps).is_empty());
+    }
+
+    /// Turns that each append one over-window user row and fail; `kept` is a row from
+    /// before the first turn that stays in the session (none: every turn starts empty,
+    /// as after a reset).
+    fn input_over_window(kept: Option<Message>) -> Vec<(Event, Vec<Message>)> {
+        let start: Vec<Message> = kept.into_iter().collect();
+        (1..=FAILED_TURNS_IN_ROW_MAX + 2)
+            .flat_map(|t| {
+                let mut with_input = start.clone();
+                with_input.push(user_sized(10 + t, 400_000));
+                let over = overflow_event(t, compactsim_model::CallErrorClass::OverflowPhrase);
+                [
+                    (append_event(t), with_input.clone()),
+                    (over, with_input),
+                    (failed_event(t, true, 1), start.clone()),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_turn_whose_own_input_alone_is_over_the_window_is_no_spiral() {
+        let fired = run(&mut inv(None), &[], &input_over_window(None));
+        assert!(fired.is_empty(), "{fired:?}");
+        let fired = run(
+            &mut inv(None),
+            &[user(0)],
+            &input_over_window(Some(user(0))),
+        );
+        // Turns 4 and 5 are past the tolerated run of failed turns.
+        assert_eq!(fired.len(), 2, "an earlier row in the request: a spiral");
+        assert_eq!(fired[0].0, 3 * (FAILED_TURNS_IN_ROW_MAX + 1) - 1);
     }
 
     #[test]
