@@ -103,7 +103,7 @@ def main(argv):
     for k, (key, title) in enumerate(PANELS):
         panel(out, k, key, title, series, turns)
     y = height - 18
-    out.append('<text x="%d" y="%d" font-size="11">%s, seed %d, %d turns:</text>'
+    out.append('<text x="%d" y="%d" font-size="11">%s, seed %s, %d turns:</text>'
                % (MARGIN_L, y, first["name"], first["seed"], turns))
     x = MARGIN_L + 230
     for i, (label, s) in enumerate(series):
