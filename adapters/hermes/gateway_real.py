@@ -27,9 +27,11 @@ What is not real (the rest is the release's code, called, never copied):
 Import `offline` before this module.
 """
 
+import copy
 import json
 import os
 import sqlite3
+import types
 import uuid as _uuid
 from datetime import datetime as _datetime
 from importlib import import_module
@@ -241,6 +243,48 @@ def agent(session_id, db, compressor, session_key):
     if _AGENT is None:
         _AGENT = _agent_class()
     return _AGENT(session_id, db, compressor, session_key)
+
+
+class CommitGuard:
+    """iot's anti-growth guard at `compress_context`'s commit site, applied to a batch
+    pass's result (the gateway's batch passes are the compressor inside that path):
+    the real agent's live list is what `compress_context` returns, and on a
+    candidate that grows the transcript (rough estimate) iot salvages it once or refuses it
+    and returns the input unchanged (agent/conversation_compression.py:3174-3231, called by
+    `_commit_compaction` before any store write, 3697-3708), where the bare `compress()`
+    would have handed the harness the grown list. `begin(compressor, rows)` before the
+    pass, `end(after)` on its result: the list the agent keeps. A release without the guard
+    (0.19.0) keeps `compress()`'s result. The module is imported at the first pass, after
+    the store's `open` set HERMES_HOME (hermes_state reads it at import)."""
+
+    def __init__(self):
+        self.cc = self.before = self.compressor = self.attempt = None
+
+    def begin(self, compressor, rows):
+        from agent import conversation_compression as cc
+        self.cc = cc if hasattr(cc, "_salvage_or_refuse_grown_transcript") else None
+        if self.cc is None:
+            return
+        # The attempt's snapshot, as `_begin_compression_attempt` takes it before
+        # `compress()` (the refusal restores the prune runway from it).
+        self.compressor, self.before = compressor, copy.deepcopy(rows)
+        self.attempt = types.SimpleNamespace(
+            snapshot=self.cc._snapshot_compressor_attempt_state(compressor),
+            started_at=0.0, seed={}, generation=0)
+
+    def end(self, after):
+        if self.cc is None:
+            return after
+        # `_commit_compaction` pops the tail tags before the size estimate (3699-3700).
+        candidate = copy.deepcopy(after)
+        for m in candidate:
+            m.pop("_compaction_tail", None)
+        kept, _prompt = self.cc._salvage_or_refuse_grown_transcript(
+            agent(None, None, self.compressor, None), copy.deepcopy(self.before), candidate,
+            system_message="", attempt=self.attempt)
+        if kept is None:
+            return self.before
+        return after if kept == candidate else kept
 
 
 def compress(agent_, messages, force):
