@@ -1,8 +1,10 @@
-"""Test of the gateway adapter's batch pass against `compress_context`'s anti-growth guard
-(gateway_real.CommitGuard; FINDINGS.md, the gateway triage, iot case 27): on iot
-0.22.2.post1 a `compress()` result that grows the transcript is refused and the batch pass
+"""Test of the gateway adapter's batch pass: what `compress_context` keeps of `compress()`'s
+result (gateway_real.CommitGuard; FINDINGS.md, the gateway triage, iot cases 3 and 27).
+On iot 0.22.2.post1 a result that grows the transcript is refused and the batch pass
 answers the input unchanged (the harness then sees a no-op, as the real agent keeps its
-list), a shrinking result is kept as it is; 0.19.0 has no guard and keeps either.
+list); 0.19.0 has no such guard and keeps it. On both, a result without a real user
+message gets the newest one back (the user-turn anchor), an aborted pass answers the
+input, and a shrinking result with a user message is kept as it is.
 
   target/hermes-venvs/hermes-iot-0.22.2.post1/bin/python adapters/hermes/gateway_guard_test.py
   target/hermes-venvs/hermes-0.19.0/bin/python adapters/hermes/gateway_guard_test.py
@@ -28,15 +30,20 @@ def rows():
     return out
 
 
-def summary(text):
-    return {"role": "user", "content": "[CONTEXT COMPACTION] " + text,
-            "_compressed_summary": True}
+def summary(text, role="user"):
+    return {"role": role, "content": "[CONTEXT SUMMARY]: " + text, "_compressed_summary": True}
 
 
 def batch_pass(d, transcript, result):
     """`Driver.batch_pass` on `transcript` with the compressor's `compress()` answering
     `result` (the summary call is the harness's; here the result stands in for it)."""
-    d.release.compress = lambda c, r, force: copy.deepcopy(result)
+    def compress(c, r, force):
+        c._last_compress_aborted = result == "aborted"
+        if result == "aborted":  # 0.19.0's abort returns its pruned list (FINDINGS B6)
+            return [dict(m, content="[pruned]") if m["role"] == "assistant" else m for m in r]
+        return copy.deepcopy(result)
+
+    d.release.compress = compress
     return d.batch_pass({"transcript": copy.deepcopy(transcript),
                          "context_window_tokens": 64_000, "config": {}}, None)["transcript"]
 
@@ -58,6 +65,12 @@ def main():
     else:
         assert after == grown, "0.19.0 has no anti-growth guard: the result stays"
     assert batch_pass(d, before, shrunk) == shrunk, "a shrinking result is kept"
+    no_user = [summary("short", role="assistant"), before[-2]]
+    anchored = batch_pass(d, before, no_user)
+    assert [m.get("_compactsim_id") for m in anchored] == [4, None, 3], (
+        "the newest user row (m4) is anchored before the first assistant row not preceded "
+        f"by a user row, here the summary: {[(m['role'], m.get('_compactsim_id')) for m in anchored]}")
+    assert batch_pass(d, before, "aborted") == before, "an aborted pass keeps the input"
     print(f"ok: {release.dist} {release.version}, guard "
           f"{'refuses a grown result' if has_guard else 'absent'}")
 

@@ -246,45 +246,59 @@ def agent(session_id, db, compressor, session_key):
 
 
 class CommitGuard:
-    """iot's anti-growth guard at `compress_context`'s commit site, applied to a batch
-    pass's result (the gateway's batch passes are the compressor inside that path):
-    the real agent's live list is what `compress_context` returns, and on a
-    candidate that grows the transcript (rough estimate) iot salvages it once or refuses it
-    and returns the input unchanged (agent/conversation_compression.py:3174-3231, called by
-    `_commit_compaction` before any store write, 3697-3708), where the bare `compress()`
-    would have handed the harness the grown list. `begin(compressor, rows)` before the
-    pass, `end(after)` on its result: the list the agent keeps. A release without the guard
-    (0.19.0) keeps `compress()`'s result. The module is imported at the first pass, after
-    the store's `open` set HERMES_HOME (hermes_state reads it at import)."""
+    """What `compress_context` keeps of a batch pass's result before its commit, applied to
+    the gateway's batch passes (they are the compressor inside that path): the real agent's
+    live list is what `compress_context` returns, not `compress()`'s bare result. In the
+    release's order, each a real function:
+    - an aborted pass keeps the input (the pruned list an aborted `compress()` returns is
+      dropped: 0.19.0 1085-1098, iot `_candidate_rejected` 3506-3525);
+    - the user-turn anchor: a result without a real user message gets the newest one back
+      (`_ensure_compressed_has_user_turn`; 0.19.0 agent/conversation_compression.py:676-697,
+      called at 1171; iot 2415-2446, called at 4297);
+    - iot only, the anti-growth guard at the commit site: a candidate that grows the
+      transcript (rough estimate) is salvaged once or refused, and the input comes back
+      unchanged (`_salvage_or_refuse_grown_transcript`, 3174-3231, called by
+      `_commit_compaction` before any store write, 3697-3708; 0.19.0 has none).
+    Not applied (GATEWAY.md): the todo-snapshot fold (the agent's todo store is empty) and
+    iot's reinsertion of a just-delivered reply the compressor folded away
+    (`_ensure_compressed_keeps_last_assistant_reply`, 4285-4295; the built-in compressor
+    keeps it in its tail). `begin(compressor, rows)` before the pass, `end(after)` on its
+    result: the list the agent keeps. The module is imported at the first pass, after the
+    store's `open` set HERMES_HOME (hermes_state reads it at import)."""
 
     def __init__(self):
         self.cc = self.before = self.compressor = self.attempt = None
 
     def begin(self, compressor, rows):
         from agent import conversation_compression as cc
-        self.cc = cc if hasattr(cc, "_salvage_or_refuse_grown_transcript") else None
-        if self.cc is None:
-            return
+        self.cc, self.compressor, self.before = cc, compressor, copy.deepcopy(rows)
         # The attempt's snapshot, as `_begin_compression_attempt` takes it before
-        # `compress()` (the refusal restores the prune runway from it).
-        self.compressor, self.before = compressor, copy.deepcopy(rows)
+        # `compress()` (iot's refusal restores the prune runway from it).
+        snapshot = getattr(cc, "_snapshot_compressor_attempt_state", None)
         self.attempt = types.SimpleNamespace(
-            snapshot=self.cc._snapshot_compressor_attempt_state(compressor),
-            started_at=0.0, seed={}, generation=0)
+            snapshot=snapshot(compressor) if snapshot else {}, started_at=0.0, seed={},
+            generation=0)
 
     def end(self, after):
-        if self.cc is None:
-            return after
-        # `_commit_compaction` pops the tail tags before the size estimate (3699-3700).
-        candidate = copy.deepcopy(after)
-        for m in candidate:
-            m.pop("_compaction_tail", None)
-        kept, _prompt = self.cc._salvage_or_refuse_grown_transcript(
-            agent(None, None, self.compressor, None), copy.deepcopy(self.before), candidate,
-            system_message="", attempt=self.attempt)
-        if kept is None:
+        if getattr(self.compressor, "_last_compress_aborted", False):
+            # An aborted `compress()` may return its pruned list (FINDINGS B6);
+            # compress_context returns the caller's list (0.19.0 1085-1098; iot
+            # `_candidate_rejected`, 3506-3525, its caller 4252-4256).
             return self.before
-        return after if kept == candidate else kept
+        if after == self.before:
+            return after  # no progress (iot `_candidate_rejected` too)
+        kept = copy.deepcopy(after)
+        self.cc._ensure_compressed_has_user_turn(copy.deepcopy(self.before), kept)
+        guard = getattr(self.cc, "_salvage_or_refuse_grown_transcript", None)
+        if guard is None:
+            return kept
+        # `_commit_compaction` pops the tail tags before the size estimate (3699-3700).
+        for m in kept:
+            m.pop("_compaction_tail", None)
+        salvaged, _prompt = guard(agent(None, None, self.compressor, None),
+                                  copy.deepcopy(self.before), kept, system_message="",
+                                  attempt=self.attempt)
+        return self.before if salvaged is None else salvaged
 
 
 def compress(agent_, messages, force):
