@@ -29,7 +29,7 @@ def reports(d):
     """(shard numbers, report dicts) of run directory `d`: its shards, or its merge."""
     merged = os.path.join(d, "report.json")
     if os.path.exists(merged):
-        return ["merged"], [json.load(open(merged))]
+        return ["all"], [json.load(open(merged))]
     paths = glob.glob(os.path.join(d, "shard-*", "report.json"))
     paths.sort(key=lambda p: int(re.search(r"shard-(\d+)", p).group(1)))
     return ([re.search(r"shard-(\d+)", p).group(1) for p in paths],
