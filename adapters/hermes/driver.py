@@ -51,10 +51,13 @@ def policies(release):
 
 
 class Driver:
-    def __init__(self, release, micro):
+    def __init__(self, release, micro, commit_guard=None):
         # Mutation testing (MUTANTS.md): the fault COMPACTSIM_MUTANT names, if any.
         mutants.apply(release.cc, "micro" if micro else "batch", os.environ)
         self.release = release
+        # The gateway's: what `compress_context` keeps of a batch pass before its commit
+        # (gateway_real.CommitGuard); None: the pass's result as `compress()` returns it.
+        self.commit_guard = commit_guard
         self.cc = release.cc
         self.micro = micro
         self.compressor = None
@@ -93,8 +96,16 @@ class Driver:
             offline.CURRENT["summarize"] = None
 
     def batch_pass(self, req, summarize):
-        c, after = self.run(req, summarize, lambda c, rows: self.release.flag_summaries(
-            self.release.compress(c, rows, bool(req.get("force")))))
+        def body(c, rows):
+            guard = self.commit_guard
+            if guard is not None:
+                guard.begin(c, rows)
+            after = self.release.compress(c, rows, bool(req.get("force")))
+            if guard is not None:
+                after = guard.end(after)
+            return self.release.flag_summaries(after)
+
+        c, after = self.run(req, summarize, body)
         labels = {
             "fallback": bool(getattr(c, "_last_summary_fallback_used", False)),
             "compression_count": getattr(c, "compression_count", None),

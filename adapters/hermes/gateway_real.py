@@ -27,9 +27,11 @@ What is not real (the rest is the release's code, called, never copied):
 Import `offline` before this module.
 """
 
+import copy
 import json
 import os
 import sqlite3
+import types
 import uuid as _uuid
 from datetime import datetime as _datetime
 from importlib import import_module
@@ -241,6 +243,62 @@ def agent(session_id, db, compressor, session_key):
     if _AGENT is None:
         _AGENT = _agent_class()
     return _AGENT(session_id, db, compressor, session_key)
+
+
+class CommitGuard:
+    """What `compress_context` keeps of a batch pass's result before its commit, applied to
+    the gateway's batch passes (they are the compressor inside that path): the real agent's
+    live list is what `compress_context` returns, not `compress()`'s bare result. In the
+    release's order, each a real function:
+    - an aborted pass keeps the input (the pruned list an aborted `compress()` returns is
+      dropped: 0.19.0 1085-1098, iot `_candidate_rejected` 3506-3525);
+    - the user-turn anchor: a result without a real user message gets the newest one back
+      (`_ensure_compressed_has_user_turn`; 0.19.0 agent/conversation_compression.py:676-697,
+      called at 1171; iot 2415-2446, called at 4297);
+    - iot only, the anti-growth guard at the commit site: a candidate that grows the
+      transcript (rough estimate) is salvaged once or refused, and the input comes back
+      unchanged (`_salvage_or_refuse_grown_transcript`, 3174-3231, called by
+      `_commit_compaction` before any store write, 3697-3708; 0.19.0 has none).
+    Not applied (GATEWAY.md): the todo-snapshot fold (the agent's todo store is empty) and
+    iot's reinsertion of a just-delivered reply the compressor folded away
+    (`_ensure_compressed_keeps_last_assistant_reply`, 4285-4295; the built-in compressor
+    keeps it in its tail). `begin(compressor, rows)` before the pass, `end(after)` on its
+    result: the list the agent keeps. The module is imported at the first pass, after the
+    store's `open` set HERMES_HOME (hermes_state reads it at import)."""
+
+    def __init__(self):
+        self.cc = self.before = self.compressor = self.attempt = None
+
+    def begin(self, compressor, rows):
+        from agent import conversation_compression as cc
+        self.cc, self.compressor, self.before = cc, compressor, copy.deepcopy(rows)
+        # The attempt's snapshot, as `_begin_compression_attempt` takes it before
+        # `compress()` (iot's refusal restores the prune runway from it).
+        snapshot = getattr(cc, "_snapshot_compressor_attempt_state", None)
+        self.attempt = types.SimpleNamespace(
+            snapshot=snapshot(compressor) if snapshot else {}, started_at=0.0, seed={},
+            generation=0)
+
+    def end(self, after):
+        if getattr(self.compressor, "_last_compress_aborted", False):
+            # An aborted `compress()` may return its pruned list (FINDINGS B6);
+            # compress_context returns the caller's list (0.19.0 1085-1098; iot
+            # `_candidate_rejected`, 3506-3525, its caller 4252-4256).
+            return self.before
+        if after == self.before:
+            return after  # no progress (iot `_candidate_rejected` too)
+        kept = copy.deepcopy(after)
+        self.cc._ensure_compressed_has_user_turn(copy.deepcopy(self.before), kept)
+        guard = getattr(self.cc, "_salvage_or_refuse_grown_transcript", None)
+        if guard is None:
+            return kept
+        # `_commit_compaction` pops the tail tags before the size estimate (3699-3700).
+        for m in kept:
+            m.pop("_compaction_tail", None)
+        salvaged, _prompt = guard(agent(None, None, self.compressor, None),
+                                  copy.deepcopy(self.before), kept, system_message="",
+                                  attempt=self.attempt)
+        return self.before if salvaged is None else salvaged
 
 
 def compress(agent_, messages, force):

@@ -32,7 +32,9 @@ store = store_requests.Store(release)
 
 
 def main():
-    driver.Driver(release, micro=False).serve("gateway SessionStore", store=store.handle)
+    import gateway_real
+    driver.Driver(release, micro=False, commit_guard=gateway_real.CommitGuard()).serve(
+        "gateway SessionStore", store=store.handle)
 
 
 def worker_env():

@@ -39,6 +39,10 @@ class Store:
         self.topic = False
         self.src = None
         self._saved_counters = None
+        # The inbound message being handled (its `deliver` to its `ack`): its id is the
+        # platform message id the release's turn-start flush stamps on the user row.
+        self.inbound = None
+        self._stamps_platform_id = None
 
     # ── requests ────────────────────────────────────────────────────────────
 
@@ -115,6 +119,7 @@ class Store:
         return {"session": sid}
 
     def op_deliver(self, req):
+        self.inbound = req.get("inbound")
         return None
 
     def op_load(self, req):
@@ -172,6 +177,7 @@ class Store:
         return None
 
     def op_ack(self, req):
+        self.inbound = None
         return None
 
     def op_read(self, req):
@@ -229,8 +235,28 @@ class Store:
 
     def _append(self, sid, rows):
         for row in rows:
-            self.store.append_to_transcript(sid, _chat_row(row))
+            m = _chat_row(row)
+            if m["role"] == "user" and self.inbound is not None and self.stamps_platform_id():
+                # iot: the gateway hands the raw inbound id to the agent
+                # (gateway/run_turn_runner.py:1719-1721), whose turn-start row carries it
+                # (agent/turn_context.py:703-706, session_persistence.py:422-433) into the
+                # `platform_message_id` column; the harness's inbound id is the platform's
+                # message id, the same on every delivery of the message.
+                m["platform_message_id"] = str(self.inbound)
+                self.inbound = None
+            self.store.append_to_transcript(sid, m)
         self._map_new_rows(rows)
+
+    def stamps_platform_id(self):
+        """Whether the release's turn-start flush stamps the platform message id on the
+        user row (iot 0.22.2.post1: `build_turn_context(persist_user_platform_id=)`;
+        0.19.0 has no such parameter, agent/turn_context.py:268)."""
+        if self._stamps_platform_id is None:
+            import inspect
+            from agent import turn_context
+            self._stamps_platform_id = "persist_user_platform_id" in inspect.signature(
+                turn_context.build_turn_context).parameters
+        return self._stamps_platform_id
 
     def _compress(self, sid, rows, in_place):
         """compress_context on the session's active rows, its compressor's result the
