@@ -9,6 +9,7 @@ lives, failure recording) is read from the package by `release.Release`; the beh
 is the release's own, never patched.
 """
 
+import math
 import os
 
 import fallback_text
@@ -109,12 +110,10 @@ class Driver:
         labels = {
             "fallback": bool(getattr(c, "_last_summary_fallback_used", False)),
             "compression_count": getattr(c, "compression_count", None),
-            "fallback_streak": int(getattr(c, "_fallback_compression_streak", 0) or 0),
+            **gate_labels(c),
         }
         if getattr(c, "_last_compress_aborted", False):
             labels["outcome"] = "aborted"
-        until_s = getattr(c, "_summary_failure_cooldown_until", 0) or 0
-        labels["cooldown_until_ms"] = int(until_s * 1000) if until_s > 0 else 0
         return {"transcript": [clean(m) for m in after], "labels": labels}
 
     def micro_pass(self, req, summarize):
@@ -159,7 +158,7 @@ class Driver:
             return self.release.flag_summaries(c._micro_compact(rows))
 
         c, after = self.run(req, summarize, body)
-        labels = {"cursor": getattr(c, "_micro_compact_cursor", None)}
+        labels = {"cursor": getattr(c, "_micro_compact_cursor", None), **gate_labels(c)}
         if seen.get("outcome") in ("absorbed", "defrag", "defrag_failed", "summarize_failed",
                                    "exchange_skipped"):
             labels["outcome"] = seen["outcome"]
@@ -171,34 +170,41 @@ class Driver:
         self.compressor = None
         return {}
 
-    def hook(self, req, summarize):
-        # The agent loop's questions, answered from the real compressor's state (the
-        # clock is the case's virtual time, see offline.py).
-        c, name = self.compressor, req["hook"]
-        if name == "cooling_down":
-            until_s = (getattr(c, "_summary_failure_cooldown_until", 0) or 0) if c else 0
-            return {"value": until_s * 1000 > req.get("now_ms", 0)}
-        if name == "fallback_streak":
-            return {"value": int(getattr(c, "_fallback_compression_streak", 0) or 0) if c else 0}
-        raise ValueError("unknown hook " + name)
-
     def serve(self, what, store=None):
         """Serves the protocol; the hello names the release (`<dist> <what>`, its version).
         `store`: a handler of the gateway store requests (capability `store: "gateway"`)."""
-        handlers = {"batch_pass": self.batch_pass, "restart": self.restart, "hook": self.hook}
+        handlers = {"batch_pass": self.batch_pass, "restart": self.restart}
         if store is not None:
             handlers["store"] = store
         if self.micro:
             handlers["micro_pass"] = self.micro_pass
         serve(f"{self.release.dist} {what}", self.release.version,
               {"micro_pass": self.micro, "batch_pass": True,
-               "hooks": ["cooling_down", "fallback_streak"],
+               # No hooks: the harness answers `cooling_down` and `fallback_streak` from
+               # the pass labels (gate_labels), the same answers (FLOOR.md, "The hooks
+               # answered from labels").
+               "hooks": [],
                "policies": policies(self.release),
                # compactsim's efficacy invariant: Hermes compacts at or below the window,
                # by its batch passes (micro-compaction folds one exchange per turn).
                "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"],
                **({"store": "gateway"} if store is not None else {})},
               handlers)
+
+
+def gate_labels(c):
+    """The compressor's state the agent loop gates on, as pass labels: its summary-failure
+    cooldown (`cooldown_until_ms`: the least whole millisecond not before the end of
+    `_summary_failure_cooldown_until`, the compressor's clock being the case's virtual
+    time, offline.py; 0 when none) and its `_fallback_compression_streak`. The driver runs
+    the release's code only inside a request, and only a pass runs it on this compressor
+    (`restart` drops it, a gateway `store` request builds its own): the state a hook would
+    read at any time until the next pass is the one the newest pass labelled. The
+    harness's `cooling_down` is `now_ms < cooldown_until_ms`, which for a whole `now_ms`
+    is `now_ms < until_s * 1000`."""
+    until_s = getattr(c, "_summary_failure_cooldown_until", 0) or 0
+    return {"cooldown_until_ms": math.ceil(until_s * 1000) if until_s > 0 else 0,
+            "fallback_streak": int(getattr(c, "_fallback_compression_streak", 0) or 0)}
 
 
 # The keys of a row the protocol reads (chat keys and the harness's metadata).

@@ -200,6 +200,81 @@ fn declared_hooks_are_asked_and_answered_over_the_wire() {
     }
 }
 
+#[test]
+fn gate_state_pushed_as_labels_answers_the_hooks() {
+    // The reference without hooks, its cooldown and fallback streak labelled on every
+    // pass (as the Hermes driver does): the harness answers the hooks from the labels,
+    // and the run is the hooked reference's, byte for byte.
+    let extra = ["--strategy", "both", "--passes", "8", "--jobs", "1"];
+    let (hooked, d1) = run_external("gate-hooked", &adapter("reference/compactor.py"), &extra);
+    let labels = adapter("reference/fixtures/gate_labels.py");
+    let rec = scratch("external_cli/gate-labels-rec");
+    let rec_args = [&extra[..], &["--record", arg(&rec)]].concat();
+    let (labelled, d2) = run_external("gate-labels", &labels, &rec_args);
+    for o in [&hooked, &labelled] {
+        assert!(matches!(o.code, 0 | 1), "{}", text(o));
+    }
+    // The same report but the adapter command its header names.
+    let report = |d: &PathBuf| {
+        let text = std::fs::read_to_string(d.join("report.json")).unwrap();
+        let mut r: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let params = r["header"]["params"].as_object_mut().unwrap();
+        assert!(params.remove("adapter").is_some(), "{text}");
+        r
+    };
+    assert!(
+        report(&d1) == report(&d2),
+        "labels answered the hooks differently"
+    );
+    assert_eq!(automatic_batch_passes(&rec).1, 0, "a hook was sent");
+    // A micro pass's labels count too: a micro pass labelling a cooldown that never ends
+    // holds every automatic batch pass after it, until a restart or another batch pass
+    // (an exempt `overflow` one, whose labels clear it) sets the state again.
+    let cools = format!("{labels} micro-cools");
+    let rec_cools = scratch("external_cli/gate-cools-rec");
+    let cools_args = [&extra[..], &["--record", arg(&rec_cools)]].concat();
+    let (o, _) = run_external("gate-cools", &cools, &cools_args);
+    assert!(!text(&o).contains("adapter failure"), "{}", text(&o));
+    assert!(
+        automatic_batch_passes(&rec).0 > 0,
+        "no automatic batch pass to hold"
+    );
+    assert_eq!(automatic_batch_passes(&rec_cools).0, 0);
+}
+
+/// In the record `dir`: the automatic batch passes (trigger `preflight` or
+/// `post_response`) whose newest pass was a micro pass (no restart since), and the hooks.
+fn automatic_batch_passes(dir: &std::path::Path) -> (usize, usize) {
+    let (mut held, mut hooks) = (0, 0);
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let mut after_micro = false;
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let rec: serde_json::Value = serde_json::from_str(line).unwrap();
+            if rec["dir"] != "to_adapter" {
+                continue;
+            }
+            let msg = &rec["msg"];
+            match msg["type"].as_str() {
+                Some("restart") => after_micro = false,
+                Some("micro_pass") => after_micro = true,
+                Some("hook") => hooks += 1,
+                Some("batch_pass") => {
+                    let automatic =
+                        matches!(msg["trigger"].as_str(), Some("preflight" | "post_response"));
+                    held += usize::from(after_micro && automatic);
+                    after_micro = false;
+                }
+                _ => {}
+            }
+        }
+    }
+    (held, hooks)
+}
+
 /// The children of the files in `dir/adapter-stderr` (one stderr file per child).
 fn children_started(dir: &std::path::Path) -> usize {
     std::fs::read_dir(dir.join("adapter-stderr")).map_or(0, |d| d.count())

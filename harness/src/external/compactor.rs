@@ -277,7 +277,7 @@ pub struct External {
     /// process restart inside the case).
     pub(in crate::external) restart_pending: bool,
     micro_passes: u32,
-    /// The adapter's own summary-failure cooldown, from its last batch labels (the
+    /// The adapter's own summary-failure cooldown, from its newest pass labels (the
     /// agent loop's `should_compress` gate acts on it, as the real agent does).
     cooldown_until_ms: u64,
     fallback_streak: u32,
@@ -552,6 +552,14 @@ impl Compactor for External {
             HarnessMsg::MicroPass { id, input }
         })?;
         self.micro_passes += 1;
+        // A micro pass that labels the gate state updates it (one that does not leaves
+        // it as the newest batch pass labelled it).
+        if let Some(until_ms) = label_u64(&reply, "cooldown_until_ms") {
+            self.cooldown_until_ms = until_ms;
+        }
+        if let Some(streak) = label_u64(&reply, "fallback_streak") {
+            self.fallback_streak = streak as u32;
+        }
         let outcome = micro_outcome(label_str(&reply, "outcome"), after != *msgs);
         let kept: std::collections::BTreeSet<MsgId> = after.iter().map(|m| m.id).collect();
         let exchange = msgs
