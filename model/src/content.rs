@@ -364,7 +364,11 @@ impl Content {
 
     /// The parts (one per segment) joined as this content joins its segments.
     pub fn join<S: AsRef<str>>(&self, parts: &[S]) -> String {
-        let mut out = String::new();
+        // Sized once: the parts and a blank line between each (an upper bound), so a
+        // long row is not copied again at every growth.
+        let seps = parts.len().saturating_sub(1) * MERGE_SEPARATOR.len();
+        let bytes: usize = parts.iter().map(|p| p.as_ref().len()).sum();
+        let mut out = String::with_capacity(bytes + seps);
         for (i, part) in parts.iter().enumerate() {
             if i > 0 {
                 out.push_str(self.separator_before(i));
@@ -508,6 +512,26 @@ mod tests {
         assert!(c.materialize().contains(MERGE_SEPARATOR));
         assert_eq!(c.facts(), vec![FactId(1), FactId(3)]);
         assert_eq!(c.segments.len(), 2);
+    }
+
+    /// `join` writes each part in order with the content's separator before it (a blank
+    /// line, or one newline at a newline join), whatever the parts' lengths.
+    #[test]
+    fn join_writes_the_parts_with_their_separators() {
+        let segs = vec![
+            seg(ContentKind::Prose, 1, 1, &[]),
+            seg(ContentKind::Prose, 1, 2, &[]),
+            seg(ContentKind::Prose, 1, 3, &[]),
+            seg(ContentKind::Prose, 1, 4, &[]),
+        ];
+        let c = Content::from_segments_joined(segs, vec![2]);
+        let long = "x".repeat(100_000);
+        assert_eq!(
+            c.join(&["a", "", &long, "é"]),
+            format!("a\n\n\n{long}\n\né")
+        );
+        assert_eq!(c.join::<&str>(&[]), "");
+        assert_eq!(c.join(&["only"]), "only");
     }
 
     /// A content read from real code keeps its one-newline joins: it counts and writes
