@@ -21,6 +21,7 @@ use compactsim_fakes::summarizer::RollingSummary;
 use compactsim_model::{
     CallId, Content, ContentKind, Flags, Message, MsgId, Role, Segment, ToolCall, MERGE_SEPARATOR,
 };
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
@@ -50,14 +51,14 @@ const LITERAL_SEED_TAG: u64 = 1 << 63;
 /// Texts the harness has sent or served in one case, to read replies back.
 #[derive(Default)]
 pub struct TextBook {
-    /// The addresses of the known texts (kept alive in `by_first_line`, so no other
+    /// The addresses of the known texts (kept alive in `by_line_head`, so no other
     /// text has one): a text given again as the same `Arc` is known without hashing it.
     known_addresses: HashSet<usize, BuildHasherDefault<TextHasher>>,
-    /// The known texts, each with its segment, by their first line (up to the first
-    /// `\n`), longest first: where a row's line starts, the known texts that can start
-    /// there. A text is hashed once (its first line) to be remembered, and a
-    /// one-line text keys its own entry (no copy of its bytes).
-    by_first_line: TextMap<Arc<str>, Vec<(Arc<str>, Segment)>>,
+    /// The known texts, each with its segment, by the head of their first line
+    /// ([`LineHead`]), longest first: where a row's line starts, the known texts that
+    /// can start there. A text is keyed by its first [`LINE_HEAD_BYTES`] bytes at most,
+    /// never hashed or scanned whole to be remembered.
+    by_line_head: TextMap<LineHead, Vec<(Arc<str>, Segment)>>,
     /// Rows whose text is not their segments joined by the merge separator (the adapter
     /// joined parts with one newline): the exact text, sent back while the row's
     /// segments are these.
@@ -70,6 +71,11 @@ pub struct TextBook {
     written_flags: TextMap<MsgId, [Option<bool>; 4]>,
     /// Generated segment texts, written once per segment.
     generated: GeneratedTexts,
+    /// The joined texts of rows of several segments, written once while the row's
+    /// content is unchanged (at most [`JOINED_ROWS_MAX`] rows; past it the cache starts
+    /// over). A row sent in every request of a case is joined once, and its text is the
+    /// same `Arc` each time (compared by address, not byte for byte, when it comes back).
+    joined: RefCell<TextMap<MsgId, (Content, Arc<str>)>>,
     /// The words of every text this book sent or served (`fallback_words.rs`).
     pub seen_words: SeenWords,
 }
@@ -109,13 +115,7 @@ impl TextBook {
         if text.is_empty() || self.known_addresses.contains(&address(&text)) {
             return;
         }
-        let first = first_line(&text);
-        let first: Arc<str> = if first.len() == text.len() {
-            text.clone()
-        } else {
-            Arc::from(first)
-        };
-        let texts = self.by_first_line.entry(first).or_default();
+        let texts = self.by_line_head.entry(LineHead::of(&text)).or_default();
         // Longest first: the texts of this length sit together.
         let at = texts.partition_point(|(t, _)| t.len() > text.len());
         let same_len = texts[at..]
@@ -136,9 +136,25 @@ impl TextBook {
             // One segment: its text is the content's text (shared, not joined).
             _ => match &*m.content.segments {
                 [only] => self.segment_text(only),
-                _ => Arc::from(self.content_text(&m.content)),
+                _ => self.joined_text(m),
             },
         }
+    }
+
+    /// The text of a row of several segments, joined on the first call for its content.
+    fn joined_text(&self, m: &Message) -> Arc<str> {
+        if let Some((content, text)) = self.joined.borrow().get(&m.id) {
+            if *content == m.content {
+                return text.clone();
+            }
+        }
+        let text: Arc<str> = Arc::from(self.content_text(&m.content));
+        let mut joined = self.joined.borrow_mut();
+        if joined.len() >= JOINED_ROWS_MAX {
+            joined.clear();
+        }
+        joined.insert(m.id, (m.content.clone(), text.clone()));
+        text
     }
 
     /// Remembers a summary the harness served; returns its text.
@@ -265,7 +281,7 @@ impl TextBook {
             self.written_flags.remove(&id);
         }
         let content = match original {
-            Some(o) if *self.message_text(o) == *text => o.content.clone(),
+            Some(o) if same_text(&self.message_text(o), text) => o.content.clone(),
             _ => {
                 // New text in a row the adapter carried over was not written by that
                 // row's author: it gets an origin of its own.
@@ -275,7 +291,10 @@ impl TextBook {
                 if self.content_text(&content) == text {
                     self.exact.remove(&id);
                 } else {
-                    self.exact.insert(id, (content.clone(), Arc::from(text)));
+                    // The row's own text (shared, not copied): sent back as the same
+                    // `Arc`, a row the adapter keeps is compared by address.
+                    let text = row.content.clone().unwrap_or_else(|| Arc::from(""));
+                    self.exact.insert(id, (content.clone(), text));
                 }
                 content
             }
@@ -331,7 +350,10 @@ impl TextBook {
     /// The longest known text that starts at `at` (a line start) and ends a line.
     fn known_at(&self, text: &str, at: usize) -> Option<(Segment, usize)> {
         let rest = &text[at..];
-        let candidates = self.by_first_line.get(first_line(rest))?;
+        // A known text that starts `rest` and ends a line there has the first line
+        // `rest` has, so the same head: every candidate is in this entry (with others
+        // whose line only starts alike, which the check below refuses).
+        let candidates = self.by_line_head.get(&LineHead::of(rest))?;
         candidates
             .iter()
             .find(|(t, _)| {
@@ -365,14 +387,42 @@ impl TextBook {
     }
 }
 
+/// Rows whose joined text [`TextBook`] keeps, at most.
+pub const JOINED_ROWS_MAX: usize = 16_384;
+
+/// Whether two texts are equal: the same bytes in memory (a text the harness sent, come
+/// back), or equal bytes.
+fn same_text(a: &str, b: &str) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+}
+
 /// Where a shared text's bytes are.
 fn address(text: &Arc<str>) -> usize {
     Arc::as_ptr(text).cast::<u8>() as usize
 }
 
-/// The text up to its first line break.
-fn first_line(text: &str) -> &str {
-    text.find('\n').map_or(text, |nl| &text[..nl])
+/// Bytes of a first line that key the known texts.
+const LINE_HEAD_BYTES: usize = 32;
+
+/// The first [`LINE_HEAD_BYTES`] bytes of a text's first line at most (up to its first
+/// `\n`), and how many they are.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct LineHead {
+    bytes: [u8; LINE_HEAD_BYTES],
+    len: u8,
+}
+
+impl LineHead {
+    fn of(text: &str) -> LineHead {
+        let head = &text.as_bytes()[..text.len().min(LINE_HEAD_BYTES)];
+        let len = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+        let mut bytes = [0u8; LINE_HEAD_BYTES];
+        bytes[..len].copy_from_slice(&head[..len]);
+        LineHead {
+            bytes,
+            len: len as u8,
+        }
+    }
 }
 
 /// A run between recognised texts split into the line breaks that join it to them (a

@@ -91,6 +91,85 @@ fn merged_text_maps_back_to_the_original_segments() {
     assert_eq!(back[1].content.facts(), [FactId(1), FactId(4)]);
 }
 
+/// Known texts whose first lines start alike (the same first 32 bytes and more) are
+/// told apart when read back: each is recognised where it stands, the longest that ends
+/// a line first.
+#[test]
+fn known_texts_whose_lines_start_alike_are_told_apart() {
+    let head = "the agent reads the file config and the test passes";
+    let texts = [
+        format!("{head} once"),
+        format!("{head} once more"),
+        format!("{head}\nsecond line"),
+        head.to_string(),
+    ];
+    let mut book = TextBook::default();
+    let mut before = Vec::new();
+    for (k, text) in texts.iter().enumerate() {
+        let s = Segment {
+            kind: ContentKind::Scaffold,
+            chars: text.len() as u32,
+            seed: 0xA11C_E000 + k as u64,
+            origin: MsgId(k as u32),
+            facts: Vec::new(),
+        };
+        book.know_text(s.seed, text);
+        before.push(Message::new(
+            MsgId(k as u32),
+            Role::User,
+            Content::single(s),
+        ));
+    }
+    let chat = book.to_chat(&before);
+    let order = [1, 3, 0, 2, 1];
+    let merged = order.map(|k| texts[k].as_str()).join(MERGE_SEPARATOR);
+    let mut rows = vec![chat[0].clone()];
+    rows[0].content = Some(merged.as_str().into());
+    let back = book
+        .from_chat(&rows, &before, &mut ids_after(&before))
+        .unwrap();
+    let seeds: Vec<u64> = back[0].content.segments.iter().map(|s| s.seed).collect();
+    assert_eq!(seeds, order.map(|k| 0xA11C_E000 + k as u64));
+    assert_eq!(book.content_text(&back[0].content), merged);
+}
+
+/// A row of several segments is joined once while its content is unchanged: the same
+/// text (the same `Arc`) in every request, and a new text once its content changes.
+#[test]
+fn a_joined_row_text_is_written_once_per_content() {
+    let mut book = TextBook::default();
+    let two = Content::from_segments(vec![seg(1, 40, &[1]), seg(2, 30, &[])]);
+    let m = Message::new(MsgId(9), Role::User, two.clone());
+    let first = book.to_chat(std::slice::from_ref(&m))[0]
+        .content
+        .clone()
+        .unwrap();
+    let again = book.to_chat(std::slice::from_ref(&m))[0]
+        .content
+        .clone()
+        .unwrap();
+    assert!(Arc::ptr_eq(&first, &again));
+    assert_eq!(*first, book.content_text(&two));
+    let mut changed = m.clone();
+    changed.content = Content::from_segments(vec![seg(1, 40, &[1]), seg(3, 30, &[])]);
+    let text = book.to_chat(std::slice::from_ref(&changed))[0]
+        .content
+        .clone()
+        .unwrap();
+    assert_eq!(*text, book.content_text(&changed.content));
+    assert_ne!(text, first);
+    // Back from the adapter unchanged (the same bytes elsewhere in memory too).
+    let rows = vec![ChatMessage::plain("user", &text, Some(9))];
+    let back = book
+        .from_chat(
+            &rows,
+            std::slice::from_ref(&changed),
+            &mut ids_after(&[changed.clone()]),
+        )
+        .unwrap();
+    assert_eq!(back[0].content, changed.content);
+}
+
 #[test]
 fn new_text_is_a_literal_judged_by_its_spelled_facts_and_sent_back_verbatim() {
     let before = transcript();
