@@ -163,15 +163,24 @@ const FACT_DIGITS_MIN: usize = 6;
 /// The facts whose names are spelled in `text`, ascending, without duplicates.
 pub fn spelled_facts(text: &str) -> Vec<FactId> {
     let mut facts = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(FACT_PREFIX) {
-        rest = &rest[at + FACT_PREFIX.len()..];
+    let mut from = 0;
+    // A name starts at an `F`, found a byte search at a time (generated words are
+    // lowercase, so most `F`s start a name), then checked: no substring searcher is
+    // built for every name.
+    while let Some(i) = text[from..].find('F') {
+        let at = from + i;
+        if !text.as_bytes()[at..].starts_with(FACT_PREFIX.as_bytes()) {
+            from = at + 1;
+            continue;
+        }
+        let rest = &text[at + FACT_PREFIX.len()..];
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         if digits >= FACT_DIGITS_MIN {
             if let Ok(n) = rest[..digits].parse::<u32>() {
                 facts.push(FactId(n));
             }
         }
+        from = at + FACT_PREFIX.len();
     }
     facts.sort_unstable();
     facts.dedup();
@@ -512,6 +521,41 @@ mod tests {
         assert!(c.materialize().contains(MERGE_SEPARATOR));
         assert_eq!(c.facts(), vec![FactId(1), FactId(3)]);
         assert_eq!(c.segments.len(), 2);
+    }
+
+    /// The names found are the ones a search for every `FACT-` finds: names back to
+    /// back, inside words, cut short, after other capitals and non-ASCII text.
+    #[test]
+    fn spelled_facts_finds_what_a_substring_search_finds() {
+        fn by_search(text: &str) -> Vec<FactId> {
+            let mut facts = Vec::new();
+            let mut rest = text;
+            while let Some(at) = rest.find(FACT_PREFIX) {
+                rest = &rest[at + FACT_PREFIX.len()..];
+                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                if digits >= FACT_DIGITS_MIN {
+                    if let Ok(n) = rest[..digits].parse::<u32>() {
+                        facts.push(FactId(n));
+                    }
+                }
+            }
+            facts.sort_unstable();
+            facts.dedup();
+            facts
+        }
+        let texts = [
+            "",
+            "F",
+            "FACT-",
+            "FACT-00001 FACT-000002",
+            "FFACT-000003FACT-FACT-000004x",
+            "é FACT-0000050 Fixed FAC FACT FACT-12345678901 FACT-000006é",
+            "FACT-999999 FACT-4294967295 FACT-4294967296 FACT-000001",
+            "the agent reads FACT-000007, FACT-000007. and F FA FACT-000008",
+        ];
+        for text in texts {
+            assert_eq!(spelled_facts(text), by_search(text), "{text}");
+        }
     }
 
     /// `join` writes each part in order with the content's separator before it (a blank
