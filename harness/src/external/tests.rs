@@ -366,6 +366,41 @@ fn a_served_summary_is_the_previous_summary_of_the_next_prompt() {
     assert_eq!(back[0].content.facts(), [FactId(1), FactId(2)]);
 }
 
+/// A served answer is its generated text with trailing whitespace made dots, of the
+/// summary's length, and a row that carries it reads back as the served summary.
+#[test]
+fn a_served_answer_has_no_trailing_whitespace_and_reads_back_as_served() {
+    for tokens in 40..90 {
+        let mut book = TextBook::default();
+        let mut backend = Scripted {
+            asked: Vec::new(),
+            answer: Ok(RollingSummary {
+                facts: Vec::new(),
+                tokens,
+            }),
+            truncated: 0,
+        };
+        let SummaryAnswer::Ok { text, .. } =
+            ask(&mut book, &mut backend, "input FACT-000001", None)
+        else {
+            panic!("expected text")
+        };
+        assert_eq!(text.len(), tokens as usize * 4, "{tokens}");
+        assert_eq!(text.trim_end().len(), text.len(), "{tokens}: {text:?}");
+        let row = ChatMessage::plain("assistant", &text, None);
+        let back = book
+            .from_chat(&[row], &[], &mut IdAlloc::default())
+            .unwrap();
+        let segs = &back[0].content.segments;
+        assert_eq!(segs.len(), 1, "{tokens}");
+        assert_eq!(
+            (segs[0].kind, segs[0].facts.as_slice()),
+            (ContentKind::Summary, &[FactId(1)][..]),
+            "{tokens}"
+        );
+    }
+}
+
 #[test]
 fn faults_reach_the_adapter() {
     let mut book = TextBook::default();
