@@ -78,6 +78,10 @@ pub struct TextBook {
     joined: RefCell<TextMap<MsgId, (Content, Arc<str>)>>,
     /// The words of every text this book sent or served (`fallback_words.rs`).
     pub seen_words: SeenWords,
+    /// Rows' tool-call lists as sent, by the address of the list (each held here, so an
+    /// address is not reused while listed; at most [`CHAT_CALL_LISTS_MAX`], past it the
+    /// cache starts over): a list carried from request to request is written once.
+    chat_calls: TextMap<usize, (Arc<[ToolCall]>, Vec<ChatToolCall>)>,
 }
 
 impl TextBook {
@@ -211,7 +215,7 @@ impl TextBook {
         ChatMessage {
             role: m.role.as_str().to_string(),
             content: Some(text),
-            tool_calls: m.tool_calls.iter().map(call_to_chat).collect(),
+            tool_calls: self.chat_calls_of(&m.tool_calls),
             tool_call_id: m.tool_call_id.map(|c| c.to_string()),
             compressed_summary,
             micro_compact_marker,
@@ -219,6 +223,24 @@ impl TextBook {
             db_persisted,
             compactsim_id: Some(m.id.0),
         }
+    }
+
+    /// A row's tool calls as chat tool calls, written once per shared list.
+    fn chat_calls_of(&mut self, calls: &Arc<[ToolCall]>) -> Vec<ChatToolCall> {
+        if calls.is_empty() {
+            return Vec::new();
+        }
+        let address = Arc::as_ptr(calls).cast::<ToolCall>() as usize;
+        if let Some((_, chat)) = self.chat_calls.get(&address) {
+            return chat.clone();
+        }
+        let chat: Vec<ChatToolCall> = calls.iter().map(call_to_chat).collect();
+        if self.chat_calls.len() >= CHAT_CALL_LISTS_MAX {
+            self.chat_calls.clear();
+        }
+        self.chat_calls
+            .insert(address, (calls.clone(), chat.clone()));
+        chat
     }
 
     /// Reads the adapter's rows back. `before` is the transcript of the request: a row
@@ -299,9 +321,13 @@ impl TextBook {
                 content
             }
         };
-        let mut m = Message::new(id, role, content)
-            .with_tool_calls(calls)
-            .with_flags(flags);
+        // Calls the adapter kept as they were stay the row's shared list.
+        let m = Message::new(id, role, content);
+        let mut m = match original {
+            Some(o) if *o.tool_calls == *calls => m.with_shared_tool_calls(o.tool_calls.clone()),
+            _ => m.with_tool_calls(calls),
+        }
+        .with_flags(flags);
         m.tool_call_id = tool_call_id;
         Ok(m)
     }
@@ -386,6 +412,9 @@ impl TextBook {
         seg
     }
 }
+
+/// Tool-call lists whose chat form [`TextBook`] keeps, at most.
+pub const CHAT_CALL_LISTS_MAX: usize = 16_384;
 
 /// Rows whose joined text [`TextBook`] keeps, at most.
 pub const JOINED_ROWS_MAX: usize = 16_384;

@@ -69,6 +69,57 @@ fn unchanged_rows_come_back_equal() {
     assert_eq!(back, before);
 }
 
+/// Tool calls the adapter returns as they were stay the row's shared list, and a row's
+/// calls are sent alike from request to request; changed calls are a new list, sent as
+/// changed.
+#[test]
+fn tool_calls_kept_by_the_adapter_stay_shared_and_are_sent_alike() {
+    let before = transcript();
+    let mut book = TextBook::default();
+    let chat = book.to_chat(&before);
+    let back = book
+        .from_chat(&chat, &before, &mut ids_after(&before))
+        .unwrap();
+    assert!(Arc::ptr_eq(&back[2].tool_calls, &before[2].tool_calls));
+    assert_eq!(book.to_chat(&back), chat);
+    let mut changed = chat.clone();
+    changed[2].tool_calls[0].function.arguments = "{\"cmd\":\"pwd\"}".into();
+    let back2 = book
+        .from_chat(&changed, &back, &mut ids_after(&back))
+        .unwrap();
+    assert!(!Arc::ptr_eq(&back2[2].tool_calls, &back[2].tool_calls));
+    assert_eq!(book.to_chat(&back2)[2].tool_calls, changed[2].tool_calls);
+    assert_eq!(book.to_chat(&back)[2].tool_calls, chat[2].tool_calls);
+}
+
+/// A row's content is read as serde reads an optional string: escapes, `null`, absent,
+/// through serde's buffered form too, and the same error for another type.
+#[test]
+fn a_row_content_reads_as_serde_reads_a_string() {
+    let rows = [
+        (
+            r#"{"role":"user","content":"a\"b\u00e9\n"}"#,
+            Some("a\"bé\n"),
+        ),
+        (r#"{"role":"user","content":"plain"}"#, Some("plain")),
+        (r#"{"role":"user","content":null}"#, None),
+        (r#"{"role":"user"}"#, None),
+    ];
+    for (json, want) in rows {
+        let m: ChatMessage = serde_json::from_str(json).unwrap();
+        assert_eq!(m.content.as_deref(), want, "{json}");
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let m: ChatMessage = serde_json::from_value(v).unwrap();
+        assert_eq!(m.content.as_deref(), want, "{json}");
+    }
+    let err = serde_json::from_str::<ChatMessage>(r#"{"role":"user","content":5}"#).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("invalid type: integer `5`, expected a string"),
+        "{err}"
+    );
+}
+
 #[test]
 fn merged_text_maps_back_to_the_original_segments() {
     let before = transcript();
