@@ -6,6 +6,7 @@
 use crate::ids::{FactId, MsgId};
 use crate::tokens::{real_tokens, rough_tokens, ContentKind};
 use serde::{Deserialize, Serialize};
+#[cfg(test)]
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -45,7 +46,7 @@ impl Segment {
         }
         let body_limit = limit.saturating_sub(close.len()).max(out.len());
         // A fact's spelled name, written here (a word is borrowed, never copied).
-        let mut name = String::new();
+        let mut name = [0u8; FACT_NAME_BYTES_MAX];
         let mut facts_done = false;
         while out.len() < body_limit {
             // Past the facts, while a whole padded word fits: the space and the word are
@@ -64,23 +65,18 @@ impl Segment {
                 out.truncate(at);
                 continue;
             }
-            let word: &str = match facts.next() {
-                Some(f) => {
-                    name.clear();
-                    // Writing to a String cannot fail.
-                    let _ = write!(name, "{f}");
-                    &name
-                }
+            let word: &[u8] = match facts.next() {
+                Some(&f) => fact_name(f, &mut name),
                 None => {
                     facts_done = true;
-                    WORDS[(splitmix(&mut state) % WORDS.len() as u64) as usize]
+                    WORDS[(splitmix(&mut state) % WORDS.len() as u64) as usize].as_bytes()
                 }
             };
             if !out.is_empty() && out.len() < body_limit {
                 out.push(b' ');
             }
             let room = body_limit - out.len();
-            out.extend_from_slice(&word.as_bytes()[..word.len().min(room)]);
+            out.extend_from_slice(&word[..word.len().min(room)]);
         }
         if out.len() + close.len() == limit {
             out.extend_from_slice(close.as_bytes());
@@ -185,6 +181,23 @@ pub fn spelled_facts(text: &str) -> Vec<FactId> {
     facts.sort_unstable();
     facts.dedup();
     facts
+}
+
+/// Bytes of the longest fact name (`FACT-` and the ten digits of a `u32`).
+const FACT_NAME_BYTES_MAX: usize = 15;
+
+/// A fact's name as [`FactId`]'s `Display` writes it (`FACT-` and at least six digits),
+/// written into `buf` without the formatter.
+fn fact_name(f: FactId, buf: &mut [u8; FACT_NAME_BYTES_MAX]) -> &[u8] {
+    let prefix = FACT_PREFIX.len();
+    buf[..prefix].copy_from_slice(FACT_PREFIX.as_bytes());
+    let digits = spelled_len(f) as usize - prefix;
+    let mut n = f.0;
+    for at in (prefix..prefix + digits).rev() {
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    &buf[..prefix + digits]
 }
 
 /// Ids below this are spelled with the minimum digits (`FACT-` and six digits).
@@ -555,6 +568,24 @@ mod tests {
         ];
         for text in texts {
             assert_eq!(spelled_facts(text), by_search(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_fact_name_is_written_as_display_writes_it() {
+        let mut buf = [0u8; FACT_NAME_BYTES_MAX];
+        for n in [
+            0,
+            5,
+            42,
+            999_999,
+            1_000_000,
+            1_234_567,
+            999_999_999,
+            u32::MAX,
+        ] {
+            let name = fact_name(FactId(n), &mut buf).to_vec();
+            assert_eq!(String::from_utf8(name).unwrap(), FactId(n).to_string());
         }
     }
 
