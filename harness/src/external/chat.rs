@@ -216,7 +216,7 @@ impl TextBook {
             role: m.role.as_str().to_string(),
             content: Some(text),
             tool_calls: self.chat_calls_of(&m.tool_calls),
-            tool_call_id: m.tool_call_id.map(|c| c.to_string()),
+            tool_call_id: m.tool_call_id.map(CallId::spelled),
             compressed_summary,
             micro_compact_marker,
             has_user_turn,
@@ -533,7 +533,7 @@ fn parse_call_id(s: &str) -> Result<CallId, String> {
 
 fn call_to_chat(c: &ToolCall) -> ChatToolCall {
     ChatToolCall {
-        id: c.id.to_string(),
+        id: c.id.spelled(),
         kind: "function".into(),
         function: ChatFunction {
             name: c.name.clone(),
