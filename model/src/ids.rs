@@ -42,8 +42,12 @@ impl CallId {
 }
 
 /// Appends `n` in decimal.
-fn push_decimal(out: &mut String, mut n: u32) {
-    let mut digits = [0u8; 10];
+fn push_decimal(out: &mut String, n: u32) {
+    out.push_str(decimal(n, &mut [0; 10]));
+}
+
+/// `n` in decimal, written into `digits` without the formatter.
+pub fn decimal(mut n: u32, digits: &mut [u8; 10]) -> &str {
     let mut at = digits.len();
     loop {
         at -= 1;
@@ -53,9 +57,8 @@ fn push_decimal(out: &mut String, mut n: u32) {
             break;
         }
     }
-    for &d in &digits[at..] {
-        out.push(char::from(d));
-    }
+    // Every byte from `at` is an ASCII digit.
+    std::str::from_utf8(&digits[at..]).unwrap_or_default()
 }
 
 impl fmt::Display for FactId {

@@ -231,18 +231,8 @@ pub fn push_digest_header(out: &mut Vec<u8>, row: &ChatMessage) {
 }
 
 /// Writes `n` in decimal.
-fn push_u32(out: &mut Vec<u8>, mut n: u32) {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
+fn push_u32(out: &mut Vec<u8>, n: u32) {
+    out.extend_from_slice(compactsim_model::ids::decimal(n, &mut [0; 10]).as_bytes());
 }
 
 #[cfg(test)]
