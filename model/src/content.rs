@@ -6,6 +6,7 @@
 use crate::ids::{FactId, MsgId};
 use crate::tokens::{real_tokens, rough_tokens, ContentKind};
 use serde::{Deserialize, Serialize};
+#[cfg(test)]
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -45,7 +46,7 @@ impl Segment {
         }
         let body_limit = limit.saturating_sub(close.len()).max(out.len());
         // A fact's spelled name, written here (a word is borrowed, never copied).
-        let mut name = String::new();
+        let mut name = [0u8; FACT_NAME_BYTES_MAX];
         let mut facts_done = false;
         while out.len() < body_limit {
             // Past the facts, while a whole padded word fits: the space and the word are
@@ -64,23 +65,18 @@ impl Segment {
                 out.truncate(at);
                 continue;
             }
-            let word: &str = match facts.next() {
-                Some(f) => {
-                    name.clear();
-                    // Writing to a String cannot fail.
-                    let _ = write!(name, "{f}");
-                    &name
-                }
+            let word: &[u8] = match facts.next() {
+                Some(&f) => fact_name(f, &mut name),
                 None => {
                     facts_done = true;
-                    WORDS[(splitmix(&mut state) % WORDS.len() as u64) as usize]
+                    WORDS[(splitmix(&mut state) % WORDS.len() as u64) as usize].as_bytes()
                 }
             };
             if !out.is_empty() && out.len() < body_limit {
                 out.push(b' ');
             }
             let room = body_limit - out.len();
-            out.extend_from_slice(&word.as_bytes()[..word.len().min(room)]);
+            out.extend_from_slice(&word[..word.len().min(room)]);
         }
         if out.len() + close.len() == limit {
             out.extend_from_slice(close.as_bytes());
@@ -163,19 +159,45 @@ const FACT_DIGITS_MIN: usize = 6;
 /// The facts whose names are spelled in `text`, ascending, without duplicates.
 pub fn spelled_facts(text: &str) -> Vec<FactId> {
     let mut facts = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find(FACT_PREFIX) {
-        rest = &rest[at + FACT_PREFIX.len()..];
+    let mut from = 0;
+    // A name starts at an `F`, found a byte search at a time (generated words are
+    // lowercase, so most `F`s start a name), then checked: no substring searcher is
+    // built for every name.
+    while let Some(i) = text[from..].find('F') {
+        let at = from + i;
+        if !text.as_bytes()[at..].starts_with(FACT_PREFIX.as_bytes()) {
+            from = at + 1;
+            continue;
+        }
+        let rest = &text[at + FACT_PREFIX.len()..];
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         if digits >= FACT_DIGITS_MIN {
             if let Ok(n) = rest[..digits].parse::<u32>() {
                 facts.push(FactId(n));
             }
         }
+        from = at + FACT_PREFIX.len();
     }
     facts.sort_unstable();
     facts.dedup();
     facts
+}
+
+/// Bytes of the longest fact name (`FACT-` and the ten digits of a `u32`).
+const FACT_NAME_BYTES_MAX: usize = 15;
+
+/// A fact's name as [`FactId`]'s `Display` writes it (`FACT-` and at least six digits),
+/// written into `buf` without the formatter.
+fn fact_name(f: FactId, buf: &mut [u8; FACT_NAME_BYTES_MAX]) -> &[u8] {
+    let prefix = FACT_PREFIX.len();
+    buf[..prefix].copy_from_slice(FACT_PREFIX.as_bytes());
+    let digits = spelled_len(f) as usize - prefix;
+    let mut n = f.0;
+    for at in (prefix..prefix + digits).rev() {
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    &buf[..prefix + digits]
 }
 
 /// Ids below this are spelled with the minimum digits (`FACT-` and six digits).
@@ -364,7 +386,11 @@ impl Content {
 
     /// The parts (one per segment) joined as this content joins its segments.
     pub fn join<S: AsRef<str>>(&self, parts: &[S]) -> String {
-        let mut out = String::new();
+        // Sized once: the parts and a blank line between each (an upper bound), so a
+        // long row is not copied again at every growth.
+        let seps = parts.len().saturating_sub(1) * MERGE_SEPARATOR.len();
+        let bytes: usize = parts.iter().map(|p| p.as_ref().len()).sum();
+        let mut out = String::with_capacity(bytes + seps);
         for (i, part) in parts.iter().enumerate() {
             if i > 0 {
                 out.push_str(self.separator_before(i));
@@ -508,6 +534,79 @@ mod tests {
         assert!(c.materialize().contains(MERGE_SEPARATOR));
         assert_eq!(c.facts(), vec![FactId(1), FactId(3)]);
         assert_eq!(c.segments.len(), 2);
+    }
+
+    /// The names found are the ones a search for every `FACT-` finds: names back to
+    /// back, inside words, cut short, after other capitals and non-ASCII text.
+    #[test]
+    fn spelled_facts_finds_what_a_substring_search_finds() {
+        fn by_search(text: &str) -> Vec<FactId> {
+            let mut facts = Vec::new();
+            let mut rest = text;
+            while let Some(at) = rest.find(FACT_PREFIX) {
+                rest = &rest[at + FACT_PREFIX.len()..];
+                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                if digits >= FACT_DIGITS_MIN {
+                    if let Ok(n) = rest[..digits].parse::<u32>() {
+                        facts.push(FactId(n));
+                    }
+                }
+            }
+            facts.sort_unstable();
+            facts.dedup();
+            facts
+        }
+        let texts = [
+            "",
+            "F",
+            "FACT-",
+            "FACT-00001 FACT-000002",
+            "FFACT-000003FACT-FACT-000004x",
+            "é FACT-0000050 Fixed FAC FACT FACT-12345678901 FACT-000006é",
+            "FACT-999999 FACT-4294967295 FACT-4294967296 FACT-000001",
+            "the agent reads FACT-000007, FACT-000007. and F FA FACT-000008",
+        ];
+        for text in texts {
+            assert_eq!(spelled_facts(text), by_search(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_fact_name_is_written_as_display_writes_it() {
+        let mut buf = [0u8; FACT_NAME_BYTES_MAX];
+        for n in [
+            0,
+            5,
+            42,
+            999_999,
+            1_000_000,
+            1_234_567,
+            999_999_999,
+            u32::MAX,
+        ] {
+            let name = fact_name(FactId(n), &mut buf).to_vec();
+            assert_eq!(String::from_utf8(name).unwrap(), FactId(n).to_string());
+        }
+    }
+
+    /// `join` writes each part in order with the content's separator before it (a blank
+    /// line, or one newline at a newline join), whatever the parts' lengths.
+    #[test]
+    fn join_writes_the_parts_with_their_separators() {
+        let segs = vec![
+            seg(ContentKind::Prose, 1, 1, &[]),
+            seg(ContentKind::Prose, 1, 2, &[]),
+            seg(ContentKind::Prose, 1, 3, &[]),
+            seg(ContentKind::Prose, 1, 4, &[]),
+        ];
+        let c = Content::from_segments_joined(segs, vec![2]);
+        let long = "x".repeat(100_000);
+        assert_eq!(
+            c.join(&["a", "", &long, "é"]),
+            format!("a\n\n\n{long}\n\né")
+        );
+        assert_eq!(c.join::<&str>(&[]), "");
+        assert_eq!(c.join(&["only"]), "only");
     }
 
     /// A content read from real code keeps its one-newline joins: it counts and writes

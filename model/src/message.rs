@@ -147,8 +147,14 @@ impl Message {
         m
     }
 
-    pub fn with_tool_calls(mut self, calls: Vec<ToolCall>) -> Self {
-        self.tool_calls = Arc::from(calls);
+    pub fn with_tool_calls(self, calls: Vec<ToolCall>) -> Self {
+        self.with_shared_tool_calls(Arc::from(calls))
+    }
+
+    /// [`Message::with_tool_calls`] with a list another message holds (shared, not
+    /// copied).
+    pub fn with_shared_tool_calls(mut self, calls: Arc<[ToolCall]>) -> Self {
+        self.tool_calls = calls;
         self.recount();
         self
     }

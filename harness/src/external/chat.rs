@@ -21,6 +21,7 @@ use compactsim_fakes::summarizer::RollingSummary;
 use compactsim_model::{
     CallId, Content, ContentKind, Flags, Message, MsgId, Role, Segment, ToolCall, MERGE_SEPARATOR,
 };
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
@@ -50,14 +51,14 @@ const LITERAL_SEED_TAG: u64 = 1 << 63;
 /// Texts the harness has sent or served in one case, to read replies back.
 #[derive(Default)]
 pub struct TextBook {
-    /// The addresses of the known texts (kept alive in `by_first_line`, so no other
+    /// The addresses of the known texts (kept alive in `by_line_head`, so no other
     /// text has one): a text given again as the same `Arc` is known without hashing it.
     known_addresses: HashSet<usize, BuildHasherDefault<TextHasher>>,
-    /// The known texts, each with its segment, by their first line (up to the first
-    /// `\n`), longest first: where a row's line starts, the known texts that can start
-    /// there. A text is hashed once (its first line) to be remembered, and a
-    /// one-line text keys its own entry (no copy of its bytes).
-    by_first_line: TextMap<Arc<str>, Vec<(Arc<str>, Segment)>>,
+    /// The known texts, each with its segment, by the head of their first line
+    /// ([`LineHead`]), longest first: where a row's line starts, the known texts that
+    /// can start there. A text is keyed by its first [`LINE_HEAD_BYTES`] bytes at most,
+    /// never hashed or scanned whole to be remembered.
+    by_line_head: TextMap<LineHead, Vec<(Arc<str>, Segment)>>,
     /// Rows whose text is not their segments joined by the merge separator (the adapter
     /// joined parts with one newline): the exact text, sent back while the row's
     /// segments are these.
@@ -70,8 +71,17 @@ pub struct TextBook {
     written_flags: TextMap<MsgId, [Option<bool>; 4]>,
     /// Generated segment texts, written once per segment.
     generated: GeneratedTexts,
+    /// The joined texts of rows of several segments, written once while the row's
+    /// content is unchanged (at most [`JOINED_ROWS_MAX`] rows; past it the cache starts
+    /// over). A row sent in every request of a case is joined once, and its text is the
+    /// same `Arc` each time (compared by address, not byte for byte, when it comes back).
+    joined: RefCell<TextMap<MsgId, (Content, Arc<str>)>>,
     /// The words of every text this book sent or served (`fallback_words.rs`).
     pub seen_words: SeenWords,
+    /// Rows' tool-call lists as sent, by the address of the list (each held here, so an
+    /// address is not reused while listed; at most [`CHAT_CALL_LISTS_MAX`], past it the
+    /// cache starts over): a list carried from request to request is written once.
+    chat_calls: TextMap<usize, (Arc<[ToolCall]>, Vec<ChatToolCall>)>,
 }
 
 impl TextBook {
@@ -109,13 +119,7 @@ impl TextBook {
         if text.is_empty() || self.known_addresses.contains(&address(&text)) {
             return;
         }
-        let first = first_line(&text);
-        let first: Arc<str> = if first.len() == text.len() {
-            text.clone()
-        } else {
-            Arc::from(first)
-        };
-        let texts = self.by_first_line.entry(first).or_default();
+        let texts = self.by_line_head.entry(LineHead::of(&text)).or_default();
         // Longest first: the texts of this length sit together.
         let at = texts.partition_point(|(t, _)| t.len() > text.len());
         let same_len = texts[at..]
@@ -136,9 +140,25 @@ impl TextBook {
             // One segment: its text is the content's text (shared, not joined).
             _ => match &*m.content.segments {
                 [only] => self.segment_text(only),
-                _ => Arc::from(self.content_text(&m.content)),
+                _ => self.joined_text(m),
             },
         }
+    }
+
+    /// The text of a row of several segments, joined on the first call for its content.
+    fn joined_text(&self, m: &Message) -> Arc<str> {
+        if let Some((content, text)) = self.joined.borrow().get(&m.id) {
+            if *content == m.content {
+                return text.clone();
+            }
+        }
+        let text: Arc<str> = Arc::from(self.content_text(&m.content));
+        let mut joined = self.joined.borrow_mut();
+        if joined.len() >= JOINED_ROWS_MAX {
+            joined.clear();
+        }
+        joined.insert(m.id, (m.content.clone(), text.clone()));
+        text
     }
 
     /// Remembers a summary the harness served; returns its text.
@@ -195,14 +215,32 @@ impl TextBook {
         ChatMessage {
             role: m.role.as_str().to_string(),
             content: Some(text),
-            tool_calls: m.tool_calls.iter().map(call_to_chat).collect(),
-            tool_call_id: m.tool_call_id.map(|c| c.to_string()),
+            tool_calls: self.chat_calls_of(&m.tool_calls),
+            tool_call_id: m.tool_call_id.map(CallId::spelled),
             compressed_summary,
             micro_compact_marker,
             has_user_turn,
             db_persisted,
             compactsim_id: Some(m.id.0),
         }
+    }
+
+    /// A row's tool calls as chat tool calls, written once per shared list.
+    fn chat_calls_of(&mut self, calls: &Arc<[ToolCall]>) -> Vec<ChatToolCall> {
+        if calls.is_empty() {
+            return Vec::new();
+        }
+        let address = Arc::as_ptr(calls).cast::<ToolCall>() as usize;
+        if let Some((_, chat)) = self.chat_calls.get(&address) {
+            return chat.clone();
+        }
+        let chat: Vec<ChatToolCall> = calls.iter().map(call_to_chat).collect();
+        if self.chat_calls.len() >= CHAT_CALL_LISTS_MAX {
+            self.chat_calls.clear();
+        }
+        self.chat_calls
+            .insert(address, (calls.clone(), chat.clone()));
+        chat
     }
 
     /// Reads the adapter's rows back. `before` is the transcript of the request: a row
@@ -265,7 +303,7 @@ impl TextBook {
             self.written_flags.remove(&id);
         }
         let content = match original {
-            Some(o) if *self.message_text(o) == *text => o.content.clone(),
+            Some(o) if same_text(&self.message_text(o), text) => o.content.clone(),
             _ => {
                 // New text in a row the adapter carried over was not written by that
                 // row's author: it gets an origin of its own.
@@ -275,14 +313,21 @@ impl TextBook {
                 if self.content_text(&content) == text {
                     self.exact.remove(&id);
                 } else {
-                    self.exact.insert(id, (content.clone(), Arc::from(text)));
+                    // The row's own text (shared, not copied): sent back as the same
+                    // `Arc`, a row the adapter keeps is compared by address.
+                    let text = row.content.clone().unwrap_or_else(|| Arc::from(""));
+                    self.exact.insert(id, (content.clone(), text));
                 }
                 content
             }
         };
-        let mut m = Message::new(id, role, content)
-            .with_tool_calls(calls)
-            .with_flags(flags);
+        // Calls the adapter kept as they were stay the row's shared list.
+        let m = Message::new(id, role, content);
+        let mut m = match original {
+            Some(o) if *o.tool_calls == *calls => m.with_shared_tool_calls(o.tool_calls.clone()),
+            _ => m.with_tool_calls(calls),
+        }
+        .with_flags(flags);
         m.tool_call_id = tool_call_id;
         Ok(m)
     }
@@ -331,7 +376,10 @@ impl TextBook {
     /// The longest known text that starts at `at` (a line start) and ends a line.
     fn known_at(&self, text: &str, at: usize) -> Option<(Segment, usize)> {
         let rest = &text[at..];
-        let candidates = self.by_first_line.get(first_line(rest))?;
+        // A known text that starts `rest` and ends a line there has the first line
+        // `rest` has, so the same head: every candidate is in this entry (with others
+        // whose line only starts alike, which the check below refuses).
+        let candidates = self.by_line_head.get(&LineHead::of(rest))?;
         candidates
             .iter()
             .find(|(t, _)| {
@@ -365,14 +413,45 @@ impl TextBook {
     }
 }
 
+/// Tool-call lists whose chat form [`TextBook`] keeps, at most.
+pub const CHAT_CALL_LISTS_MAX: usize = 16_384;
+
+/// Rows whose joined text [`TextBook`] keeps, at most.
+pub const JOINED_ROWS_MAX: usize = 16_384;
+
+/// Whether two texts are equal: the same bytes in memory (a text the harness sent, come
+/// back), or equal bytes.
+fn same_text(a: &str, b: &str) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+}
+
 /// Where a shared text's bytes are.
 fn address(text: &Arc<str>) -> usize {
     Arc::as_ptr(text).cast::<u8>() as usize
 }
 
-/// The text up to its first line break.
-fn first_line(text: &str) -> &str {
-    text.find('\n').map_or(text, |nl| &text[..nl])
+/// Bytes of a first line that key the known texts.
+const LINE_HEAD_BYTES: usize = 32;
+
+/// The first [`LINE_HEAD_BYTES`] bytes of a text's first line at most (up to its first
+/// `\n`), and how many they are.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct LineHead {
+    bytes: [u8; LINE_HEAD_BYTES],
+    len: u8,
+}
+
+impl LineHead {
+    fn of(text: &str) -> LineHead {
+        let head = &text.as_bytes()[..text.len().min(LINE_HEAD_BYTES)];
+        let len = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+        let mut bytes = [0u8; LINE_HEAD_BYTES];
+        bytes[..len].copy_from_slice(&head[..len]);
+        LineHead {
+            bytes,
+            len: len as u8,
+        }
+    }
 }
 
 /// A run between recognised texts split into the line breaks that join it to them (a
@@ -454,7 +533,7 @@ fn parse_call_id(s: &str) -> Result<CallId, String> {
 
 fn call_to_chat(c: &ToolCall) -> ChatToolCall {
     ChatToolCall {
-        id: c.id.to_string(),
+        id: c.id.spelled(),
         kind: "function".into(),
         function: ChatFunction {
             name: c.name.clone(),

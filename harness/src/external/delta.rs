@@ -23,14 +23,96 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// One item of `edits` as read from an adapter.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One item of `edits` as read from an adapter. Read by [`EditVisitor`]: what serde's
+/// untagged derive ([`EditAny`]) reads, without its copy of every row into a tree of its
+/// own before the row is read.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Edit {
     /// `[start, count]`: rows of the base.
     Copy(usize, usize),
     /// A row sent whole.
     Row(ChatMessage),
+}
+
+/// [`Edit`] as serde's untagged derive reads it: the reader of an array item (an array
+/// is a copy, or a row given as the list of its fields).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum EditAny {
+    Copy(usize, usize),
+    Row(ChatMessage),
+}
+
+impl From<EditAny> for Edit {
+    fn from(e: EditAny) -> Edit {
+        match e {
+            EditAny::Copy(start, count) => Edit::Copy(start, count),
+            EditAny::Row(row) => Edit::Row(row),
+        }
+    }
+}
+
+/// What serde's untagged enum says of an item that is no variant.
+const EDIT_MISMATCH: &str = "data did not match any variant of untagged enum Edit";
+
+impl<'de> Deserialize<'de> for Edit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Edit, D::Error> {
+        d.deserialize_any(EditVisitor)
+    }
+}
+
+/// Reads an object straight into a row (an object is never a copy), and an array (two
+/// numbers, small) through [`EditAny`]; anything else, or an item neither reads, is
+/// refused with serde's untagged message.
+struct EditVisitor;
+
+impl<'de> serde::de::Visitor<'de> for EditVisitor {
+    type Value = Edit;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a [start, count] copy or a chat message")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Edit, A::Error> {
+        ChatMessage::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            .map(Edit::Row)
+            .map_err(|_| serde::de::Error::custom(EDIT_MISMATCH))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Edit, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        EditAny::deserialize(Value::Array(items))
+            .map(Edit::from)
+            .map_err(|_| serde::de::Error::custom(EDIT_MISMATCH))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Edit, E> {
+        Err(E::custom(EDIT_MISMATCH))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Edit, E> {
+        Err(E::custom(EDIT_MISMATCH))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Edit, E> {
+        Err(E::custom(EDIT_MISMATCH))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Edit, E> {
+        Err(E::custom(EDIT_MISMATCH))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Edit, E> {
+        Err(E::custom(EDIT_MISMATCH))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Edit, E> {
+        Err(E::custom(EDIT_MISMATCH))
+    }
 }
 
 /// One item of `edits` as the harness writes it (rows borrowed, not cloned).
@@ -259,7 +341,11 @@ impl PassDelta<'_> {
         out.extend_from_slice(b",\"config\":");
         json_line::push_serde(&mut out, self.config)?;
         out.push(b'}');
-        String::from_utf8(out).map_err(|e| e.to_string())
+        debug_assert!(std::str::from_utf8(&out).is_ok());
+        // SAFETY: every byte written is a `&str`'s, cut only before or after an ASCII byte
+        // (an escaped one), serde_json's own output (UTF-8), or ASCII written here: the
+        // line is UTF-8 (checked in debug builds), not checked again in release ones.
+        Ok(unsafe { String::from_utf8_unchecked(out) })
     }
 }
 
@@ -339,19 +425,11 @@ fn digest_of(words: &[u64]) -> String {
 
 /// A row's digest word (see the module doc).
 pub fn row_word(row: &ChatMessage) -> u64 {
-    let header = (
-        &row.role,
-        row.content.is_none(),
-        &row.tool_calls,
-        &row.tool_call_id,
-        row.compressed_summary,
-        row.micro_compact_marker,
-        row.has_user_turn,
-        row.db_persisted,
-        row.compactsim_id,
-    );
-    // Strings, bools and integers only: it always serializes.
-    let header = serde_json::to_vec(&header).unwrap_or_default();
+    // Written by hand as serde_json writes the header tuple (tested equal in
+    // `json_line`): most rows' headers are a few dozen bytes, which serde's writer
+    // costs several times over.
+    let mut header = Vec::with_capacity(64);
+    json_line::push_digest_header(&mut header, row);
     let content = row.content.as_deref().unwrap_or("").as_bytes();
     ((content.len() as u64) << 32) | u64::from(crc32_update(crc32(&header), content))
 }
@@ -457,6 +535,46 @@ mod tests {
                 config: &config,
             };
             assert_eq!(wire.line().unwrap(), serde_json::to_string(&wire).unwrap());
+        }
+    }
+
+    /// Every item reads as serde's untagged derive reads it: the same edit, or an error
+    /// with the same message (where in the line it is told may differ).
+    #[test]
+    fn an_edit_reads_as_the_untagged_derive_reads_it() {
+        let items = [
+            "[0, 2]",
+            "[3,0]",
+            r#"{"role": "user", "content": "a\n\"b\"", "_compactsim_id": 1, "extra": [1]}"#,
+            r#"{"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "function": {"name": "t", "arguments": "{}"}}], "_compressed_summary": false}"#,
+            r#"["user", "x"]"#,
+            "[1]",
+            "[1, 2, 3]",
+            "[-1, 2]",
+            r#"{"content": "no role"}"#,
+            r#"{"role": 1}"#,
+            r#"{"role": "user", "role": "tool"}"#,
+            "5",
+            r#""x""#,
+            "null",
+            "true",
+            "1.5",
+        ];
+        let message = |e: serde_json::Error| {
+            let text = e.to_string();
+            text.split(" at line")
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        for item in items {
+            let line = format!("[{item}]");
+            // (The reference type's own name aside.)
+            let want = serde_json::from_str::<Vec<EditAny>>(&line)
+                .map(|v| v.into_iter().map(Edit::from).collect::<Vec<_>>())
+                .map_err(|e| message(e).replace("enum EditAny", "enum Edit"));
+            let got = serde_json::from_str::<Vec<Edit>>(&line).map_err(message);
+            assert_eq!(got, want, "{item}");
         }
     }
 

@@ -80,7 +80,44 @@ pub struct SeenWords {
     /// Texts seen but not yet split into words: the split is paid only by a case whose
     /// rule runs ([`SeenWords::settle`]), not by every request of every case.
     pending: Vec<Arc<str>>,
+    /// Known words by a slot of their length and end letters ([`hot_slot`]): a word of
+    /// the few a case's texts repeat is known after one short compare, not a hash.
+    hot: Vec<Option<Box<str>>>,
 }
+
+/// Slots of [`SeenWords::hot`].
+const HOT_SLOTS: usize = 256;
+
+/// The slot of [`SeenWords::hot`] a word may sit in.
+fn hot_slot(w: &[u8]) -> usize {
+    let (first, last) = (w.first().copied(), w.last().copied());
+    let (first, last) = (first.unwrap_or(0) as usize, last.unwrap_or(0) as usize);
+    // The generator's words, `fact` and its wrappers' words each have a slot of their own.
+    (w.len().wrapping_mul(17) ^ first.wrapping_mul(29) ^ last.wrapping_mul(131)) % HOT_SLOTS
+}
+
+/// Byte classes of [`SeenWords::see_ascii`]: 0 for a byte that ends a word.
+const ASCII_DIGIT: u8 = 1;
+const ASCII_LOWER: u8 = 2;
+const ASCII_UPPER: u8 = 4;
+const ASCII_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if c.is_ascii_digit() {
+            ASCII_DIGIT
+        } else if c.is_ascii_lowercase() {
+            ASCII_LOWER
+        } else if c.is_ascii_uppercase() {
+            ASCII_UPPER
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+};
 
 impl SeenWords {
     /// Reads `text` once per distinct text.
@@ -133,32 +170,47 @@ impl SeenWords {
     /// [`SeenWords::see_str`] of an ASCII text: the same words (a letter or digit is an
     /// ASCII one, lowercase is ASCII lowercase), each lowercased into one buffer instead
     /// of a string of its own.
+    /// A word already lowercase is read in place.
     fn see_ascii(&mut self, text: &str) {
         let bytes = text.as_bytes();
         let mut lower = String::new();
         let mut at = 0;
         while at < bytes.len() {
-            if !bytes[at].is_ascii_alphanumeric() {
+            if ASCII_CLASS[bytes[at] as usize] == 0 {
                 at += 1;
                 continue;
             }
             let start = at;
-            let mut letter = false;
-            while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
-                letter |= bytes[at].is_ascii_alphabetic();
+            let mut classes = 0;
+            while let Some(&b) = bytes.get(at) {
+                let class = ASCII_CLASS[b as usize];
+                if class == 0 {
+                    break;
+                }
+                classes |= class;
                 at += 1;
             }
-            if letter {
+            if classes & ASCII_UPPER != 0 {
                 lower.clear();
                 lower.push_str(&text[start..at]);
                 lower.make_ascii_lowercase();
                 self.see_word(&lower);
+            } else if classes & ASCII_LOWER != 0 {
+                self.see_word(&text[start..at]);
             }
         }
     }
 
     /// Adds one word (lowercased) unless it is known.
     fn see_word(&mut self, w: &str) {
+        if self.hot.is_empty() {
+            self.hot = vec![None; HOT_SLOTS];
+        }
+        let slot = hot_slot(w.as_bytes());
+        if self.hot[slot].as_deref() == Some(w) {
+            return;
+        }
+        self.hot[slot] = Some(w.into());
         if self.known.contains(w) {
             return;
         }
@@ -231,6 +283,7 @@ mod tests {
         for text in [
             ascii.as_str(),
             "USER: tool(s) 3,400 chars; FACT-000123 x86_64 MiXeD_case a1 42 z",
+            "agent Agent AGENT agent build Build built a A bui agent fact FACT-000001 fact",
             "",
             "  ...  ",
         ] {
@@ -240,6 +293,19 @@ mod tests {
             assert_eq!(seen.words, want, "{text:?}");
             assert_eq!(seen.known.len(), want.len());
         }
+    }
+
+    /// The words a case's generated texts repeat do not share a slot of the hot cache
+    /// (two that did would push each other out on every word).
+    #[test]
+    fn the_generated_words_each_have_a_hot_slot_of_their_own() {
+        let words = [
+            "the", "agent", "reads", "file", "config", "test", "passes", "build", "error", "fixed",
+            "user", "asks", "for", "a", "review", "of", "module", "parser", "output", "line",
+            "fact", "k", "fn", "f",
+        ];
+        let slots: BTreeSet<usize> = words.iter().map(|w| hot_slot(w.as_bytes())).collect();
+        assert_eq!(slots.len(), words.len());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! order, skipped fields and escapes: the tests compare the two on every kind of row),
 //! so a request's bytes do not depend on which writer made them.
 
-use super::wire::ChatMessage;
+use super::wire::{ChatMessage, ChatToolCall};
 use serde::Serialize;
 
 /// Writes `value` as serde_json does (small values: numbers, flags, tool calls, config).
@@ -144,7 +144,7 @@ pub fn push_row(out: &mut Vec<u8>, row: &ChatMessage) -> Result<(), String> {
     }
     if !row.tool_calls.is_empty() {
         out.extend_from_slice(b",\"tool_calls\":");
-        push_serde(out, &row.tool_calls)?;
+        push_tool_calls(out, &row.tool_calls);
     }
     if let Some(id) = &row.tool_call_id {
         out.extend_from_slice(b",\"tool_call_id\":");
@@ -165,15 +165,79 @@ pub fn push_row(out: &mut Vec<u8>, row: &ChatMessage) -> Result<(), String> {
     }
     if let Some(id) = row.compactsim_id {
         out.extend_from_slice(b",\"_compactsim_id\":");
-        out.extend_from_slice(id.to_string().as_bytes());
+        push_u32(out, id);
     }
     out.push(b'}');
     Ok(())
 }
 
+/// Writes a row's `tool_calls` as serde_json writes the list (every key, in
+/// [`ChatToolCall`]'s field order).
+pub fn push_tool_calls(out: &mut Vec<u8>, calls: &[ChatToolCall]) {
+    out.push(b'[');
+    for (k, c) in calls.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"id\":");
+        push_str(out, &c.id);
+        out.extend_from_slice(b",\"type\":");
+        push_str(out, &c.kind);
+        out.extend_from_slice(b",\"function\":{\"name\":");
+        push_str(out, &c.function.name);
+        out.extend_from_slice(b",\"arguments\":");
+        push_str(out, &c.function.arguments);
+        out.extend_from_slice(b"}}");
+    }
+    out.push(b']');
+}
+
+/// Writes a row's digest header (`delta.rs`): the compact JSON array `[role, content is
+/// null, tool_calls, tool_call_id, the four flags, _compactsim_id]` as serde_json writes
+/// that tuple (absent values `null`).
+pub fn push_digest_header(out: &mut Vec<u8>, row: &ChatMessage) {
+    out.push(b'[');
+    push_str(out, &row.role);
+    out.extend_from_slice(if row.content.is_none() {
+        b",true,"
+    } else {
+        b",false,"
+    });
+    push_tool_calls(out, &row.tool_calls);
+    out.push(b',');
+    match &row.tool_call_id {
+        Some(id) => push_str(out, id),
+        None => out.extend_from_slice(b"null"),
+    }
+    let flags = [
+        row.compressed_summary,
+        row.micro_compact_marker,
+        row.has_user_turn,
+        row.db_persisted,
+    ];
+    for flag in flags {
+        out.extend_from_slice(match flag {
+            Some(true) => b",true",
+            Some(false) => b",false",
+            None => b",null",
+        });
+    }
+    out.push(b',');
+    match row.compactsim_id {
+        Some(id) => push_u32(out, id),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.push(b']');
+}
+
+/// Writes `n` in decimal.
+fn push_u32(out: &mut Vec<u8>, n: u32) {
+    out.extend_from_slice(compactsim_model::ids::decimal(n, &mut [0; 10]).as_bytes());
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::wire::{ChatFunction, ChatToolCall};
+    use super::super::wire::ChatFunction;
     use super::*;
     use proptest::prelude::*;
 
@@ -240,7 +304,7 @@ mod tests {
                         id: format!("call_{k}"),
                         kind: "function".into(),
                         function: ChatFunction {
-                            name: "terminal".into(),
+                            name: "term\"inal\u{1}".into(),
                             arguments: format!("{{\"n\":{k},\"s\":\"a\\nb\"}}"),
                         },
                     })
@@ -255,6 +319,20 @@ mod tests {
             let mut out = Vec::new();
             push_row(&mut out, &row).unwrap();
             prop_assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&row).unwrap());
+            let header = (
+                &row.role,
+                row.content.is_none(),
+                &row.tool_calls,
+                &row.tool_call_id,
+                row.compressed_summary,
+                row.micro_compact_marker,
+                row.has_user_turn,
+                row.db_persisted,
+                row.compactsim_id,
+            );
+            let mut out = Vec::new();
+            push_digest_header(&mut out, &row);
+            prop_assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&header).unwrap());
         }
     }
 }

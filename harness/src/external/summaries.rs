@@ -225,7 +225,8 @@ impl Served<'_> {
             origin: SERVED_ORIGIN,
             facts: summary.facts.clone(),
         };
-        if let Some(text) = without_trailing_whitespace(&seg.materialize()) {
+        // Written once: the book keeps the generated text for `register_served`.
+        if let Some(text) = without_trailing_whitespace(&self.book.segment_text(&seg)) {
             self.book.know_text(seg.seed, &text);
         }
         seg

@@ -69,6 +69,57 @@ fn unchanged_rows_come_back_equal() {
     assert_eq!(back, before);
 }
 
+/// Tool calls the adapter returns as they were stay the row's shared list, and a row's
+/// calls are sent alike from request to request; changed calls are a new list, sent as
+/// changed.
+#[test]
+fn tool_calls_kept_by_the_adapter_stay_shared_and_are_sent_alike() {
+    let before = transcript();
+    let mut book = TextBook::default();
+    let chat = book.to_chat(&before);
+    let back = book
+        .from_chat(&chat, &before, &mut ids_after(&before))
+        .unwrap();
+    assert!(Arc::ptr_eq(&back[2].tool_calls, &before[2].tool_calls));
+    assert_eq!(book.to_chat(&back), chat);
+    let mut changed = chat.clone();
+    changed[2].tool_calls[0].function.arguments = "{\"cmd\":\"pwd\"}".into();
+    let back2 = book
+        .from_chat(&changed, &back, &mut ids_after(&back))
+        .unwrap();
+    assert!(!Arc::ptr_eq(&back2[2].tool_calls, &back[2].tool_calls));
+    assert_eq!(book.to_chat(&back2)[2].tool_calls, changed[2].tool_calls);
+    assert_eq!(book.to_chat(&back)[2].tool_calls, chat[2].tool_calls);
+}
+
+/// A row's content is read as serde reads an optional string: escapes, `null`, absent,
+/// through serde's buffered form too, and the same error for another type.
+#[test]
+fn a_row_content_reads_as_serde_reads_a_string() {
+    let rows = [
+        (
+            r#"{"role":"user","content":"a\"b\u00e9\n"}"#,
+            Some("a\"bé\n"),
+        ),
+        (r#"{"role":"user","content":"plain"}"#, Some("plain")),
+        (r#"{"role":"user","content":null}"#, None),
+        (r#"{"role":"user"}"#, None),
+    ];
+    for (json, want) in rows {
+        let m: ChatMessage = serde_json::from_str(json).unwrap();
+        assert_eq!(m.content.as_deref(), want, "{json}");
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let m: ChatMessage = serde_json::from_value(v).unwrap();
+        assert_eq!(m.content.as_deref(), want, "{json}");
+    }
+    let err = serde_json::from_str::<ChatMessage>(r#"{"role":"user","content":5}"#).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("invalid type: integer `5`, expected a string"),
+        "{err}"
+    );
+}
+
 #[test]
 fn merged_text_maps_back_to_the_original_segments() {
     let before = transcript();
@@ -89,6 +140,85 @@ fn merged_text_maps_back_to_the_original_segments() {
     let origins: Vec<_> = back[1].content.segments.iter().map(|s| s.origin).collect();
     assert_eq!(origins, [MsgId(1), MsgId(4)]);
     assert_eq!(back[1].content.facts(), [FactId(1), FactId(4)]);
+}
+
+/// Known texts whose first lines start alike (the same first 32 bytes and more) are
+/// told apart when read back: each is recognised where it stands, the longest that ends
+/// a line first.
+#[test]
+fn known_texts_whose_lines_start_alike_are_told_apart() {
+    let head = "the agent reads the file config and the test passes";
+    let texts = [
+        format!("{head} once"),
+        format!("{head} once more"),
+        format!("{head}\nsecond line"),
+        head.to_string(),
+    ];
+    let mut book = TextBook::default();
+    let mut before = Vec::new();
+    for (k, text) in texts.iter().enumerate() {
+        let s = Segment {
+            kind: ContentKind::Scaffold,
+            chars: text.len() as u32,
+            seed: 0xA11C_E000 + k as u64,
+            origin: MsgId(k as u32),
+            facts: Vec::new(),
+        };
+        book.know_text(s.seed, text);
+        before.push(Message::new(
+            MsgId(k as u32),
+            Role::User,
+            Content::single(s),
+        ));
+    }
+    let chat = book.to_chat(&before);
+    let order = [1, 3, 0, 2, 1];
+    let merged = order.map(|k| texts[k].as_str()).join(MERGE_SEPARATOR);
+    let mut rows = vec![chat[0].clone()];
+    rows[0].content = Some(merged.as_str().into());
+    let back = book
+        .from_chat(&rows, &before, &mut ids_after(&before))
+        .unwrap();
+    let seeds: Vec<u64> = back[0].content.segments.iter().map(|s| s.seed).collect();
+    assert_eq!(seeds, order.map(|k| 0xA11C_E000 + k as u64));
+    assert_eq!(book.content_text(&back[0].content), merged);
+}
+
+/// A row of several segments is joined once while its content is unchanged: the same
+/// text (the same `Arc`) in every request, and a new text once its content changes.
+#[test]
+fn a_joined_row_text_is_written_once_per_content() {
+    let mut book = TextBook::default();
+    let two = Content::from_segments(vec![seg(1, 40, &[1]), seg(2, 30, &[])]);
+    let m = Message::new(MsgId(9), Role::User, two.clone());
+    let first = book.to_chat(std::slice::from_ref(&m))[0]
+        .content
+        .clone()
+        .unwrap();
+    let again = book.to_chat(std::slice::from_ref(&m))[0]
+        .content
+        .clone()
+        .unwrap();
+    assert!(Arc::ptr_eq(&first, &again));
+    assert_eq!(*first, book.content_text(&two));
+    let mut changed = m.clone();
+    changed.content = Content::from_segments(vec![seg(1, 40, &[1]), seg(3, 30, &[])]);
+    let text = book.to_chat(std::slice::from_ref(&changed))[0]
+        .content
+        .clone()
+        .unwrap();
+    assert_eq!(*text, book.content_text(&changed.content));
+    assert_ne!(text, first);
+    // Back from the adapter unchanged (the same bytes elsewhere in memory too).
+    let rows = vec![ChatMessage::plain("user", &text, Some(9))];
+    let back = book
+        .from_chat(
+            &rows,
+            std::slice::from_ref(&changed),
+            &mut ids_after(&[changed.clone()]),
+        )
+        .unwrap();
+    assert_eq!(back[0].content, changed.content);
 }
 
 #[test]
@@ -285,6 +415,41 @@ fn a_served_summary_is_the_previous_summary_of_the_next_prompt() {
     let back = book.from_chat(&chat, &[], &mut IdAlloc::default()).unwrap();
     assert_eq!(back[0].content.segments[0].origin, back[0].id);
     assert_eq!(back[0].content.facts(), [FactId(1), FactId(2)]);
+}
+
+/// A served answer is its generated text with trailing whitespace made dots, of the
+/// summary's length, and a row that carries it reads back as the served summary.
+#[test]
+fn a_served_answer_has_no_trailing_whitespace_and_reads_back_as_served() {
+    for tokens in 40..90 {
+        let mut book = TextBook::default();
+        let mut backend = Scripted {
+            asked: Vec::new(),
+            answer: Ok(RollingSummary {
+                facts: Vec::new(),
+                tokens,
+            }),
+            truncated: 0,
+        };
+        let SummaryAnswer::Ok { text, .. } =
+            ask(&mut book, &mut backend, "input FACT-000001", None)
+        else {
+            panic!("expected text")
+        };
+        assert_eq!(text.len(), tokens as usize * 4, "{tokens}");
+        assert_eq!(text.trim_end().len(), text.len(), "{tokens}: {text:?}");
+        let row = ChatMessage::plain("assistant", &text, None);
+        let back = book
+            .from_chat(&[row], &[], &mut IdAlloc::default())
+            .unwrap();
+        let segs = &back[0].content.segments;
+        assert_eq!(segs.len(), 1, "{tokens}");
+        assert_eq!(
+            (segs[0].kind, segs[0].facts.as_slice()),
+            (ContentKind::Summary, &[FactId(1)][..]),
+            "{tokens}"
+        );
+    }
 }
 
 #[test]

@@ -30,7 +30,7 @@ pub const KNOWN_HOOKS: [&str; 3] = [HOOK_COOLING_DOWN, HOOK_FALLBACK_STREAK, HOO
 pub struct ChatMessage {
     pub role: String,
     /// Text content. `null` is read as empty.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared_text")]
     pub content: Option<Arc<str>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ChatToolCall>,
@@ -70,6 +70,31 @@ pub struct ChatMessage {
         skip_serializing_if = "Option::is_none"
     )]
     pub compactsim_id: Option<u32>,
+}
+
+/// An optional string read straight into an `Arc<str>`: serde's own reader of
+/// `Arc<str>` makes a `String` first and copies it again into the `Arc`.
+fn shared_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Arc<str>>, D::Error> {
+    struct Text;
+    impl<'de> serde::de::Visitor<'de> for Text {
+        type Value = Option<Arc<str>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: serde::Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_str(self)
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+            Ok(Some(Arc::from(s)))
+        }
+    }
+    d.deserialize_option(Text)
 }
 
 impl ChatMessage {
