@@ -166,26 +166,37 @@ fn fallback_text_of(name: &str, v: &Value) -> Result<&'static str, String> {
     interned(text).map_err(|e| format!("policy `{name}`: {e}"))
 }
 
+/// Parameter `key` of policy `name`: absent, or a string of at most `chars_max`
+/// characters.
+fn string_param<'a>(
+    name: &str,
+    params: &'a Map<String, Value>,
+    key: &str,
+    chars_max: usize,
+) -> Result<Option<&'a str>, String> {
+    let Some(v) = params.get(key) else {
+        return Ok(None);
+    };
+    let text = v
+        .as_str()
+        .ok_or_else(|| format!("policy `{name}`: `{key}` must be a string, got {v}"))?;
+    let chars = text.chars().count();
+    if chars > chars_max {
+        return Err(format!(
+            "policy `{name}`: `{key}` must hold at most {chars_max} characters, got {chars}"
+        ));
+    }
+    Ok(Some(text))
+}
+
 /// `marker_template`'s pieces, checked (strings of at most [`FALLBACK_TEXT_CHARS_MAX`]
 /// characters, not both empty) and kept once per distinct text ([`interned`]).
 fn marker_template_of(name: &str, params: &Map<String, Value>) -> Result<MarkerTemplate, String> {
     let piece = |key: &str| -> Result<&'static str, String> {
-        let Some(v) = params.get(key) else {
-            return Ok("");
-        };
-        let text = v
-            .as_str()
-            .ok_or_else(|| format!("policy `{name}`: `{key}` must be a string, got {v}"))?;
-        let chars = text.chars().count();
-        if chars > FALLBACK_TEXT_CHARS_MAX {
-            return Err(format!(
-                "policy `{name}`: `{key}` must hold at most {FALLBACK_TEXT_CHARS_MAX} characters, got {chars}"
-            ));
+        match string_param(name, params, key, FALLBACK_TEXT_CHARS_MAX)? {
+            None | Some("") => Ok(""),
+            Some(text) => interned(text).map_err(|e| format!("policy `{name}`: {e}")),
         }
-        if text.is_empty() {
-            return Ok("");
-        }
-        interned(text).map_err(|e| format!("policy `{name}`: {e}"))
     };
     let t = MarkerTemplate {
         prefix: piece("prefix")?,
@@ -206,17 +217,8 @@ pub const FALLBACK_WORDS_CHARS_MAX: usize = 16_000;
 /// characters, declared beside a `text` (the words judge a fallback only where its text
 /// does).
 fn check_fallback_words(name: &str, params: &Map<String, Value>) -> Result<(), String> {
-    let Some(v) = params.get("words") else {
+    if string_param(name, params, "words", FALLBACK_WORDS_CHARS_MAX)?.is_none() {
         return Ok(());
-    };
-    let words = v
-        .as_str()
-        .ok_or_else(|| format!("policy `{name}`: `words` must be a string, got {v}"))?;
-    let chars = words.chars().count();
-    if chars > FALLBACK_WORDS_CHARS_MAX {
-        return Err(format!(
-            "policy `{name}`: `words` must hold at most {FALLBACK_WORDS_CHARS_MAX} characters, got {chars}"
-        ));
     }
     if !params.contains_key("text") {
         return Err(format!("policy `{name}`: `words` needs a `text`"));
