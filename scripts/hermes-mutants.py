@@ -6,11 +6,13 @@ of adapters/hermes/mutants.py patched in at import time (COMPACTSIM_MUTANT), the
 one Markdown table per release: fault, caught or not, cases caught, the invariants that
 fired (every verdict) beyond the baseline's.
 
-A fault is caught when its run's verdicts differ from the clean release's own in the
-direction of a failure: a case in which an invariant fired that did not fire in the same
-case of the baseline (or a liveness or internal outcome the baseline case did not have).
-The releases fail some invariants already, so the comparison is case by case against
-the baseline, never against a clean run.
+A fault is caught when its run has a verdict the clean release's run lacks, case by
+case: an invariant (or a liveness or internal outcome) that fired in a case where the
+baseline's same case has no verdict of that invariant at that step with that witness
+(report.json's `verdicts[].witness`, a digest of the witness). The table tells apart an
+invariant newly fired in a case (`yes`) and one the case fired already, now at another
+step or with another witness (`witness`). The releases fail some invariants already, so
+the comparison is case by case against the baseline, never against a clean run.
 
   scripts/hermes-mutants.py [--cases 48] [--jobs 2] [--release batch|micro|iot-batch|all]
                             [--only NAME[,NAME...]] [--out target/compactsim/mutants]
@@ -82,58 +84,90 @@ def run(binary, release, cases, jobs, out, mutant):
 
 
 def verdicts_by_case(report_path):
-    """case id -> the set of what fired in it: invariant ids, `liveness`, `internal`."""
+    """case id -> the set of verdicts of the case: (invariant, step, witness digest) for
+    each invariant that fired (report.json keeps each once, its first firing), and
+    (`liveness` or `internal`, None, None) for those outcomes."""
     with open(report_path) as f:
         report = json.load(f)
     out = {}
     for c in report["cases"]:
-        fired = {v["invariant"] for v in c.get("verdicts", [])}
+        fired = {(v["invariant"], v["step"], v.get("witness", ""))
+                 for v in c.get("verdicts", [])}
         kind = c["outcome"]["kind"]
-        if kind == "violation":
-            fired.add(c["outcome"]["invariant"])
+        if kind == "violation" and not fired:
+            fired.add((c["outcome"]["invariant"], None, None))
         elif kind in ("liveness", "internal"):
-            fired.add(kind)
+            fired.add((kind, None, None))
         out[c["case"]] = fired
     return out
 
 
+def invariants(verdicts):
+    return {v[0] for v in verdicts}
+
+
 def compare(base, mutant):
-    """(cases caught, {what fired newly: cases})."""
-    caught, new = 0, {}
-    for case, fired in mutant.items():
-        extra = fired - base.get(case, set())
-        if extra:
-            caught += 1
-            for what in extra:
-                new[what] = new.get(what, 0) + 1
-    return caught, new
+    """What the fault run has that the baseline lacks, case by case: a verdict (invariant,
+    step, witness) the same case of the baseline does not have. Returns (cases caught,
+    {invariant newly fired: cases}, {invariant fired with another step or witness: cases},
+    the first new verdict as (case, step, invariant))."""
+    caught, new, moved, first = 0, {}, {}, None
+    for case, fired in sorted(mutant.items()):
+        base_fired = base.get(case, set())
+        extra = fired - base_fired
+        if not extra:
+            continue
+        caught += 1
+        newly = invariants(extra) - invariants(base_fired)
+        for what in newly:
+            new[what] = new.get(what, 0) + 1
+        for what in invariants(extra) - newly:
+            moved[what] = moved.get(what, 0) + 1
+        for inv, step, _ in extra:
+            key = (case, step if step is not None else 1 << 62, inv)
+            if first is None or key < first:
+                first = key
+    return caught, new, moved, first
+
+
+def counts(by):
+    return ", ".join(f"{k} {v}" for k, v in sorted(by.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def table(release, cases, base, rows):
     lines = [f"### {RELEASES[release]['label']}, {cases} cases\n",
              "Baseline (the release as it is), cases per invariant (every verdict): "
              + (", ".join(f"{k} {v}" for k, v in sorted(count(base).items())) or "none") + "\n",
-             "| fault | caught | cases caught | newly fired (cases) | what the fault does |",
-             "| --- | --- | ---: | --- | --- |"]
-    for name, caught, new in rows:
-        fired = ", ".join(f"{k} {v}" for k, v in sorted(new.items(), key=lambda kv: (-kv[1], kv[0])))
+             "| fault | caught | cases caught | newly fired (cases) | fired again, other step or "
+             "witness (cases) | first new verdict | what the fault does |",
+             "| --- | --- | ---: | --- | --- | --- | --- |"]
+    for name, caught, new, moved, first in rows:
         description = mutants.FAULTS[(RELEASES[release]["mode"], name)][0]
-        lines.append(f"| {name} | {verdict(new)} | {caught} | {fired or '-'} | {description} |")
+        at = "-"
+        if first is not None:
+            case, step, inv = first
+            at = f"{inv}, case {case}" + (f" step {step}" if step < 1 << 62 else "")
+        lines.append(f"| {name} | {verdict(new, moved)} | {caught} | {counts(new) or '-'} | "
+                     f"{counts(moved) or '-'} | {at} | {description} |")
     return "\n".join(lines) + "\n"
 
 
-def verdict(new):
-    """`yes` when an invariant (or the liveness budget) newly fired; `crash` when only the
-    adapter failed (an exception in the patched code: no invariant judged it); `no`."""
+def verdict(new, moved):
+    """`yes` when an invariant (or the liveness budget) newly fired in a case; `witness`
+    when only an invariant the case already fired fired at another step or with another
+    witness; `crash` when only the adapter failed (an exception in the patched code: no
+    invariant judged it); `no`."""
     if set(new) - {"internal"}:
         return "yes"
-    return "crash" if new else "no"
+    if set(moved) - {"internal"}:
+        return "witness"
+    return "crash" if new or moved else "no"
 
 
 def count(by_case):
     out = {}
     for fired in by_case.values():
-        for what in fired:
+        for what in invariants(fired):
             out[what] = out.get(what, 0) + 1
     return out
 
@@ -169,8 +203,8 @@ def main():
         rows = []
         for name in names:
             got = verdicts_by_case(report(name, name))
-            caught, new = compare(base, got)
-            rows.append((name, caught, new))
+            caught, new, moved, first = compare(base, got)
+            rows.append((name, caught, new, moved, first))
             print(f"{release} {name}: {caught} case(s) caught", file=sys.stderr, flush=True)
         print(table(release, a.cases, base, rows))
 

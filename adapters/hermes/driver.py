@@ -13,6 +13,7 @@ import math
 import os
 
 import fallback_text
+import marker_template
 import mutants
 import offline
 from protocol import HERMES_POLICIES, serve
@@ -33,22 +34,28 @@ def load():
         model=MODEL, quiet_mode=True, config_context_length=128_000)))
     r.fallback_text = fallback_text.of(r, probe)
     r.fallback_words = fallback_text.words(r, MODEL)
+    r.marker_template = marker_template.of(r)
     r.warm()
     return r
 
 
-def policies(release):
+def policies(release, micro=False):
     """Every Hermes policy; `static_fallback` with the release's own fallback text
     (fallback_text.py; for 0.19.0 and iot 0.22.2.post1: the summary prefix and any tail
     text merged before it, the task heading, the latest ask and the "## Goal" sentence,
     agent/context_compressor.py 0.19.0 lines 2064-2068, iot 0.22.2.post1 lines
     3629-3633, then a hole for the rest), and the words its builder writes besides the
     rows' (fallback_text.words); `connection_dropped_aborts` where the release aborts
-    after a dropped connection (release.py)."""
+    after a dropped connection (release.py); for the micro adapter (`micro`),
+    `marker_template` with the words the release writes around a micro marker's summary
+    where it has them as a method of its own (marker_template.py)."""
     fallback = {"text": release.fallback_text, "words": release.fallback_words}
     if release.connection_dropped_aborts:
         fallback["connection_dropped_aborts"] = True
-    return dict(HERMES_POLICIES, static_fallback=fallback)
+    out = dict(HERMES_POLICIES, static_fallback=fallback)
+    if micro and release.marker_template:
+        out["marker_template"] = release.marker_template
+    return out
 
 
 class Driver:
@@ -184,7 +191,7 @@ class Driver:
                # the pass labels (gate_labels), the same answers (FLOOR.md, "The hooks
                # answered from labels").
                "hooks": [],
-               "policies": policies(self.release),
+               "policies": policies(self.release, self.micro),
                # compactsim's efficacy invariant: Hermes compacts at or below the window,
                # by its batch passes (micro-compaction folds one exchange per turn).
                "trigger": {"window_percent": 100}, "trigger_passes": ["batch_pass"],

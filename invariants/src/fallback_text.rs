@@ -105,7 +105,8 @@ pub fn mismatch(template: &str, text: &str) -> Option<String> {
 /// Characters of a piece quoted in a witness at most.
 const QUOTE_CHARS_MAX: usize = 60;
 
-fn quoted(piece: &str) -> String {
+/// `piece` in quotes, `\n` spelled out, cut at [`QUOTE_CHARS_MAX`] characters.
+pub(crate) fn quoted(piece: &str) -> String {
     let n = piece.chars().count();
     let head: String = piece.chars().take(QUOTE_CHARS_MAX).collect();
     let head = head.replace('\n', "\\n");

@@ -21,6 +21,7 @@ mod json_valid;
 mod kept_rows_intact;
 mod marker_contained;
 mod marker_pristine;
+pub mod marker_template;
 mod no_infinite_loop;
 mod no_silent_drop;
 mod one_marker_max;

@@ -27,6 +27,12 @@ use compactsim_model::{Event, FactId, Message, Role, ServedCall, Transition, Wit
 ///   else the last answered call. A pass that keeps an older marker and deletes the new
 ///   one, or writes a stale summary, fails here. A pass that changed the list while no
 ///   call answered is left to no-silent-drop.
+/// - **Worded as declared** (micro passes, policy `marker_template`): every micro marker
+///   the pass wrote (new, or its text rewritten) starts with the declared prefix and ends
+///   with the declared suffix (`marker_template.rs`). The harness reads the marker's
+///   bytes and records what it lacks on the pass's event (`MicroPass::marker_mismatch`,
+///   set only when the compactor declared a template); a marker of the summary alone
+///   keeps every fact and loses the words that tell the model the row is a handoff.
 ///
 /// Other transitions are not judged (a batch pass may fold the marker into its summary;
 /// marker-contained judges the facts).
@@ -55,7 +61,29 @@ fn micro_markers(rows: &[Message]) -> impl Iterator<Item = (usize, &Message)> {
     rows.iter().enumerate().filter(|(_, m)| m.is_micro_marker())
 }
 
-/// A micro pass: every marker well formed; the newest holds the adopted answer.
+/// A marker the pass wrote that the harness read as not the declared template.
+fn off_template(t: &Transition<'_>) -> Option<Witness> {
+    let Event::MicroPass(p) = t.event else {
+        return None;
+    };
+    let miss = p.marker_mismatch.as_ref()?;
+    let mut w = Witness::default().fact(format!(
+        "a micro marker written by {} is not worded as the declared marker template \
+         (policy marker_template): {miss}",
+        t.event.describe()
+    ));
+    if let Some(j) = t
+        .after
+        .iter()
+        .position(|m| miss.starts_with(&format!("{} (", m.id)))
+    {
+        w = w.row(j, &t.after[j], "after: the marker the harness read");
+    }
+    Some(w)
+}
+
+/// A micro pass: every marker well formed and worded as declared; the newest holds the
+/// adopted answer.
 fn after_pass(t: &Transition<'_>) -> Option<Witness> {
     if unchanged(t) {
         return None;
@@ -74,6 +102,9 @@ fn after_pass(t: &Transition<'_>) -> Option<Witness> {
         .enumerate()
         .filter(|(_, m)| m.is_summary())
         .find(|(_, m)| !well_formed(m) && (m.is_micro_marker() || written(m)));
+    if let Some(w) = off_template(t) {
+        return Some(w);
+    }
     if let Some((i, m)) = malformed {
         return Some(
             Witness::default()
@@ -251,6 +282,30 @@ mod tests {
         let mut stripped = start();
         stripped[1].flags.micro_marker = false;
         assert!(observe(&absorbed(1, &[6]), &start(), &stripped, &[]));
+    }
+
+    #[test]
+    fn fires_on_a_marker_the_harness_read_off_the_declared_template() {
+        let after = vec![user(0), user(4), micro_marker(8, &[1, 2, 3]), user(7)];
+        let call = [served(true, 100, &[1, 2, 3])];
+        let mut ev = absorbed(1, &[6]);
+        assert!(
+            !observe(&ev, &start(), &after, &call),
+            "no mismatch read: quiet"
+        );
+        if let Event::MicroPass(p) = &mut ev {
+            p.marker_mismatch = Some("m8 (40 characters) lacks the declared prefix \"P\"".into());
+        }
+        let w = MarkerPristine
+            .observe(&transition_served(&ev, &start(), &after, &call))
+            .map(readable)
+            .expect("off template");
+        assert!(
+            w.facts[0].contains("lacks the declared prefix"),
+            "{:?}",
+            w.facts
+        );
+        assert!(w.facts[0].contains("marker_template"), "{:?}", w.facts);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! policy rule inside a universal invariant, runs only when its policy is declared,
 //! with the declared parameters.
 
+use crate::marker_template::MarkerTemplate;
 use crate::no_infinite_loop::{COOLDOWN_CONNECTION_DROPPED_MS, COOLDOWN_MIN_MS};
 
 /// Which compactors an invariant holds for.
@@ -45,6 +46,9 @@ pub const TOOL_OUTPUT_PRUNE: &str = "tool_output_prune";
 /// `summary_chain`: batch compactions keep a chain of summaries (each of a window that
 /// may overlap the previous one) instead of one rolling summary, oldest first.
 pub const SUMMARY_CHAIN: &str = "summary_chain";
+/// `marker_template`: every micro marker is the declared prefix, the rolling summary and
+/// the declared suffix.
+pub const MARKER_TEMPLATE: &str = "marker_template";
 
 /// How many head rows `protect_first_n` protects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +91,9 @@ pub struct Policies {
     pub static_fallback_connection_dropped_aborts: bool,
     pub tool_output_prune: bool,
     pub summary_chain: bool,
+    /// `marker_template`'s `prefix` and `suffix` (`marker_template.rs`), `'static` as
+    /// the fallback text is (kept once per distinct text by the harness).
+    pub marker_template: Option<MarkerTemplate>,
 }
 
 impl Default for Policies {
@@ -108,12 +115,15 @@ impl Policies {
         static_fallback_connection_dropped_aborts: false,
         tool_output_prune: false,
         summary_chain: false,
+        marker_template: None,
     };
 
     /// Every policy as Hermes follows it (the Rust reference model, the Hermes adapters,
     /// the reference Python adapter): the configured head, the newest reply verbatim,
     /// 60 s after a failed summary (30 s after a dropped connection), micro passes
-    /// absorbing one exchange at a time; one rolling summary (no `summary_chain`).
+    /// absorbing one exchange at a time; one rolling summary (no `summary_chain`). No
+    /// `marker_template`: a marker's wording is the release's text, which only an
+    /// adapter of that release can read and declare.
     pub const HERMES: Policies = Policies {
         protect_first_n: Some(HeadPolicy::Config),
         newest_reply_verbatim: true,
@@ -127,6 +137,7 @@ impl Policies {
         static_fallback_connection_dropped_aborts: false,
         tool_output_prune: true,
         summary_chain: false,
+        marker_template: None,
     };
 
     /// Whether policy `name` is declared.
@@ -139,6 +150,7 @@ impl Policies {
             STATIC_FALLBACK => self.static_fallback,
             TOOL_OUTPUT_PRUNE => self.tool_output_prune,
             SUMMARY_CHAIN => self.summary_chain,
+            MARKER_TEMPLATE => self.marker_template.is_some(),
             _ => false,
         }
     }
@@ -203,6 +215,18 @@ impl Policies {
         }
         if self.summary_chain {
             out.push((SUMMARY_CHAIN, "{}".to_string()));
+        }
+        if let Some(t) = self.marker_template {
+            let mut params = serde_json::Map::new();
+            for (key, piece) in [("prefix", t.prefix), ("suffix", t.suffix)] {
+                if !piece.is_empty() {
+                    params.insert(key.into(), piece.into());
+                }
+            }
+            out.push((
+                MARKER_TEMPLATE,
+                serde_json::Value::Object(params).to_string(),
+            ));
         }
         out
     }
@@ -316,6 +340,15 @@ pub const POLICIES: &[PolicyInfo] = &[
              (oldest first, as the harness numbered them); still at most one micro marker",
         )],
     },
+    PolicyInfo {
+        name: MARKER_TEMPLATE,
+        params: "{\"prefix\": P, \"suffix\": S} (either may be left out, not both)",
+        rules: &[(
+            "marker-pristine",
+            "every micro marker a micro pass writes (new, or its text rewritten) starts with \
+             P and ends with S, as the harness reads its bytes",
+        )],
+    },
 ];
 
 /// The policy rules inside universal invariant `id` (policy name, rule).
@@ -333,13 +366,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hermes_declares_every_policy_but_the_chain_and_none_declares_nothing() {
+    fn hermes_declares_every_policy_but_the_chain_and_the_template_and_none_declares_nothing() {
         for p in POLICIES {
-            let chain = p.name == SUMMARY_CHAIN;
-            assert_eq!(Policies::HERMES.declares(p.name), !chain, "{}", p.name);
+            let left_out = [SUMMARY_CHAIN, MARKER_TEMPLATE].contains(&p.name);
+            assert_eq!(Policies::HERMES.declares(p.name), !left_out, "{}", p.name);
             assert!(!Policies::NONE.declares(p.name), "{}", p.name);
         }
-        assert_eq!(Policies::HERMES.declared().len(), POLICIES.len() - 1);
+        assert_eq!(Policies::HERMES.declared().len(), POLICIES.len() - 2);
+        let template = Policies {
+            marker_template: Some(MarkerTemplate {
+                prefix: "P\n",
+                suffix: "",
+            }),
+            ..Policies::NONE
+        };
+        assert!(template.declares(MARKER_TEMPLATE));
+        assert_eq!(template.describe(), "marker_template {\"prefix\":\"P\\n\"}");
         let chain = Policies {
             summary_chain: true,
             ..Policies::NONE

@@ -72,6 +72,7 @@ pub fn micro_pass_event(pass: u32) -> Event {
         cursor: 0,
         summary_tokens: 0,
         latency_ms: 0,
+        marker_mismatch: None,
     })
 }
 
@@ -103,6 +104,7 @@ pub fn micro(pass: u32, outcome: MicroOutcome, exchange: &[u32], skipped: &[u32]
         cursor: 0,
         summary_tokens: 0,
         latency_ms: 0,
+        marker_mismatch: None,
     })
 }
 

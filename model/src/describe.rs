@@ -306,6 +306,7 @@ mod tests {
             cursor: 7,
             summary_tokens: 120,
             latency_ms: 900,
+            marker_mismatch: None,
         });
         let preflight = Event::Preflight(Preflight {
             turn: 9,

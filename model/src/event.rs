@@ -48,6 +48,11 @@ pub struct MicroPass {
     pub summary_tokens: u32,
     /// Virtual milliseconds the summarizer took.
     pub latency_ms: u64,
+    /// The harness's reading of the pass's text (not the compactor's label): a micro
+    /// marker the pass wrote whose text is not the marker template the compactor
+    /// declared (policy `marker_template`), and what it lacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker_mismatch: Option<String>,
 }
 
 impl MicroPass {
@@ -62,6 +67,7 @@ impl MicroPass {
             cursor: 0,
             summary_tokens: 0,
             latency_ms: 0,
+            marker_mismatch: None,
         }
     }
 }

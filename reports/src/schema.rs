@@ -119,6 +119,11 @@ pub struct Verdict {
     pub invariant: String,
     pub step: u32,
     pub turn: u32,
+    /// The digest of its first witness (`Violation::witness_digest`: 16 hex digits of
+    /// FNV-1a 64 over the message, facts and rows as printed): two runs' verdicts of one
+    /// case are the same verdict when invariant, step and digest agree.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub witness: String,
 }
 
 /// Run-wide counts.

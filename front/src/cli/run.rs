@@ -140,6 +140,7 @@ pub fn row(r: &CaseResult) -> CaseRow {
                 invariant: v.invariant.clone(),
                 step: v.step,
                 turn: v.turn,
+                witness: v.witness_digest(),
             })
             .collect(),
         tokens_max: r.tokens_max,

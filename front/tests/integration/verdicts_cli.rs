@@ -31,14 +31,21 @@ fn report(dir: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap()
 }
 
-fn verdicts(case: &Value) -> Vec<(String, u64)> {
+/// (invariant, step, witness digest) of each verdict of `case`; every digest is 16 hex
+/// digits.
+fn verdicts(case: &Value) -> Vec<(String, u64, String)> {
     case["verdicts"]
         .as_array()
         .map(|vs| {
             vs.iter()
                 .map(|v| {
                     let id = v["invariant"].as_str().unwrap().to_string();
-                    (id, v["step"].as_u64().unwrap())
+                    let witness = v["witness"].as_str().unwrap().to_string();
+                    assert!(
+                        witness.len() == 16 && witness.bytes().all(|b| b.is_ascii_hexdigit()),
+                        "{v}"
+                    );
+                    (id, v["step"].as_u64().unwrap(), witness)
                 })
                 .collect()
         })
@@ -73,6 +80,7 @@ fn all_lists_every_invariant_per_case_and_first_only_the_first() {
         assert_eq!(a["outcome"], f["outcome"], "case {}", a["case"]);
         let (va, vf) = (verdicts(a), verdicts(f));
         assert!(vf.iter().all(|v| v.1 == vf[0].1), "first mode: one step");
+        // The same verdicts, the same witnesses: the first mode's evidence is the all mode's.
         assert_eq!(va[..vf.len()], vf[..], "all mode starts with the first");
         later += usize::from(va.len() > vf.len());
     }

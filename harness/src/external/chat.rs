@@ -509,9 +509,7 @@ fn adopt(mut seg: Segment, origin: MsgId) -> Segment {
 pub use compactsim_invariants::text::spelled_facts;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+    compactsim_model::verdict::fnv1a64_from(compactsim_model::verdict::FNV1A64_OFFSET_BASIS, bytes)
 }
 
 fn parse_role(role: &str) -> Result<Role, String> {

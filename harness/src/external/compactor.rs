@@ -344,6 +344,24 @@ impl External {
         super::fallback::mismatch(template, &declared, &mut self.book, before, after)
     }
 
+    /// The first micro marker the pass wrote (new, or its text changed) that is not the
+    /// marker template the adapter declared (policy `marker_template`): read from the
+    /// bytes the adapter sent, as the oracle cannot (it sees segments).
+    fn marker_mismatch(&self, before: &[Message], after: &[Message]) -> Option<String> {
+        let template = self.pool.policies().marker_template?;
+        compactsim_model::written_summaries(before, after)
+            .filter(|(_, m)| m.is_micro_marker())
+            .find_map(|(_, m)| {
+                let text = self.book.message_text(m);
+                let miss = compactsim_invariants::marker_template::mismatch(template, &text)?;
+                Some(format!(
+                    "{} ({} characters) {miss}",
+                    m.id,
+                    text.chars().count()
+                ))
+            })
+    }
+
     /// Sends one pass request and returns the new transcript, the reply and the
     /// virtual latency of the summaries served.
     fn pass(
@@ -572,6 +590,7 @@ impl Compactor for External {
             .rev()
             .find(|m| m.is_micro_marker())
             .map_or(0, |m| m.tokens().rough);
+        let marker_mismatch = self.marker_mismatch(msgs, &after);
         *msgs = after;
         Ok(MicroPass {
             turn,
@@ -582,6 +601,7 @@ impl Compactor for External {
             cursor: 0,
             summary_tokens,
             latency_ms,
+            marker_mismatch,
         })
     }
 

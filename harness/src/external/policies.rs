@@ -3,9 +3,10 @@
 //! or a parameter the harness does not know is refused: a declaration that is silently
 //! ignored would judge the adapter by other rules than it asked for.
 
+use compactsim_invariants::marker_template::MarkerTemplate;
 use compactsim_invariants::policy::{
-    ABSORB_EXCHANGES, FAILURE_COOLDOWN, NEWEST_REPLY_VERBATIM, PROTECT_FIRST_N, STATIC_FALLBACK,
-    SUMMARY_CHAIN, TOOL_OUTPUT_PRUNE,
+    ABSORB_EXCHANGES, FAILURE_COOLDOWN, MARKER_TEMPLATE, NEWEST_REPLY_VERBATIM, PROTECT_FIRST_N,
+    STATIC_FALLBACK, SUMMARY_CHAIN, TOOL_OUTPUT_PRUNE,
 };
 use compactsim_invariants::{FailureCooldown, HeadPolicy, Policies, POLICIES};
 use serde_json::{Map, Value};
@@ -84,6 +85,10 @@ pub fn parse(declared: &BTreeMap<String, Value>) -> Result<Policies, String> {
                 only(name, params, &[])?;
                 p.summary_chain = true;
             }
+            MARKER_TEMPLATE => {
+                only(name, params, &["prefix", "suffix"])?;
+                p.marker_template = Some(marker_template_of(name, params)?);
+            }
             other => {
                 let known: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
                 return Err(format!(
@@ -112,8 +117,8 @@ fn only(name: &str, params: &Map<String, Value>, allowed: &[&str]) -> Result<(),
 /// Characters a declared fallback text may hold at most.
 pub const FALLBACK_TEXT_CHARS_MAX: usize = 16_000;
 
-/// Distinct declared fallback texts a process keeps at most; a hello declaring one more
-/// is refused.
+/// Distinct declared texts (fallback texts, marker-template pieces) a process keeps at
+/// most; a hello declaring one more is refused.
 pub const FALLBACK_TEXTS_MAX: usize = 64;
 
 /// The declared fallback texts of this process, each kept once (`'static`, as the `Copy`
@@ -131,7 +136,8 @@ fn interned(text: &str) -> Result<&'static str, String> {
     }
     if texts.len() >= FALLBACK_TEXTS_MAX {
         return Err(format!(
-            "more than {FALLBACK_TEXTS_MAX} distinct static_fallback texts declared in one run"
+            "more than {FALLBACK_TEXTS_MAX} distinct texts (static_fallback texts, marker_template \
+             pieces) declared in one run"
         ));
     }
     let kept: &'static str = Box::leak(text.to_string().into_boxed_str());
@@ -160,6 +166,50 @@ fn fallback_text_of(name: &str, v: &Value) -> Result<&'static str, String> {
     interned(text).map_err(|e| format!("policy `{name}`: {e}"))
 }
 
+/// Parameter `key` of policy `name`: absent, or a string of at most `chars_max`
+/// characters.
+fn string_param<'a>(
+    name: &str,
+    params: &'a Map<String, Value>,
+    key: &str,
+    chars_max: usize,
+) -> Result<Option<&'a str>, String> {
+    let Some(v) = params.get(key) else {
+        return Ok(None);
+    };
+    let text = v
+        .as_str()
+        .ok_or_else(|| format!("policy `{name}`: `{key}` must be a string, got {v}"))?;
+    let chars = text.chars().count();
+    if chars > chars_max {
+        return Err(format!(
+            "policy `{name}`: `{key}` must hold at most {chars_max} characters, got {chars}"
+        ));
+    }
+    Ok(Some(text))
+}
+
+/// `marker_template`'s pieces, checked (strings of at most [`FALLBACK_TEXT_CHARS_MAX`]
+/// characters, not both empty) and kept once per distinct text ([`interned`]).
+fn marker_template_of(name: &str, params: &Map<String, Value>) -> Result<MarkerTemplate, String> {
+    let piece = |key: &str| -> Result<&'static str, String> {
+        match string_param(name, params, key, FALLBACK_TEXT_CHARS_MAX)? {
+            None | Some("") => Ok(""),
+            Some(text) => interned(text).map_err(|e| format!("policy `{name}`: {e}")),
+        }
+    };
+    let t = MarkerTemplate {
+        prefix: piece("prefix")?,
+        suffix: piece("suffix")?,
+    };
+    if t.prefix.is_empty() && t.suffix.is_empty() {
+        return Err(format!(
+            "policy `{name}` needs a non-empty `prefix` or `suffix` (the text around every micro marker's summary)"
+        ));
+    }
+    Ok(t)
+}
+
 /// Characters a declared `words` parameter may hold at most.
 pub const FALLBACK_WORDS_CHARS_MAX: usize = 16_000;
 
@@ -167,17 +217,8 @@ pub const FALLBACK_WORDS_CHARS_MAX: usize = 16_000;
 /// characters, declared beside a `text` (the words judge a fallback only where its text
 /// does).
 fn check_fallback_words(name: &str, params: &Map<String, Value>) -> Result<(), String> {
-    let Some(v) = params.get("words") else {
+    if string_param(name, params, "words", FALLBACK_WORDS_CHARS_MAX)?.is_none() {
         return Ok(());
-    };
-    let words = v
-        .as_str()
-        .ok_or_else(|| format!("policy `{name}`: `words` must be a string, got {v}"))?;
-    let chars = words.chars().count();
-    if chars > FALLBACK_WORDS_CHARS_MAX {
-        return Err(format!(
-            "policy `{name}`: `words` must hold at most {FALLBACK_WORDS_CHARS_MAX} characters, got {chars}"
-        ));
     }
     if !params.contains_key("text") {
         return Err(format!("policy `{name}`: `words` needs a `text`"));
@@ -286,6 +327,46 @@ mod tests {
         assert_eq!(p.describe(), "summary_chain {}");
         let err = of(json!({"summary_chain": {"live_max": 3}})).unwrap_err();
         assert!(err.contains("takes no parameters"), "{err}");
+    }
+
+    #[test]
+    fn a_marker_template_is_read_kept_and_described() {
+        let p = of(json!({"marker_template": {"prefix": "[SUMMARY]\n", "suffix": "\n--- END"}}))
+            .unwrap();
+        let t = p.marker_template.expect("declared");
+        assert_eq!((t.prefix, t.suffix), ("[SUMMARY]\n", "\n--- END"));
+        assert!(p.declares("marker_template"));
+        assert_eq!(
+            p.describe(),
+            "marker_template {\"prefix\":\"[SUMMARY]\\n\",\"suffix\":\"\\n--- END\"}"
+        );
+        let prefix_only = of(json!({"marker_template": {"prefix": "[SUMMARY]\n"}})).unwrap();
+        assert!(std::ptr::eq(
+            t.prefix,
+            prefix_only.marker_template.unwrap().prefix
+        ));
+        assert_eq!(prefix_only.marker_template.unwrap().suffix, "");
+        for (v, want) in [
+            (
+                json!({"marker_template": {}}),
+                "needs a non-empty `prefix` or `suffix`",
+            ),
+            (
+                json!({"marker_template": {"prefix": ""}}),
+                "needs a non-empty",
+            ),
+            (
+                json!({"marker_template": {"prefix": 1}}),
+                "`prefix` must be a string",
+            ),
+            (
+                json!({"marker_template": {"text": "x"}}),
+                "unknown parameter `text` (known: prefix, suffix)",
+            ),
+        ] {
+            let err = of(v.clone()).unwrap_err();
+            assert!(err.contains(want), "{v}: {err}");
+        }
     }
 
     #[test]

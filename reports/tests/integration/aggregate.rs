@@ -167,6 +167,7 @@ fn counts_cases_per_invariant_over_every_verdict_beside_the_first() {
         invariant: invariant.into(),
         step,
         turn: step / 2,
+        witness: String::new(),
     };
     let mut r0 = clean(0, "chatty", 5, 2);
     r0.outcome = Outcome::Violation {

@@ -102,6 +102,7 @@ fn verdicts(case: u32, outcome: &Outcome) -> Vec<Verdict> {
         invariant: invariant.clone(),
         step: case * 3,
         turn: *turn,
+        witness: format!("{:016x}", u64::from(case) * 3),
     };
     if case % 14 != 3 {
         return vec![first];
@@ -111,6 +112,7 @@ fn verdicts(case: u32, outcome: &Outcome) -> Vec<Verdict> {
         invariant: INVARIANTS[(at + 1) % INVARIANTS.len()].to_string(),
         step: case * 3 + 5,
         turn: turn + 1,
+        witness: format!("{:016x}", u64::from(case) * 3 + 5),
     };
     vec![first, later]
 }
