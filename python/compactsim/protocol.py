@@ -11,6 +11,7 @@ transcript, so handlers see whole transcripts (fresh copies) under both versions
 return whole transcripts.
 """
 
+import gc
 import json
 import sys
 import zlib
@@ -86,13 +87,42 @@ def row_word(row):
     content, `crc` the CRC-32 of its header (a compact JSON array of its other fields)
     continued over the content (PROTOCOL.md, Protocol 2)."""
     content = row.get("content")
-    header = _encode_header([row["role"], content is None, row.get("tool_calls") or [],
-                             row.get("tool_call_id"), row.get("_compressed_summary"),
-                             row.get("_micro_compact_marker"),
-                             row.get("_compressed_summary_has_user_turn"),
-                             row.get("_db_persisted"), row.get("_compactsim_id")]).encode("utf-8")
+    calls = row.get("tool_calls")
+    header = None if calls else _plain_header(row, content is None)
+    if header is None:
+        header = _encode_header([row["role"], content is None, calls or [],
+                                 *(row.get(k) for k in _HEADER_TAIL_KEYS)])
     data = content.encode("utf-8") if content else b""
-    return (len(data) << 32) | zlib.crc32(data, zlib.crc32(header))
+    return (len(data) << 32) | zlib.crc32(data, zlib.crc32(header.encode("utf-8")))
+
+
+# A row's fields after `tool_calls` in its digest header, in order.
+_HEADER_TAIL_KEYS = ("tool_call_id", "_compressed_summary", "_micro_compact_marker",
+                     "_compressed_summary_has_user_turn", "_db_persisted", "_compactsim_id")
+
+
+def _plain_json(v):
+    """`v` as `_encode_header` writes it when that is plain (null, a bool, a string with
+    nothing to escape); None otherwise."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if type(v) is str and v.isprintable() and '"' not in v and "\\" not in v:
+        return '"' + v + '"'
+    return None
+
+
+def _plain_header(row, no_content):
+    """The digest header of a row without tool calls, written by hand when every field is
+    plain (the same text `_encode_header` writes, at half its cost); None otherwise."""
+    role = _plain_json(row["role"])
+    tail = [_plain_json(row.get(k)) for k in _HEADER_TAIL_KEYS]
+    if role is None or None in tail:
+        return None
+    return "[%s,%s,[],%s]" % (role, "true" if no_content else "false", ",".join(tail))
 
 
 def digest(words):
@@ -144,22 +174,23 @@ class Held:
         each copy the handler was given to its index here (an unchanged copy is cheap)."""
         by_id = None  # held row index by id, built when a row is not a handed copy
         edits, rows, words, after = [], [], [], None
-        n = len(self.rows)
+        held_rows, held_words, handed_at = self.rows, self.words, handed.get
+        n = len(held_rows)
         for r in returned:
-            j = handed.get(id(r))
-            if j is None or r != self.rows[j]:
+            j = handed_at(id(r))
+            if j is None or r != held_rows[j]:
                 # A row equal to a held one as a dict is that row (held rows are canonical).
                 if "_compactsim_id" in r:
                     if by_id is None:
                         by_id = {}
-                        for k, h in enumerate(self.rows):
+                        for k, h in enumerate(held_rows):
                             by_id.setdefault(h.get("_compactsim_id"), k)
                     j = by_id.get(r["_compactsim_id"], after)
                 else:
                     j = after
-                if j is None or j >= n or r != self.rows[j]:
+                if j is None or j >= n or r != held_rows[j]:
                     r = canonical_row(r)
-                    if j is not None and (j >= n or r != self.rows[j]):
+                    if j is not None and (j >= n or r != held_rows[j]):
                         j = None
             if j is None:
                 rows.append(r)
@@ -167,8 +198,8 @@ class Held:
                 edits.append(r)
                 after = None
                 continue
-            rows.append(self.rows[j])
-            words.append(self.words[j])
+            rows.append(held_rows[j])
+            words.append(held_words[j])
             last = edits[-1] if edits else None
             if isinstance(last, list) and last[0] + last[1] == j:
                 last[1] += 1
@@ -222,9 +253,9 @@ class Conversation:
             self.held = self.held.apply(req.pop("edits"), req.pop("digest", None))
         else:
             self.held = Held(canonical_row(r) for r in req["transcript"])
-        copies = [_copy_row(r) for r in self.held.rows]
+        copies = [r.copy() if "tool_calls" not in r else _copy_row(r) for r in self.held.rows]
         req["transcript"] = copies
-        return req, {id(c): j for j, c in enumerate(copies)}
+        return req, dict(zip(map(id, copies), range(len(copies))))
 
     def reply(self, req, reply, handed):
         """The reply to send: under protocol 2 a pass's transcript as edits."""
@@ -249,6 +280,10 @@ def serve(name, version, capabilities, handlers, conversation=None):
     """Answers requests until stdin closes. `handlers` maps a request type to a function
     (request, summarize) -> reply fields (a dict merged into the `result`)."""
     conv = conversation or Conversation()
+    # What the adapter built before its first request (its imports, the package under
+    # test, its set-up) lives until the child exits: kept out of the collector's scans,
+    # each full collection walks only what the requests make.
+    gc.freeze()
     while True:
         req = _read()
         if req is None:
