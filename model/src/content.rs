@@ -54,15 +54,7 @@ impl Segment {
             // The buffer is sized once for the run, so a word is one store and a step of
             // the write position (no length or capacity bookkeeping per word).
             if facts_done && !out.is_empty() && out.len() + WORD_PADDED_BYTES <= body_limit {
-                let mut at = out.len();
-                out.resize(body_limit, 0);
-                while at + WORD_PADDED_BYTES <= body_limit {
-                    let (bytes, len) =
-                        WORDS_PADDED[(splitmix(&mut state) % WORDS.len() as u64) as usize];
-                    out[at..at + WORD_PADDED_BYTES].copy_from_slice(&bytes);
-                    at += 1 + len;
-                }
-                out.truncate(at);
+                push_words(&mut out, body_limit, &mut state);
                 continue;
             }
             let word: &[u8] = match facts.next() {
@@ -241,6 +233,26 @@ const WORDS_PADDED: [([u8; WORD_PADDED_BYTES], usize); WORDS.len()] = {
     }
     t
 };
+
+/// Appends generated words (each a space and the word) while a whole padded one fits
+/// below `body_limit`, the same bytes [`Segment::materialize`]'s general step writes. A
+/// word is one 8-byte store of the space, the word and padding, the next word starting
+/// where the padding does; the padding past the last word is not kept.
+fn push_words(out: &mut Vec<u8>, body_limit: usize, state: &mut u64) {
+    out.reserve(body_limit.saturating_sub(out.len()));
+    let mut at = out.len();
+    let base = out.as_mut_ptr();
+    while at + WORD_PADDED_BYTES <= body_limit {
+        let (bytes, len) = WORDS_PADDED[(splitmix(state) % WORDS.len() as u64) as usize];
+        // SAFETY: `at + WORD_PADDED_BYTES <= body_limit <= capacity` (reserved above), and
+        // the table a word is copied from is not the buffer.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(at), WORD_PADDED_BYTES) };
+        at += 1 + len;
+    }
+    // SAFETY: every byte below `at` is initialized: the old length, then each word's store
+    // covers its own `1 + len` bytes (len < WORD_PADDED_BYTES), end to end.
+    unsafe { out.set_len(at) };
+}
 
 fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
