@@ -6,7 +6,8 @@
 #   cargo build --release -p compactsim && bash scripts/idle-measure.sh
 #
 # Prints, with the commands that made them:
-#   1. the floor (scripts/floor-replay.py) and the harness CPU (scripts/cpu-split.sh) of
+#   1. the floor (scripts/floor-replay.py), the child alone (scripts/child-replay.py on the
+#      same record, and its start-up on an empty stdin) and the harness CPU (scripts/cpu-split.sh) of
 #      0.19.0 batch (--era b) and iot micro, CASES x PASSES, one core each (taskset -c 0 /
 #      -c 1, side by side), --jobs 1 --shrink-time 0 --verdicts first: run/floor ratio
 #      (goal <= 1.3) and the Rust share of the run's CPU (goal < 10 %); the recorded run's
@@ -75,6 +76,15 @@ floor_and_cpu() {
     echo $? >"$d/rec.rc"
     taskset -c "$core" "$py" scripts/floor-replay.py "$file" "$d/rec" >"$d/floor.txt" 2>&1
     echo $? >"$d/floor.rc"
+    # Between floor and run: the child alone on the recorded requests (no harness beside
+    # it on the core), and its start-up alone (interpreter, import, the adapter's set-up,
+    # an empty stdin).
+    taskset -c "$core" python3 scripts/child-replay.py "$d/rec" "$py" "$file" >"$d/child.txt" 2>&1
+    echo $? >"$d/child.rc"
+    taskset -c "$core" python3 -c 'import os, subprocess, sys
+subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+u = os.times()
+print("start-up CPU %.2f s" % (u.children_user + u.children_system))' "$py" "$file" >"$d/startup.txt" 2>&1
 }
 
 p1_line() {
@@ -83,15 +93,18 @@ p1_line() {
     rust=$(field "$d/split.txt" rust_cpu_s)
     kids=$(field "$d/split.txt" children_cpu_s)
     floor=$(grep -m1 '^floor CPU' "$d/floor.txt" | awk '{print $3}')
-    python3 - "$name" "$rust" "$kids" "$floor" "$(cat "$d/split.rc")" "$(grep -m1 '^mismatches' "$d/floor.txt")" "$(same "$d/plain/report.json" "$d/rec-out/report.json")" <<'PY' | tee -a "$OUT/summary.txt"
+    local alone start
+    alone=$(grep -m1 '^child CPU' "$d/child.txt" | awk '{print $3}')
+    start=$(grep -m1 '^start-up CPU' "$d/startup.txt" | awk '{print $3}')
+    python3 - "$name" "$rust" "$kids" "$floor" "$(cat "$d/split.rc")" "$(grep -m1 '^mismatches' "$d/floor.txt")" "$(same "$d/plain/report.json" "$d/rec-out/report.json")" "$alone" "$start" "$(grep -m1 '^mismatches' "$d/child.txt")" <<'PY' | tee -a "$OUT/summary.txt"
 import sys
-name, rust, kids, floor, rc, mism, rec_cmp = sys.argv[1:8]
+name, rust, kids, floor, rc, mism, rec_cmp, alone, start, child_mism = sys.argv[1:11]
 try:
     r, k, f = float(rust), float(kids), float(floor)
     t = r + k
-    print(f"| {name} | {f:.2f} s | {r:.2f} + {k:.2f} = {t:.2f} s | {t / f:.2f}x | {100 * r / t:.1f} % | rc {rc}; {mism}; recorded report {rec_cmp} |")
+    print(f"| {name} | {f:.2f} s | {alone} s ({start} s start-up) | {r:.2f} + {k:.2f} = {t:.2f} s | {t / f:.2f}x | {100 * r / t:.1f} % | rc {rc}; floor {mism}; child {child_mism}; recorded report {rec_cmp} |")
 except ValueError:
-    print(f"| {name} | floor {floor!r} | rust {rust!r} children {kids!r} | ? | ? | rc {rc}; {mism}; recorded report {rec_cmp} (see the files) |")
+    print(f"| {name} | floor {floor!r} | child {alone!r} | rust {rust!r} children {kids!r} | ? | ? | rc {rc}; {mism}; recorded report {rec_cmp} (see the files) |")
 PY
 }
 
@@ -100,14 +113,15 @@ if ! skipped 1; then
     say "## 1. floor vs harness CPU: $CASES x $PASSES, --jobs 1, one core each (goal: run <= 1.3x floor, Rust < 10 %)"
     say "# taskset -c 0 scripts/cpu-split.sh $(q "$BIN" "${B_ARGS[@]}")--cases $CASES --jobs 1 --out DIR; the same with --record REC; $V19 scripts/floor-replay.py adapters/hermes/hermes_batch.py REC"
     say "# taskset -c 1 ... the same for iot micro: $(q "$BIN" "${M_ARGS[@]}")with $IOT scripts/floor-replay.py adapters/hermes/hermes_micro.py REC"
+    say "# child alone: taskset -c CORE python3 scripts/child-replay.py REC PYTHON ADAPTER; start-up: the adapter with an empty stdin (children CPU, os.times)"
     start=$(date +%s)
     floor_and_cpu batch 0 adapters/hermes/hermes_batch.py "$V19" "${B_ARGS[@]}" &
     pb=$!
     floor_and_cpu micro 1 adapters/hermes/hermes_micro.py "$IOT" "${M_ARGS[@]}" &
     pm=$!
     wait $pb $pm
-    say "| release | floor CPU | run CPU: compactsim + children = total | run / floor | Rust share | checks |"
-    say "|---|--:|--:|--:|--:|---|"
+    say "| release | floor CPU | child alone CPU (of which start-up) | run CPU: compactsim + children = total | run / floor | Rust share | checks |"
+    say "|---|--:|--:|--:|--:|--:|---|"
     p1_line batch
     p1_line micro
     say "# phase 1 wall $(( $(date +%s) - start )) s"
