@@ -49,6 +49,7 @@ impl<'a> Serving<'a> {
                 call.result,
                 Err(SummaryFailure::Error(SummaryErrorClass::Network))
             ),
+            empty_output: matches!(call.result, Err(SummaryFailure::Empty)),
             tool_results_named: None,
         });
     }
