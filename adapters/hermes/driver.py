@@ -46,13 +46,18 @@ def policies(release, micro=False):
     agent/context_compressor.py 0.19.0 lines 2064-2068, iot 0.22.2.post1 lines
     3629-3633, then a hole for the rest), and the words its builder writes besides the
     rows' (fallback_text.words); `connection_dropped_aborts` where the release aborts
-    after a dropped connection (release.py); for the micro adapter (`micro`),
+    after a dropped connection (release.py); `failure_cooldown`'s `empty_output_ms` at the
+    short 30 s where the release gives empty content a closed stream's cooldown
+    (release.py); for the micro adapter (`micro`),
     `marker_template` with the words the release writes around a micro marker's summary
     where it has them as a method of its own (marker_template.py)."""
     fallback = {"text": release.fallback_text, "words": release.fallback_words}
     if release.connection_dropped_aborts:
         fallback["connection_dropped_aborts"] = True
     out = dict(HERMES_POLICIES, static_fallback=fallback)
+    if release.empty_output_short_cooldown:
+        cooldown = HERMES_POLICIES["failure_cooldown"]
+        out["failure_cooldown"] = dict(cooldown, empty_output_ms=cooldown["connection_dropped_ms"])
     if micro and release.marker_template:
         out["marker_template"] = release.marker_template
     return out

@@ -7,6 +7,7 @@ Import `offline` before this module: loading it imports `agent.*`.
 """
 
 import inspect
+import re
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 
@@ -44,6 +45,13 @@ class Release:
         # lines 4268-4275 and 5348-5360): `static_fallback`'s `connection_dropped_aborts`.
         self.connection_dropped_aborts = (
             "_last_summary_network_failure" in inspect.getsource(self.cc))
+        # Whether a summary that came back empty gets the short (30 s) cooldown of a
+        # closed stream: iot 0.22.2.post1 agent/context_compressor.py:4263
+        # (`30 if (kind.json_decode or kind.streaming_closed or kind.empty_content) else
+        # 60`); 0.19.0 gives it 60 s (2589-2592, only JSON decode and a closed stream
+        # get 30): `failure_cooldown`'s `empty_output_ms`.
+        self.empty_output_short_cooldown = re.search(
+            r"30 if \([^)]*empty_content[^)]*\) else 60", inspect.getsource(self.cc)) is not None
 
     def modules(self):
         """The modules whose `call_llm` and clock offline.patch replaces."""

@@ -137,9 +137,18 @@ class Store:
         return {"session": self._compress(sid, req["rows"], req["mode"] == "in_place")}
 
     def op_route(self, req):
-        # gateway/run.py session-split sync: entry.session_id = the agent's id;
-        # session_store._save(); session_store._record_gateway_session_peer(...).
-        sid = req["session"]
+        self._sync_route(req["session"])
+        return None
+
+    def _entry_session(self):
+        with self.store._lock:
+            self.store._ensure_loaded_locked()
+            entry = self.store._entries.get(self._session_key())
+        return entry.session_id if entry is not None else None
+
+    def _sync_route(self, sid):
+        """gateway/run.py session-split sync: entry.session_id = the agent's id;
+        session_store._save(); session_store._record_gateway_session_peer(...)."""
         with self.store._lock:
             self.store._ensure_loaded_locked()
             entry = self.store._entries.get(self._session_key())
@@ -148,7 +157,6 @@ class Store:
         entry.session_id = sid
         self.store._save()
         self.store._record_gateway_session_peer(sid, entry.session_key, self.src)
-        return None
 
     def op_bind(self, req):
         self._bind(req["session"])
@@ -164,6 +172,15 @@ class Store:
         return None
 
     def op_reset(self, req):
+        # The exhausted auto-reset runs after the agent returns, so after the
+        # session-split sync: a turn that rotated and then exhausted has its entry on the
+        # child first (0.19.0 gateway/run.py:20958-20994 inside `_run_agent_inner`, then
+        # the reset at 13255-13266; iot gateway/run_turn.py:2234 `_hmwa_shape_agent_response`,
+        # its sync at 1569-1583, then 2252 `_hmwa_compression_exhaustion_reset`, 1775-1777).
+        # `reset_session` then ends that child and names it the new session's parent (iot
+        # session.py:1134-1157). `/reset` (reason `command`) resets whatever the entry names.
+        if req.get("reason") == "exhausted" and self._entry_session() != req["session"]:
+            self._sync_route(req["session"])
         # gateway/session.py reset_session: the old session ended, a new one routed.
         entry = self.store.reset_session(self._session_key())
         if entry is None:

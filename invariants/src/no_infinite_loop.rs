@@ -16,7 +16,7 @@ use compactsim_model::{
 /// - (the `failure_cooldown` policy's rule, only when declared) an automatic
 ///   compaction (preflight or post-response) starts within the declared cooldown
 ///   (Hermes: [`COOLDOWN_MIN_MS`], [`COOLDOWN_CONNECTION_DROPPED_MS`] after a dropped
-///   connection) after a summarizer call the harness served failed — the oracle arms its own cooldown from the failure it observed, never
+///   connection, the declared `empty_output_ms` after empty content) after a summarizer call the harness served failed — the oracle arms its own cooldown from the failure it observed, never
 ///   reading the compactor's report; overflow recovery is exempt (a provider-proven
 ///   overflow gets its attempt);
 /// - with a recovery window configured (V2.2), compaction starves: preflights keep
@@ -81,6 +81,8 @@ fn cooldown_min_ms(
         .map(|c| {
             if c.connection_dropped {
                 cooldown.connection_dropped_ms
+            } else if c.empty_output {
+                cooldown.empty_output_ms
             } else {
                 cooldown.ms
             }
@@ -411,6 +413,39 @@ mod tests {
         assert!(run_served(&mut inv(None), &[user(0)], &mixed).is_empty());
     }
 
+    /// iot 0.22.2.post1 pauses 30 s after a summary that came back empty
+    /// (agent/context_compressor.py:4263, `kind.empty_content`), 0.19.0 60 s: the
+    /// declared `empty_output_ms` is the wait after the `empty` fault (iot case 65 of the
+    /// gateway run: a `/compress` whose call answered empty content, then a post-response
+    /// pass 39,978 ms later).
+    #[test]
+    fn empty_content_arms_the_declared_empty_output_cooldown() {
+        let empty = || {
+            let mut c = served(false, 100, &[]);
+            c.empty_output = true;
+            vec![c]
+        };
+        let at = |ms: u64| {
+            vec![
+                (batch_at(1, PRE, true, 10_000), None, empty()),
+                (batch_at(2, PRE, true, ms), None, vec![]),
+            ]
+        };
+        let iot = Some(FailureCooldown {
+            ms: 60_000,
+            connection_dropped_ms: 30_000,
+            empty_output_ms: 30_000,
+        });
+        let quiet = run_served(&mut with_cooldown(iot), &[user(0)], &at(40_000));
+        assert!(quiet.is_empty(), "past iot's 30 s: {quiet:?}");
+        let fired = run_served(&mut with_cooldown(iot), &[user(0)], &at(39_999));
+        assert_eq!(fired.len(), 1, "inside iot's 30 s: {fired:?}");
+        assert!(fired[0].1.facts[0].contains("until at least 40000 ms"));
+        // Undeclared (Hermes' declaration, 0.19.0's 60 s): the same pass fires.
+        let hermes = run_served(&mut inv(None), &[user(0)], &at(40_000));
+        assert_eq!(hermes.len(), 1, "inside 0.19.0's 60 s: {hermes:?}");
+    }
+
     #[test]
     fn fires_when_starved_past_the_recovery_window_whatever_preflight_says() {
         let window = 300_000;
@@ -490,6 +525,7 @@ mod tests {
         let five_s = Some(FailureCooldown {
             ms: 5_000,
             connection_dropped_ms: 5_000,
+            empty_output_ms: 5_000,
         });
         let fired = run_served(&mut with_cooldown(five_s), &[user(0)], &steps(14_999));
         assert_eq!(fired.len(), 1, "{fired:?}");

@@ -67,6 +67,9 @@ pub struct FailureCooldown {
     /// `connection_dropped_ms` (optional, default `ms`): the wait after a call whose
     /// connection dropped (the harness's `network` fault).
     pub connection_dropped_ms: u64,
+    /// `empty_output_ms` (optional, default `ms`): the wait after a call that answered
+    /// empty content (the harness's `empty` fault).
+    pub empty_output_ms: u64,
 }
 
 /// The policies a compactor declares, with their parameters (`None`/`false`: not
@@ -130,6 +133,7 @@ impl Policies {
         failure_cooldown: Some(FailureCooldown {
             ms: COOLDOWN_MIN_MS,
             connection_dropped_ms: COOLDOWN_CONNECTION_DROPPED_MS,
+            empty_output_ms: COOLDOWN_MIN_MS,
         }),
         absorb_exchanges: true,
         static_fallback: true,
@@ -186,10 +190,16 @@ impl Policies {
             out.push((NEWEST_REPLY_VERBATIM, "{}".to_string()));
         }
         if let Some(c) = self.failure_cooldown {
+            // `empty_output_ms` is written only where it differs from `ms` (its default).
+            let empty = if c.empty_output_ms == c.ms {
+                String::new()
+            } else {
+                format!(",\"empty_output_ms\":{}", c.empty_output_ms)
+            };
             out.push((
                 FAILURE_COOLDOWN,
                 format!(
-                    "{{\"ms\":{},\"connection_dropped_ms\":{}}}",
+                    "{{\"ms\":{},\"connection_dropped_ms\":{}{empty}}}",
                     c.ms, c.connection_dropped_ms
                 ),
             ));
@@ -278,11 +288,12 @@ pub const POLICIES: &[PolicyInfo] = &[
     },
     PolicyInfo {
         name: FAILURE_COOLDOWN,
-        params: "{\"ms\": D} or {\"ms\": D, \"connection_dropped_ms\": D2}",
+        params: "{\"ms\": D}, optional \"connection_dropped_ms\": D2, \"empty_output_ms\": D3",
         rules: &[(
             "no-infinite-loop",
             "no automatic compaction (preflight, after a response) within D ms after a \
-             failed summarizer call (D2 ms after a dropped connection)",
+             failed summarizer call (D2 ms after a dropped connection, D3 ms after empty \
+             content)",
         )],
     },
     PolicyInfo {

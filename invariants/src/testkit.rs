@@ -191,6 +191,7 @@ pub fn served(ok: bool, input_tokens: u32, facts: &[u32]) -> ServedCall {
         facts_in: facts.clone(),
         facts_out: if ok { facts } else { vec![] },
         connection_dropped: false,
+        empty_output: false,
         tool_results_named: None,
     }
 }

@@ -305,6 +305,10 @@ impl Event {
     }
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// One summarizer call the harness served during a transition. The harness *is* the
 /// summarizer, so this is an observation, not a compactor's report.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -326,6 +330,10 @@ pub struct ServedCall {
     /// cooldown class (30 s for a closed stream, hermes-domain §2.3).
     #[serde(default)]
     pub connection_dropped: bool,
+    /// The call answered empty content (the `empty` fault): a class a release may give
+    /// its own cooldown (iot 0.22.2.post1: 30 s, as a closed stream).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub empty_output: bool,
     /// Tool results whose call id or text the call's prompt held, by the call they
     /// answer, ascending: what the harness read of the prompt (an external adapter's).
     /// `None` when the seam reads no prompt text (the Rust reference passes facts).

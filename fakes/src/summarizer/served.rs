@@ -29,7 +29,15 @@ impl<'a> Serving<'a> {
         self.calls
     }
 
-    fn record(&mut self, condense: bool, input: (u32, &[FactId]), call: &SummaryCall) {
+    /// `max_tokens`: the call's cap; a `length` stop on a call with no cap is served as
+    /// no text (harness/src/external/summaries.rs), empty output as the compactor reads it.
+    fn record(
+        &mut self,
+        condense: bool,
+        input: (u32, &[FactId]),
+        call: &SummaryCall,
+        max_tokens: Option<u32>,
+    ) {
         if self.calls.len() >= SERVED_CALLS_PER_PASS_MAX {
             return;
         }
@@ -49,6 +57,11 @@ impl<'a> Serving<'a> {
                 call.result,
                 Err(SummaryFailure::Error(SummaryErrorClass::Network))
             ),
+            empty_output: match call.result {
+                Err(SummaryFailure::Empty) => true,
+                Err(SummaryFailure::Length) => max_tokens.is_none(),
+                _ => false,
+            },
             tool_results_named: None,
         });
     }
@@ -65,7 +78,7 @@ impl SummaryBackend for Serving<'_> {
         let call = self
             .inner
             .summarize_within(previous, input_facts, input_tokens, max_tokens);
-        self.record(false, (input_tokens, input_facts), &call);
+        self.record(false, (input_tokens, input_facts), &call, max_tokens);
         call
     }
 
@@ -75,7 +88,7 @@ impl SummaryBackend for Serving<'_> {
         max_tokens: Option<u32>,
     ) -> SummaryCall {
         let call = self.inner.condense_within(summary, max_tokens);
-        self.record(true, (0, &summary.facts), &call);
+        self.record(true, (0, &summary.facts), &call, max_tokens);
         call
     }
 

@@ -96,6 +96,7 @@ mod tests {
             facts_in: vec![],
             facts_out: vec![],
             connection_dropped: false,
+            empty_output: false,
             tool_results_named: None,
         }
     }

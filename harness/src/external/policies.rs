@@ -36,18 +36,23 @@ pub fn parse(declared: &BTreeMap<String, Value>) -> Result<Policies, String> {
                 p.newest_reply_verbatim = true;
             }
             FAILURE_COOLDOWN => {
-                only(name, params, &["ms", "connection_dropped_ms"])?;
+                only(
+                    name,
+                    params,
+                    &["ms", "connection_dropped_ms", "empty_output_ms"],
+                )?;
                 let ms = params
                     .get("ms")
                     .ok_or_else(|| format!("policy `{name}` needs `ms` (the cooldown in ms)"))?;
                 let ms = u64_of(name, "ms", ms)?;
-                let dropped = match params.get("connection_dropped_ms") {
-                    None => ms,
-                    Some(v) => u64_of(name, "connection_dropped_ms", v)?,
+                let or_ms = |key: &str| match params.get(key) {
+                    None => Ok(ms),
+                    Some(v) => u64_of(name, key, v),
                 };
                 p.failure_cooldown = Some(FailureCooldown {
                     ms,
-                    connection_dropped_ms: dropped,
+                    connection_dropped_ms: or_ms("connection_dropped_ms")?,
+                    empty_output_ms: or_ms("empty_output_ms")?,
                 });
             }
             ABSORB_EXCHANGES => {
@@ -314,8 +319,17 @@ mod tests {
             p.failure_cooldown,
             Some(FailureCooldown {
                 ms: 5000,
-                connection_dropped_ms: 5000
+                connection_dropped_ms: 5000,
+                empty_output_ms: 5000
             })
+        );
+        let iot = of(json!({"failure_cooldown":
+            {"ms": 60000, "connection_dropped_ms": 30000, "empty_output_ms": 30000}}))
+        .unwrap();
+        assert_eq!(iot.failure_cooldown.map(|c| c.empty_output_ms), Some(30000));
+        assert_eq!(
+            iot.describe(),
+            "failure_cooldown {\"ms\":60000,\"connection_dropped_ms\":30000,\"empty_output_ms\":30000}"
         );
         assert!(!p.newest_reply_verbatim && !p.absorb_exchanges);
     }
