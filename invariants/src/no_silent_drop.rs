@@ -629,6 +629,21 @@ fn unaccounted_suspects_first(
         .collect()
 }
 
+/// Whether kept row `k` of `t.before` stayed in place: the next kept row of `before`
+/// (if any) still follows it in `t.after`. O(rows); asked only of a kept row found
+/// between a batch window's rows.
+fn stayed_in_place(t: &Transition<'_>, k: usize, kept: &IdMarks) -> bool {
+    let at = |id| t.after.iter().position(|m| m.id == id);
+    let Some(here) = at(t.before[k].id) else {
+        return false;
+    };
+    t.before[k + 1..]
+        .iter()
+        .find(|m| kept.contains(m.id))
+        .and_then(|next| at(next.id))
+        .is_none_or(|next_at| next_at > here)
+}
+
 impl NoSilentDrop {
     /// The rows of `left` not accounted for, every row's carriage read first (a batch
     /// pass needs it for every row: its window ends at the rows it did not carry).
@@ -646,10 +661,15 @@ impl NoSilentDrop {
             if let Some(u) = judge.verdict(t, (i, &t.before[i]), carried) {
                 bad.push((i, u));
             } else if how == Judged::Batch && !carried {
-                // Rows between the window's previous row and this one that stayed.
+                // Rows between the window's previous row and this one that stayed where
+                // they were (a kept row the pass moved, such as a copy of a summarized
+                // user row re-inserted after the tail, does not split the window).
                 let outside = window_end.is_some_and(|end| {
-                    (end + 1..i)
-                        .any(|k| !t.before[k].is_summary() && self.kept.contains(t.before[k].id))
+                    (end + 1..i).any(|k| {
+                        !t.before[k].is_summary()
+                            && self.kept.contains(t.before[k].id)
+                            && stayed_in_place(t, k, &self.kept)
+                    })
                 });
                 if outside {
                     bad.push((i, Unaccounted::OutsideWindow));

@@ -396,6 +396,21 @@ fn a_batch_pass_summarizes_one_window_only() {
     assert!(observe(&pass, &window, &call).is_none());
 }
 
+/// iot 0.22.2.post1's user-turn anchor (agent/conversation_compression.py:2415-2446): a
+/// compressed list with no real user row gets a copy of the newest summarized one, after
+/// the tail. The copy is kept but moved: it does not split the window (gateway case 32).
+#[test]
+fn a_kept_row_moved_behind_the_tail_does_not_split_the_window() {
+    let pass = batch_event(1, BatchTrigger::Preflight, true);
+    let call = [served(true, 300, &[11, 12, 13, 15])];
+    let anchored = vec![batch_summary(9, &[11, 12, 13, 15]), user(6), user(4)];
+    assert!(observe(&pass, &anchored, &call).is_none());
+    // The same rows with user 4 left where it was: reply 5 is past a row that stayed.
+    let stayed = vec![batch_summary(9, &[11, 12, 13, 15]), user(4), user(6)];
+    let w = observe(&pass, &stayed, &call).expect("reply 5 is past kept user 4");
+    assert_eq!(witness_ids(&w), vec![5]);
+}
+
 /// Micro passes and repairs over `start()`: every subset of rows 1-6 removed, with
 /// or without a marker, with or without the first removed row's text merged into
 /// user 0 (carried), under answered, partial, failed or no calls: asking the rules
