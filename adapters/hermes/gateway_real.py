@@ -258,9 +258,11 @@ def stamp_uids(rows):
         from agent.message_metadata import MESSAGE_UID
     except ImportError:
         return
-    for m in rows:
+    # Copies, in place in the list the pass works on: a dict the request decoder or a store
+    # request may share keeps no uid (the store mints its own, as the release does).
+    for i, m in enumerate(rows):
         if isinstance(m, dict) and "_compactsim_id" in m and not m.get(MESSAGE_UID):
-            m[MESSAGE_UID] = f"compactsim-{m['_compactsim_id']}"
+            rows[i] = dict(m, **{MESSAGE_UID: f"compactsim-{m['_compactsim_id']}"})
 
 
 class CommitGuard:
