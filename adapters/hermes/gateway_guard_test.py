@@ -48,6 +48,30 @@ def batch_pass(d, transcript, result):
                          "context_window_tokens": 64_000, "config": {}}, None)["transcript"]
 
 
+def check_uids(d, before):
+    """iot: the rows `compress()` works on carry one `message_uid` per harness row, as the
+    real agent's live dicts do (its in-flight restatement dedupes the head original by it,
+    FINDINGS.md, the gateway triage, iot case 183); the reply carries none. 0.19.0: none."""
+    seen = []
+
+    def compress(c, r, force):
+        c._last_compress_aborted = False
+        seen.extend(copy.deepcopy(r))
+        return [summary("short")] + copy.deepcopy(r[-1:])
+
+    d.release.compress = compress
+    after = d.batch_pass({"transcript": copy.deepcopy(before), "context_window_tokens": 64_000,
+                          "config": {}}, None)["transcript"]
+    uids = [m.get("message_uid") for m in seen]
+    try:
+        import agent.message_metadata  # noqa: F401
+        want = [f"compactsim-{m['_compactsim_id']}" for m in before]
+    except ImportError:
+        want = [None] * len(before)
+    assert uids == want, f"message_uid per row: {uids} != {want}"
+    assert all("message_uid" not in m for m in after), f"the reply carries no uid: {after}"
+
+
 def main():
     release = driver.load()
     d = driver.Driver(release, micro=False, commit_guard=gateway_real.CommitGuard())
@@ -71,6 +95,7 @@ def main():
         "the newest user row (m4) is anchored before the first assistant row not preceded "
         f"by a user row, here the summary: {[(m['role'], m.get('_compactsim_id')) for m in anchored]}")
     assert batch_pass(d, before, "aborted") == before, "an aborted pass keeps the input"
+    check_uids(d, before)
     print(f"ok: {release.dist} {release.version}, guard "
           f"{'refuses a grown result' if has_guard else 'absent'}")
 

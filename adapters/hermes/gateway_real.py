@@ -245,6 +245,26 @@ def agent(session_id, db, compressor, session_key):
     return _AGENT(session_id, db, compressor, session_key)
 
 
+def stamp_uids(rows):
+    """Gives each row the `message_uid` the real agent's live dict carries (iot: minted at
+    the row's first store write and stamped on the caller's dict, hermes_state_messages.py:409,
+    435, 771 via agent/message_metadata.py:83-93; restored on load, hermes_state_identity.py:81-82),
+    one per harness row (`_compactsim_id`), stable across passes. The compressor dedupes by it:
+    the in-flight request it restates after the summary replaces the head original of the same
+    uid (`_reappend_inflight_user_task`, agent/context_compressor.py:4984-4996); without it both
+    stay. A release without `agent.message_metadata` (0.19.0) keeps no such id: no-op. The
+    reply drops the key (`driver.clean` keeps chat keys and `_` metadata only)."""
+    try:
+        from agent.message_metadata import MESSAGE_UID
+    except ImportError:
+        return
+    # Copies, in place in the list the pass works on: a dict the request decoder or a store
+    # request may share keeps no uid (the store mints its own, as the release does).
+    for i, m in enumerate(rows):
+        if isinstance(m, dict) and "_compactsim_id" in m and not m.get(MESSAGE_UID):
+            rows[i] = dict(m, **{MESSAGE_UID: f"compactsim-{m['_compactsim_id']}"})
+
+
 class CommitGuard:
     """What `compress_context` keeps of a batch pass's result before its commit, applied to
     the gateway's batch passes (they are the compressor inside that path): the real agent's
@@ -271,6 +291,7 @@ class CommitGuard:
 
     def begin(self, compressor, rows):
         from agent import conversation_compression as cc
+        stamp_uids(rows)
         self.cc, self.compressor, self.before = cc, compressor, copy.deepcopy(rows)
         # The attempt's snapshot, as `_begin_compression_attempt` takes it before
         # `compress()` (iot's refusal restores the prune runway from it).
