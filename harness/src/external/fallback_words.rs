@@ -18,7 +18,8 @@ use std::collections::{BTreeSet, HashSet};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-/// A set of words (lowercased), read for membership only (never iterated).
+/// A set of words (lowercased), read for membership (and by [`piece_of_one`], whose
+/// answer does not depend on the order it walks them).
 pub type WordSet = HashSet<Box<str>, BuildHasherDefault<TextHasher>>;
 
 /// The words of `text`, lowercased, in order, repeats included.
@@ -235,6 +236,17 @@ fn starts_one(set: &BTreeSet<Box<str>>, piece: &str) -> bool {
         .is_some_and(|w| w.starts_with(piece))
 }
 
+/// Whether `word` is the start or the end of a declared word: a fallback cut to its
+/// length may cut its own declared text (iot 0.22.2.post1 cuts the whole fallback with
+/// `elide`, agent/context_compressor.py:3671, marking the cut with a
+/// `⟪HERMES-CONTEXT-COMPRESSION: … omitted …⟫` note, not an ellipsis), as a piece of a
+/// seen word is seen. Asked only of a word no source holds whole.
+fn piece_of_one(declared: &WordSet, word: &str) -> bool {
+    declared
+        .iter()
+        .any(|d| d.starts_with(word) || d.ends_with(word))
+}
+
 /// Words of a foreign-prose witness at most.
 pub const FOREIGN_WORDS_LISTED: usize = 8;
 
@@ -247,7 +259,11 @@ pub fn foreign(text: &str, seen: &SeenWords, declared: &WordSet) -> (usize, Vec<
     let mut listed = Vec::new();
     for (at, word) in spans(text) {
         let w = word.to_lowercase();
-        if seen.contains(&w) || declared.contains(w.as_str()) || found.contains(w.as_str()) {
+        if seen.contains(&w)
+            || declared.contains(w.as_str())
+            || found.contains(w.as_str())
+            || piece_of_one(declared, &w)
+        {
             continue;
         }
         if beside_ellipsis(text, at, word.len()) {
@@ -333,6 +349,24 @@ mod tests {
         assert_eq!((n, listed), (1, vec!["zq".to_string()]));
         // A line break between the cut word and the ellipsis (a fallback cut whole).
         let (n, listed) = foreign("the Dropp\n...\n\nCalled zq", &seen, &declared);
+        assert_eq!((n, listed), (1, vec!["zq".to_string()]));
+    }
+
+    /// iot 0.22.2.post1 cuts its whole fallback at 8,000 characters and marks the cut
+    /// with a note of its own (gateway case 364: "Summary generation was una⟪HERMES-…
+    /// omitted …⟫"): a piece at the start or the end of a declared word is declared; a
+    /// word of no source stays foreign.
+    #[test]
+    fn a_piece_of_a_declared_word_is_declared() {
+        let seen = SeenWords::default();
+        let mut declared = WordSet::default();
+        add_words(&mut declared, "Summary generation was unavailable");
+        let cut =
+            "Summary generation was una⟪HERMES-CONTEXT-COMPRESSION: 163 of 8,068 chars omitted⟫";
+        let (_, listed) = foreign(cut, &seen, &declared);
+        assert!(!listed.contains(&"una".to_string()), "{listed:?}");
+        assert!(listed.contains(&"omitted".to_string()), "{listed:?}");
+        let (n, listed) = foreign("Summary was unavail zq lable", &seen, &declared);
         assert_eq!((n, listed), (1, vec!["zq".to_string()]));
     }
 }
