@@ -91,14 +91,9 @@ def row_word(row):
     header = None if calls else _plain_header(row, content is None)
     if header is None:
         header = _encode_header([row["role"], content is None, calls or [],
-                                 *(row.get(k) for k in _HEADER_TAIL_KEYS)])
+                                 *(row.get(k) for k in _ROW_TAIL_KEYS)])
     data = content.encode("utf-8") if content else b""
     return (len(data) << 32) | zlib.crc32(data, zlib.crc32(header.encode("utf-8")))
-
-
-# A row's fields after `tool_calls` in its digest header, in order.
-_HEADER_TAIL_KEYS = ("tool_call_id", "_compressed_summary", "_micro_compact_marker",
-                     "_compressed_summary_has_user_turn", "_db_persisted", "_compactsim_id")
 
 
 def _plain_json(v):
@@ -119,7 +114,7 @@ def _plain_header(row, no_content):
     """The digest header of a row without tool calls, written by hand when every field is
     plain (the same text `_encode_header` writes, at half its cost); None otherwise."""
     role = _plain_json(row["role"])
-    tail = [_plain_json(row.get(k)) for k in _HEADER_TAIL_KEYS]
+    tail = [_plain_json(row.get(k)) for k in _ROW_TAIL_KEYS]
     if role is None or None in tail:
         return None
     return "[%s,%s,[],%s]" % (role, "true" if no_content else "false", ",".join(tail))

@@ -10,7 +10,7 @@ def encoder_word(row):
     definition in adapters/PROTOCOL.md, Protocol 2)."""
     content = row.get("content")
     header = json.dumps([row["role"], content is None, row.get("tool_calls") or [],
-                         *(row.get(k) for k in protocol._HEADER_TAIL_KEYS)],
+                         *(row.get(k) for k in protocol._ROW_TAIL_KEYS)],
                         separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     data = content.encode("utf-8") if content else b""
     import zlib
@@ -28,7 +28,7 @@ def test_a_row_word_is_the_encoder_header_s_word_for_every_field_shape():
     rng = random.Random(20260731)
     for _ in range(4000):
         row = {"role": rng.choice(ROLES), "content": rng.choice([None, "", "text é", "x" * 40])}
-        for key in protocol._HEADER_TAIL_KEYS:
+        for key in protocol._ROW_TAIL_KEYS:
             if rng.random() < 0.5:
                 row[key] = rng.choice(VALUES)
         if rng.random() < 0.2:
