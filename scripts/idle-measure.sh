@@ -14,6 +14,9 @@
 #      report.json is cmp'd with the unrecorded one's, the replay's mismatches printed;
 #   2. --jobs 1 against --jobs 2 wall time of the same run, both releases (goal >= 1.8x),
 #      the two report.json cmp'd (determinism);
+#   1b. the same two runs with compactsim on core 0 and its adapter child on core 1, one
+#      release after the other (no core shared between the two processes), against the
+#      floor of phase 1;
 #   3. under load: BUILDERS (2) looping `cargo build --release` of a scratch copy of the
 #      workspace (git archive HEAD, its own target dir) while `compactsim scenario
 #      scenarios/hermes` and a LOAD_CASES (96) run of each release (--jobs 2, default
@@ -23,7 +26,7 @@
 #
 # Knobs (environment): REPO, BIN, OUT (default: a new /tmp/idle-measure-XXXX), CASES (480),
 # PASSES (25), JOBS_CASES (CASES), LOAD_CASES (96), BUILDERS (2), BUILD_ARGS (--release
-# --workspace), SKIP="1 2 3" (phases to skip). A small trial:
+# --workspace), SKIP="1 1b 2 3" (phases to skip). A small trial:
 #   CASES=8 LOAD_CASES=4 BUILD_ARGS="--release -p compactsim-model" bash scripts/idle-measure.sh
 # Every command it runs is printed (lines starting with '#') next to its figures.
 set -uo pipefail
@@ -125,6 +128,65 @@ if ! skipped 1; then
     p1_line batch
     p1_line micro
     say "# phase 1 wall $(( $(date +%s) - start )) s"
+fi
+
+# --- 1b. the same runs, compactsim and its child on a core each ------------------------
+# Phase 1 shares one core between compactsim and its adapter child, so every request
+# and summary answer switches the core (and its caches) between the two. Here the
+# releases run one after the other on the idle machine, compactsim on core 0 and the
+# child on core 1 (`taskset -c 1` at the front of --adapter: the child execs python, so
+# the CPU counted is still the child's), against the floor of phase 1.
+split_cores() {
+    local name=$1 file=$2 py=$3
+    shift 3
+    local d="$OUT/p1b-$name" args=("$@") i
+    mkdir -p "$d"
+    for i in "${!args[@]}"; do
+        [ "${args[$i]}" = "--adapter" ] && args[i + 1]="taskset -c 1 $py $file"
+    done
+    taskset -c 0 scripts/cpu-split.sh "$BIN" "${args[@]}" --cases "$CASES" --jobs 1 --out "$d/plain" >"$d/split.txt" 2>"$d/plain.log"
+    echo $? >"$d/split.rc"
+}
+
+# Whether a phase-1b report is phase 1's byte for byte once the `taskset -c 1 ` its
+# adapter command (header, repro lines) carries is taken out.
+same_but_taskset() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+a, b = (open(p, encoding="utf-8").read() for p in sys.argv[1:3])
+print("identical" if a.replace("taskset -c 1 ", "") == b else "DIFFER")
+PY
+}
+
+p1b_line() {
+    local name=$1 d="$OUT/p1b-$1" rust kids floor
+    rust=$(field "$d/split.txt" rust_cpu_s)
+    kids=$(field "$d/split.txt" children_cpu_s)
+    floor=$(grep -m1 '^floor CPU' "$OUT/p1-$name/floor.txt" 2>/dev/null | awk '{print $3}')
+    python3 - "$name" "$rust" "$kids" "$floor" "$(cat "$d/split.rc")" "$(same_but_taskset "$d/plain/report.json" "$OUT/p1-$name/plain/report.json" 2>/dev/null)" <<'PY' | tee -a "$OUT/summary.txt"
+import sys
+name, rust, kids, floor, rc, cmp = sys.argv[1:7]
+try:
+    r, k, f = float(rust), float(kids), float(floor)
+    t = r + k
+    print(f"| {name} | {f:.2f} s | {r:.2f} + {k:.2f} = {t:.2f} s | {t / f:.2f}x | {100 * r / t:.1f} % | rc {rc}; report vs phase 1 (but the taskset prefix): {cmp} |")
+except ValueError:
+    print(f"| {name} | floor {floor!r} | rust {rust!r} children {kids!r} | ? | ? | rc {rc} (see the files; phase 1 gives the floor) |")
+PY
+}
+
+if ! skipped 1b; then
+    say ""
+    say "## 1b. the same runs with compactsim on core 0 and its child on core 1, one release at a time (floor: phase 1)"
+    say "# taskset -c 0 scripts/cpu-split.sh $(q "$BIN")run ... --adapter 'taskset -c 1 PYTHON ADAPTER' ... --cases $CASES --jobs 1 --out DIR (flags as in phase 1)"
+    start=$(date +%s)
+    split_cores batch adapters/hermes/hermes_batch.py "$V19" "${B_ARGS[@]}"
+    split_cores micro adapters/hermes/hermes_micro.py "$IOT" "${M_ARGS[@]}"
+    say "| release | floor CPU (phase 1) | run CPU: compactsim + child = total | run / floor | Rust share | checks |"
+    say "|---|--:|--:|--:|--:|---|"
+    p1b_line batch
+    p1b_line micro
+    say "# phase 1b wall $(( $(date +%s) - start )) s"
 fi
 
 # --- 2. --jobs 1 vs --jobs 2 ------------------------------------------------------------
