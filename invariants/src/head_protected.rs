@@ -419,11 +419,9 @@ mod tests {
         assert_eq!(run(&mut inv(2), &[], &steps).len(), 1);
     }
 
-    /// Two exchanges, the second (user 3) still being answered with tool rounds; and
-    /// `carried(row)`: the list after a compaction whose user-role summary 9 ends with
-    /// `row`'s text, followed by the last round.
-    fn in_flight() -> (Vec<Message>, fn(&Message) -> Vec<Message>) {
-        let start = vec![
+    /// Two exchanges, the second (user 3) still being answered with tool rounds.
+    fn in_flight() -> Vec<Message> {
+        vec![
             system(0),
             user(1),
             reply(2),
@@ -432,20 +430,22 @@ mod tests {
             tool(5, 1),
             calling(6, &[2]),
             tool(7, 2),
-        ];
-        fn carried(request: &Message) -> Vec<Message> {
-            let mut summary = batch_summary(9, &[1]);
-            summary.merge_content(&request.content);
-            vec![system(0), summary, calling(6, &[2]), tool(7, 2)]
-        }
-        (start, carried)
+        ]
+    }
+
+    /// The list after a compaction of [`in_flight`] whose user-role summary 9 ends with
+    /// `request`'s text, followed by the last round.
+    fn carried(request: &Message) -> Vec<Message> {
+        let mut summary = batch_summary(9, &[1]);
+        summary.merge_content(&request.content);
+        vec![system(0), summary, calling(6, &[2]), tool(7, 2)]
     }
 
     #[test]
     fn an_in_flight_head_request_carried_whole_by_a_user_summary_counts_as_present() {
         // With only the second exchange and protect_first_n = 1 the head is [user 3],
         // the request still being answered.
-        let (start, carried) = in_flight();
+        let start = in_flight();
         let mut only_request = start.clone();
         only_request.drain(1..3);
         let steps = [
