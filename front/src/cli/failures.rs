@@ -47,7 +47,16 @@ pub fn render_failure(name: &str, s: &Shrunk) -> String {
     if let Some(cmd) = replay_command(&s.original) {
         if s.chosen {
             let again = cmd.replacen("compactsim replay", "compactsim shrink", 1);
-            comments.push(format!("Shrunk by: {again} --invariant {}", s.invariant));
+            let witness = s.witness.as_ref().map_or(String::new(), |t| {
+                format!(
+                    " --witness {}",
+                    compactsim_harness::external::argv::quote(t)
+                )
+            });
+            comments.push(format!(
+                "Shrunk by: {again} --invariant {}{witness}",
+                s.invariant
+            ));
         }
         comments.push(format!("Original: {cmd}"));
     }
