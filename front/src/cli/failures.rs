@@ -23,8 +23,9 @@ fn replay_command(spec: &CaseSpec) -> Option<String> {
             passes: spec.passes,
             strategy: spec.strategy,
             bugs: spec.bugs.clone(),
-            // Shrinking drives the reference compactor (see `engine::run_case`).
-            compactor: Default::default(),
+            // The compactor the case ran (an external one's `--compactor external
+            // --adapter '…'` included), so the line reruns the same case.
+            compactor: spec.compactor.clone(),
             profile: spec.profile,
         }
         .repro(spec.case)

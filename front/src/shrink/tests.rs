@@ -92,6 +92,26 @@ fn h_75345_b_shrinks_to_at_most_10_turns_and_still_fails_one_marker_max() {
     let back = scenario::parse(Path::new("case-0.toml"), &text).unwrap();
     let r = run_case(&back.spec, Record::default());
     assert!(back.expect.holds(&r), "{:?}\n{text}", r.outcome);
+    // The comment lines rerun the case as it ran: its compactor and the kept witness
+    // text, quoted for the shell.
+    let mut chosen = s.clone();
+    chosen.original.compactor = compactsim_harness::compactor::CompactorSpec::in_process(
+        "twin",
+        compactsim_harness::engine::reference,
+    );
+    chosen.chosen = true;
+    chosen.witness = Some("it's".into());
+    let text = render_failure("case-0", &chosen);
+    let comment = |head: &str| text.lines().find(|l| l.starts_with(head)).unwrap();
+    assert!(
+        comment("# Original:").ends_with("--compactor twin --case 0"),
+        "{text}"
+    );
+    assert!(
+        comment("# Shrunk by:")
+            .ends_with("--compactor twin --case 0 --invariant one-marker-max --witness 'it'\\''s'"),
+        "{text}"
+    );
 }
 
 #[test]
