@@ -68,6 +68,13 @@ pub struct Violation {
 }
 
 impl Violation {
+    /// Whether the violation says `text`: a plain, case-sensitive substring of its
+    /// message or of one of its witness facts (how `shrink --witness` and the matrix's
+    /// findings tell one kind of witness of an invariant from another).
+    pub fn says(&self, text: &str) -> bool {
+        self.message.contains(text) || self.witness.facts.iter().any(|f| f.contains(text))
+    }
+
     /// A stable digest of what the violation says: FNV-1a 64 over its message, its
     /// witness facts and its witness rows as printed, one per line, as 16 lowercase hex
     /// digits. Two verdicts of one invariant at one step with the same digest say the

@@ -23,8 +23,9 @@ fn replay_command(spec: &CaseSpec) -> Option<String> {
             passes: spec.passes,
             strategy: spec.strategy,
             bugs: spec.bugs.clone(),
-            // Shrinking drives the reference compactor (see `engine::run_case`).
-            compactor: Default::default(),
+            // The compactor the case ran (an external one's `--compactor external
+            // --adapter '…'` included), so the line reruns the same case.
+            compactor: spec.compactor.clone(),
             profile: spec.profile,
         }
         .repro(spec.case)
@@ -47,7 +48,16 @@ pub fn render_failure(name: &str, s: &Shrunk) -> String {
     if let Some(cmd) = replay_command(&s.original) {
         if s.chosen {
             let again = cmd.replacen("compactsim replay", "compactsim shrink", 1);
-            comments.push(format!("Shrunk by: {again} --invariant {}", s.invariant));
+            let witness = s.witness.as_ref().map_or(String::new(), |t| {
+                format!(
+                    " --witness {}",
+                    compactsim_harness::external::argv::quote(t)
+                )
+            });
+            comments.push(format!(
+                "Shrunk by: {again} --invariant {}{witness}",
+                s.invariant
+            ));
         }
         comments.push(format!("Original: {cmd}"));
     }

@@ -87,6 +87,11 @@ pub struct ShrinkArgs {
     /// lists them); default: the case's first violated invariant.
     #[arg(long)]
     pub invariant: Option<String>,
+    /// Keep the kind of the witness too: a reduction is kept only when the --invariant
+    /// violation it gives says TEXT (a plain, case-sensitive substring of its message or
+    /// of one of its witness facts), and the case must break the invariant so.
+    #[arg(long, value_name = "TEXT", requires = "invariant")]
+    pub witness: Option<String>,
     /// Run directory (default: target/compactsim/<name>/).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -178,10 +183,16 @@ pub fn shrink_command(a: ShrinkArgs) -> Result<Exit, Failure> {
             )));
         }
     }
+    if a.witness.as_deref() == Some("") {
+        return Err(Failure::bad_input(
+            "--witness: empty TEXT (every violation says it; give the words of the witness kind to keep)",
+        ));
+    }
     shrink::shrink(&shrink::ShrinkRequest {
         target,
         time: shrink::shrink_time(a.shrink_time)?,
         invariant: a.invariant,
+        witness: a.witness,
         out: a
             .out
             .unwrap_or_else(|| PathBuf::from("target/compactsim").join(a.name)),

@@ -34,6 +34,8 @@ pub struct ShrinkRequest {
     pub time: Duration,
     /// The invariant to shrink for (`--invariant`); `None`: the case's first.
     pub invariant: Option<String>,
+    /// Text the kept violation must say (`--witness`; only with `invariant`).
+    pub witness: Option<String>,
     /// Run directory; the result goes to its `failures/`.
     pub out: PathBuf,
 }
@@ -91,14 +93,19 @@ pub fn shrink(req: &ShrinkRequest) -> Result<Exit, Failure> {
     };
     let budget = Budget::timed(req.time);
     let result = match &req.invariant {
+        None if req.witness.is_some() => {
+            return Err(Failure::bad_input("--witness needs --invariant"))
+        }
         None => shrink::shrink(&spec, budget, &mut progress),
-        Some(id) => shrink::shrink_invariant(&spec, id, budget, &mut progress),
+        Some(id) => {
+            shrink::shrink_invariant(&spec, id, req.witness.as_deref(), budget, &mut progress)
+        }
     };
     let s = match result {
         Ok(s) => s,
-        Err(e @ (ShrinkError::Clean | ShrinkError::NotFired(_))) => {
-            return Err(Failure::bad_input(e.to_string()))
-        }
+        Err(
+            e @ (ShrinkError::Clean | ShrinkError::NotFired(_) | ShrinkError::WitnessAbsent { .. }),
+        ) => return Err(Failure::bad_input(e.to_string())),
         Err(e) => return Err(Failure::internal(e.to_string())),
     };
     crate::outln!(

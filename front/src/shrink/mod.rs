@@ -21,10 +21,12 @@
 mod agent;
 mod candidates;
 mod faults;
+mod keep;
 mod queue;
 
 pub use agent::{CONTEXT_LENGTH_MIN, OVERHEAD_REAL_NEUTRAL_PER_MILLE};
 pub use candidates::{Candidate, Lazy, Phase, ROW_CHARS_MIN, TAIL_BUDGET_TOKENS_MIN};
+pub use keep::Keep;
 pub use queue::longest_first;
 
 use crate::scenario::has_unmergeable_assistants;
@@ -153,6 +155,8 @@ pub struct Shrunk {
     pub spec: CaseSpec,
     /// The invariant it fails, as the original did.
     pub invariant: String,
+    /// Text its violation says, as the original's did (`shrink --witness`).
+    pub witness: Option<String>,
     /// The reduced case's run.
     pub result: CaseResult,
     pub attempts: u32,
@@ -175,6 +179,13 @@ pub enum ShrinkError {
     Diverged(String),
     /// The chosen invariant never fires in the case (`shrink --invariant`).
     NotFired(String),
+    /// The case breaks the invariant, but its violation does not say the text
+    /// (`shrink --witness`): the invariant, the text, the violation's message.
+    WitnessAbsent {
+        invariant: String,
+        text: String,
+        message: String,
+    },
 }
 
 impl fmt::Display for ShrinkError {
@@ -185,18 +196,20 @@ impl fmt::Display for ShrinkError {
                 f,
                 "the case never breaks {id} (judged by {id} alone): nothing to shrink for it"
             ),
+            ShrinkError::WitnessAbsent {
+                invariant,
+                text,
+                message,
+            } => write!(
+                f,
+                "the case breaks {invariant}, but no violation of it says `{text}` (a \
+                 case-sensitive substring of its message or witness facts): nothing to shrink \
+                 for it; it says: {message}"
+            ),
             ShrinkError::Internal(w) => write!(f, "the case ends in a harness failure: {w}"),
             ShrinkError::Diverged(w) => write!(f, "the recorded case does not replay: {w}"),
         }
     }
-}
-
-/// Whether `r` fails `invariant`.
-fn fails(r: &CaseResult, invariant: &str) -> bool {
-    r.outcome
-        .violations()
-        .iter()
-        .any(|v| v.invariant == invariant)
 }
 
 /// Cuts `plan` to what the run `run` of `spec` executed: its turns, restarts, summarizer
@@ -235,7 +248,7 @@ fn cut_to_run(spec: &CaseSpec, plan: &mut CasePlan, run: &Logged) {
 /// The state of one shrink: the current (smallest failing) plan and the counters.
 struct Search<'a> {
     spec: &'a CaseSpec,
-    invariant: String,
+    keep: Keep,
     budget: Budget,
     started: Instant,
     plan: CasePlan,
@@ -311,7 +324,7 @@ impl Search<'_> {
             let Candidate { change, plan } = candidate;
             let spec = self.spec.clone().with_plan(plan);
             let run = run_logged(&spec, Record::default());
-            if fails(&run.result, &self.invariant) {
+            if self.keep.kept_by(&run.result) {
                 let plan = spec.plan.map(Arc::unwrap_or_clone).unwrap_or_default();
                 return Ok(Some((i, Candidate { change, plan }, run)));
             }
@@ -356,6 +369,19 @@ pub fn shrink_to(
     budget: Budget,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Shrunk, ShrinkError> {
+    shrink_kept(spec, targets, None, budget, progress)
+}
+
+/// [`shrink_to`]; with `witness`, a candidate is kept only when the kept invariant's
+/// violation also says `witness` ([`compactsim_model::Violation::says`]), and the case
+/// must break it so.
+fn shrink_kept(
+    spec: &CaseSpec,
+    targets: &[&str],
+    witness: Option<&str>,
+    budget: Budget,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Shrunk, ShrinkError> {
     let started = Instant::now();
     let rec = record(spec);
     let broken = match &rec.result.outcome {
@@ -363,18 +389,27 @@ pub fn shrink_to(
         CaseOutcome::Internal(w) => return Err(ShrinkError::Internal(w.clone())),
         CaseOutcome::Violation(_) | CaseOutcome::Liveness(_) => rec.result.outcome.violations(),
     };
-    let invariant = broken
+    let first = broken
         .iter()
         .find(|v| targets.contains(&v.invariant.as_str()))
-        .unwrap_or(&broken[0])
-        .invariant
-        .clone();
+        .unwrap_or(&broken[0]);
+    let keep = Keep {
+        invariant: first.invariant.clone(),
+        witness: witness.map(str::to_string),
+    };
+    if !broken.iter().any(|v| keep.matches(v)) {
+        return Err(ShrinkError::WitnessAbsent {
+            invariant: keep.invariant,
+            text: witness.unwrap_or_default().to_string(),
+            message: first.message.clone(),
+        });
+    }
     let mut plan = rec.plan;
     let run = run_logged(&spec.clone().with_plan(plan.clone()), Record::default());
-    if !fails(&run.result, &invariant) {
+    if !keep.kept_by(&run.result) {
         return Err(ShrinkError::Diverged(format!(
-            "expected {invariant}, got {:?}",
-            run.result.outcome
+            "expected {}, got {:?}",
+            keep.invariant, run.result.outcome
         )));
     }
     cut_to_run(spec, &mut plan, &run);
@@ -382,7 +417,7 @@ pub fn shrink_to(
     let before = Size::of(&plan);
     let mut search = Search {
         spec,
-        invariant,
+        keep,
         budget,
         started,
         plan: plan.clone(),
@@ -395,7 +430,7 @@ pub fn shrink_to(
         // A second search from the start, in the other order, within what is left of
         // the same bounds; the smaller of the two results is kept.
         let mut second = Search {
-            invariant: search.invariant.clone(),
+            keep: search.keep.clone(),
             plan,
             result,
             accepted: 0,
@@ -413,7 +448,8 @@ pub fn shrink_to(
         original: spec.clone(),
         spec: spec.clone().with_plan(search.plan.clone()),
         after: Size::of(&search.plan),
-        invariant: search.invariant,
+        invariant: search.keep.invariant,
+        witness: search.keep.witness,
         result: search.result,
         attempts: search.attempts,
         accepted: search.accepted,
@@ -428,17 +464,21 @@ pub fn shrink_to(
 /// plan's `invariants = [ID]`, written into the scenario file too), so an invariant that
 /// fires before it does not end the case. The run is the same (the harness never reacts
 /// to a verdict), so its first violation of `invariant` is the one `run --verdicts all`
-/// reports.
+/// reports. With `witness`, that violation must say `witness`
+/// ([`compactsim_model::Violation::says`]) in the case and
+/// in every kept candidate: the shrink keeps the kind of the witness, not only its
+/// invariant.
 pub fn shrink_invariant(
     spec: &CaseSpec,
     invariant: &str,
+    witness: Option<&str>,
     budget: Budget,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Shrunk, ShrinkError> {
     let mut plan = spec.plan.as_deref().cloned().unwrap_or_default();
     plan.invariants = Some(vec![invariant.to_string()]);
     let narrowed = spec.clone().with_plan(plan);
-    let mut s = match shrink_to(&narrowed, &[invariant], budget, progress) {
+    let mut s = match shrink_kept(&narrowed, &[invariant], witness, budget, progress) {
         Err(ShrinkError::Clean) => return Err(ShrinkError::NotFired(invariant.to_string())),
         other => other?,
     };

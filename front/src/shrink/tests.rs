@@ -7,6 +7,15 @@ use compactsim_hermes::bugs::Bug;
 use compactsim_hermes::strategy::Strategy;
 use std::path::Path;
 
+/// Whether `r` breaks `invariant` (any witness).
+fn fails(r: &CaseResult, invariant: &str) -> bool {
+    Keep {
+        invariant: invariant.into(),
+        witness: None,
+    }
+    .kept_by(r)
+}
+
 fn spec(case: u32, bug: Bug) -> CaseSpec {
     CaseSpec {
         root_seed: compactsim_harness::runner::SEED_DEFAULT,
@@ -83,6 +92,26 @@ fn h_75345_b_shrinks_to_at_most_10_turns_and_still_fails_one_marker_max() {
     let back = scenario::parse(Path::new("case-0.toml"), &text).unwrap();
     let r = run_case(&back.spec, Record::default());
     assert!(back.expect.holds(&r), "{:?}\n{text}", r.outcome);
+    // The comment lines rerun the case as it ran: its compactor and the kept witness
+    // text, quoted for the shell.
+    let mut chosen = s.clone();
+    chosen.original.compactor = compactsim_harness::compactor::CompactorSpec::in_process(
+        "twin",
+        compactsim_harness::engine::reference,
+    );
+    chosen.chosen = true;
+    chosen.witness = Some("it's".into());
+    let text = render_failure("case-0", &chosen);
+    let comment = |head: &str| text.lines().find(|l| l.starts_with(head)).unwrap();
+    assert!(
+        comment("# Original:").ends_with("--compactor twin --case 0"),
+        "{text}"
+    );
+    assert!(
+        comment("# Shrunk by:")
+            .ends_with("--compactor twin --case 0 --invariant one-marker-max --witness 'it'\\''s'"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -205,8 +234,14 @@ fn a_chosen_invariant_is_shrunk_for_and_named_in_the_repro_line() {
     s.strategy = Strategy::parse("batch").unwrap();
     let first = shrink(&s, untimed(1), &mut |_| {}).unwrap();
     assert_eq!(first.invariant, "summary-failure-safe");
-    let chosen =
-        shrink_invariant(&s, "api-valid", untimed(SHRINK_ATTEMPTS_MAX), &mut |_| {}).unwrap();
+    let chosen = shrink_invariant(
+        &s,
+        "api-valid",
+        None,
+        untimed(SHRINK_ATTEMPTS_MAX),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(
         (chosen.invariant.as_str(), chosen.chosen),
         ("api-valid", true)
@@ -224,7 +259,7 @@ fn a_chosen_invariant_is_shrunk_for_and_named_in_the_repro_line() {
     let back = scenario::parse(Path::new("c.toml"), &written).expect("reads back");
     assert!(fails(&run_case(&back.spec, Record::default()), "api-valid"));
     assert_eq!(
-        shrink_invariant(&s, "kept-rows-intact", untimed(10), &mut |_| {}).unwrap_err(),
+        shrink_invariant(&s, "kept-rows-intact", None, untimed(10), &mut |_| {}).unwrap_err(),
         ShrinkError::NotFired("kept-rows-intact".into())
     );
 }

@@ -217,3 +217,111 @@ fn a_scenario_file_can_be_shrunk_too() {
     );
     compactsim(&["scenario", arg(&file), "--out", arg(&out.join("gate"))]).expect_code(0);
 }
+
+/// Case 6 of seed 20260731 with H-10896 and H-M-defrag under `both` first breaks
+/// user-turns-intact as "newest user text (of mN) left the verbatim tail" (H-10896);
+/// H-M-defrag's "real user text of mN lost or changed" is the same invariant.
+const TWO_KINDS: [&str; 11] = [
+    "shrink",
+    "--seed",
+    "20260731",
+    "--strategy",
+    "both",
+    "--bug",
+    "H-10896",
+    "--bug",
+    "H-M-defrag",
+    "--case",
+    "6",
+];
+
+/// Shrinks [`TWO_KINDS`] for user-turns-intact with `extra` flags into `out`; the shrunk
+/// file's text and the first VIOLATION line its replay prints.
+fn shrink_two_kinds(out: &std::path::Path, extra: &[&str]) -> (String, String) {
+    let mut args = TWO_KINDS.to_vec();
+    args.extend(["--invariant", "user-turns-intact", "--out", arg(out)]);
+    args.extend(extra);
+    compactsim(&args).expect_code(0);
+    let file = out.join("failures/case-6.shrunk.toml");
+    // Exit 0: the file expects the violation it shows.
+    let replay = compactsim(&["replay", arg(&file)]).expect_code(0);
+    let violation = replay
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("VIOLATION user-turns-intact"))
+        .unwrap_or_else(|| panic!("{}", replay.stdout))
+        .to_string();
+    (std::fs::read_to_string(&file).unwrap(), violation)
+}
+
+#[test]
+fn shrink_witness_keeps_the_kind_of_the_witness_where_the_invariant_alone_drifts() {
+    // Without --witness the shrink keeps user-turns-intact and ends on the other kind.
+    let (_, drifted) = shrink_two_kinds(&scratch("shrink-witness-off"), &[]);
+    assert!(drifted.contains("real user text of"), "{drifted}");
+    // With it, every kept reduction says the original's words.
+    let kept = ["--witness", "newest user text"];
+    let (text, violation) = shrink_two_kinds(&scratch("shrink-witness-on"), &kept);
+    assert!(violation.contains("newest user text (of m"), "{violation}");
+    assert!(
+        text.contains("--invariant user-turns-intact --witness 'newest user text'"),
+        "the Shrunk by line repeats the flag: {text}"
+    );
+    // The same input gives the same file, byte for byte.
+    let (again, _) = shrink_two_kinds(&scratch("shrink-witness-again"), &kept);
+    assert_eq!(text, again);
+}
+
+#[test]
+fn shrink_witness_refuses_empty_text_a_missing_invariant_and_text_the_case_never_says() {
+    let out = scratch("shrink-witness-bad");
+    let with = |extra: &[&str]| {
+        let mut args = TWO_KINDS.to_vec();
+        args.extend(["--out", arg(&out)]);
+        args.extend(extra);
+        compactsim(&args)
+    };
+    let empty = with(&["--invariant", "user-turns-intact", "--witness", ""]).expect_code(2);
+    assert!(
+        empty.stderr.contains("--witness: empty TEXT"),
+        "{}",
+        empty.stderr
+    );
+    let alone = with(&["--witness", "newest user text"]).expect_code(2);
+    assert!(alone.stderr.contains("--invariant"), "{}", alone.stderr);
+    // The text is case-sensitive: "Newest" is not what the case says.
+    for text in ["newest visible reply", "Newest user text"] {
+        let r = with(&["--invariant", "user-turns-intact", "--witness", text]).expect_code(2);
+        assert!(
+            r.stderr
+                .contains(&format!("no violation of it says `{text}`"))
+                && r.stderr.contains("newest user text (of m"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert!(
+        !out.join("failures").exists()
+            || std::fs::read_dir(out.join("failures"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+    // A scenario file is shrunk the same way.
+    let file = |witness: &str, code: i32| {
+        compactsim(&[
+            "shrink",
+            "scenarios/seeds/h-m-defrag.toml",
+            "--invariant",
+            "user-turns-intact",
+            "--witness",
+            witness,
+            "--out",
+            arg(&scratch("shrink-witness-file")),
+        ])
+        .expect_code(code)
+    };
+    file("real user text of", 0);
+    let r = file("newest visible reply", 2);
+    assert!(r.stderr.contains("no violation of it says"), "{}", r.stderr);
+}

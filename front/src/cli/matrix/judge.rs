@@ -87,7 +87,7 @@ pub fn classify(invariant: &str, witness: Option<&str>, result: &CaseResult) -> 
 fn fired_cell(invariant: &str, witness: Option<&str>, verdicts: &[Violation]) -> Option<Cell> {
     let own = verdicts.iter().find(|v| v.invariant == invariant)?;
     let first = verdicts.iter().min_by_key(|v| v.step)?;
-    Some(if !witness.is_none_or(|w| shows(own, w)) {
+    Some(if !witness.is_none_or(|w| own.says(w)) {
         Cell::OtherWitness {
             step: own.step,
             message: own.message.clone(),
@@ -101,11 +101,6 @@ fn fired_cell(invariant: &str, witness: Option<&str>, verdicts: &[Violation]) ->
     } else {
         Cell::Caught { step: own.step }
     })
-}
-
-/// Whether the violation's message or one of its witness facts contains `text`.
-fn shows(v: &Violation, text: &str) -> bool {
-    v.message.contains(text) || v.witness.facts.iter().any(|f| f.contains(text))
 }
 
 fn first_line(text: &str) -> String {
