@@ -14,11 +14,11 @@ use super::{compression_tip, GatewayStep, LINEAGE_DEPTH_MAX};
 use compactsim_model::{GatewayEvent, SessionNo, StoreSnapshot, Witness};
 use std::collections::BTreeMap;
 
-/// The two mappings of a key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// The two mappings of a key (the index of each in [`Continuity::named`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mapping {
-    Route,
-    Binding,
+    Route = 0,
+    Binding = 1,
 }
 
 impl Mapping {
@@ -32,8 +32,8 @@ impl Mapping {
 
 #[derive(Default)]
 pub struct Continuity {
-    /// Per mapping and key: the session it named when last seen.
-    named: BTreeMap<(Mapping, String), SessionNo>,
+    /// Per key: the session each mapping (route, binding) named when last seen.
+    named: BTreeMap<String, [Option<SessionNo>; 2]>,
     /// Per key: the session of the harness's latest reset of it.
     reset_to: BTreeMap<String, SessionNo>,
 }
@@ -82,13 +82,13 @@ impl Continuity {
         key: &str,
         now: SessionNo,
     ) -> Option<(String, Witness)> {
-        let was = match self.named.get_mut(&(mapping, key.to_string())) {
-            Some(was) if *was == now => return None,
-            Some(was) => std::mem::replace(was, now),
-            None => {
-                self.named.insert((mapping, key.to_string()), now);
-                return None;
-            }
+        let slot = match self.named.get_mut(key) {
+            Some(named) => &mut named[mapping as usize],
+            None => &mut self.named.entry(key.to_string()).or_default()[mapping as usize],
+        };
+        let was = match slot.replace(now) {
+            Some(was) if was != now => was,
+            _ => return None, // unchanged, or the key's first mapping
         };
         let store = s.store;
         let reset = self.reset_to.get(key).copied();
