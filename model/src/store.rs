@@ -334,6 +334,15 @@ pub enum GatewayEvent {
     Acked { turn: u32, inbound: u64 },
     /// The process died; everything volatile is gone.
     Crashed { turn: u32, point: String },
+    /// The harness reset the key's session: `/reset`, or the auto-reset after
+    /// `compression_exhausted` (`exhausted`); `session` is the new session the store
+    /// made for it (the key's mappings may move to its lineage).
+    Reset {
+        turn: u32,
+        key: String,
+        session: SessionNo,
+        exhausted: bool,
+    },
 }
 
 impl GatewayEvent {
@@ -344,7 +353,8 @@ impl GatewayEvent {
             | GatewayEvent::TurnStarted { turn, .. }
             | GatewayEvent::TurnDone { turn, .. }
             | GatewayEvent::Acked { turn, .. }
-            | GatewayEvent::Crashed { turn, .. } => *turn,
+            | GatewayEvent::Crashed { turn, .. }
+            | GatewayEvent::Reset { turn, .. } => *turn,
         }
     }
 
@@ -397,6 +407,19 @@ impl GatewayEvent {
             GatewayEvent::Crashed { turn, point } => {
                 format!("turn {turn}: gateway crashed at {point}")
             }
+            GatewayEvent::Reset {
+                turn,
+                key,
+                session,
+                exhausted,
+            } => format!(
+                "turn {turn}: gateway reset {key} to new session {session} ({})",
+                if *exhausted {
+                    "compression exhausted"
+                } else {
+                    "/reset"
+                }
+            ),
         }
     }
 }

@@ -140,6 +140,11 @@ fn a_restarted_store_that_forgets_the_key_starts_it_on_a_new_session_and_is_judg
     let text_out = text(&o);
     assert_eq!(o.code, 1, "{text_out}");
     assert!(!text_out.contains("internal failure"), "{text_out}");
+    assert!(
+        text_out.contains("session-id-persisted at turn")
+            && text_out.contains("which is not in its lineage, with no reset"),
+        "{text_out}"
+    );
     let report = std::fs::read_to_string(out.join("report.json")).unwrap();
     assert!(
         report.contains("\"gateway.store.unresolved_keys\""),

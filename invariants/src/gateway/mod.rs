@@ -3,6 +3,9 @@
 //! the steps the harness took ([`GatewayEvent`]) — never from a gateway's or a
 //! compactor's labels. It runs beside the transition oracle of the agent loop.
 
+mod continuity;
+#[cfg(test)]
+mod continuity_tests;
 mod delivery;
 mod exhausted;
 mod failed_turn;

@@ -62,8 +62,11 @@ fn loaded(session: u32, rows: &[u32]) -> GatewayEvent {
     }
 }
 
-/// The ids of the invariants broken over `history`.
-fn run(only: &str, history: &[(GatewayEvent, StoreSnapshot)]) -> Vec<String> {
+/// The violations of invariant `only` over `history`.
+pub(super) fn violations(
+    only: &str,
+    history: &[(GatewayEvent, StoreSnapshot)],
+) -> Vec<compactsim_model::Violation> {
     let mut o = GatewayOracle::with_only(&[only]);
     let mut out = Vec::new();
     for (i, (event, store)) in history.iter().enumerate() {
@@ -72,9 +75,17 @@ fn run(only: &str, history: &[(GatewayEvent, StoreSnapshot)]) -> Vec<String> {
             event,
             store,
         };
-        out.extend(o.observe(&s).into_iter().map(|v| v.invariant));
+        out.extend(o.observe(&s));
     }
     out
+}
+
+/// The ids of the invariants broken over `history`.
+fn run(only: &str, history: &[(GatewayEvent, StoreSnapshot)]) -> Vec<String> {
+    violations(only, history)
+        .into_iter()
+        .map(|v| v.invariant)
+        .collect()
 }
 
 #[test]

@@ -319,6 +319,7 @@ impl Gateway {
             // The same transaction: no crash may leave the binding on the old one.
             let bind = !(self.plan.topic && self.bugs.has(Bug::H35809));
             let new = self.w_reset(sid, &rows, Reason::Exhausted, bind)?;
+            self.reset_step(turn, new, true)?;
             self.w_record(new, inbound.id)?;
             self.remember(new);
             if self.crash_at(turn, crash, CrashPoint::AfterWrite)? {
@@ -576,7 +577,19 @@ impl Gateway {
             .cloned()
             .collect();
         let new = self.w_reset(sid, &system, Reason::Command, true)?;
+        self.reset_step(turn, new, false)?;
         self.store.volatile.entries.insert(key, new);
         self.load(turn, new)
+    }
+
+    /// Shows the oracle the reset the harness just made: the key's mappings may move to
+    /// session `new`'s lineage.
+    fn reset_step(&mut self, turn: u32, new: SessionNo, exhausted: bool) -> Flow<()> {
+        self.step(GatewayEvent::Reset {
+            turn,
+            key: self.key(),
+            session: new,
+            exhausted,
+        })
     }
 }
