@@ -167,6 +167,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("adapter", help="the adapter's Python file, e.g. adapters/hermes/hermes_micro.py")
     ap.add_argument("record", help="a --record directory")
+    ap.add_argument("--no-replay", action="store_true",
+                    help="decode the record and load the handlers, replay nothing: the rest of "
+                         "this process, whose instructions (valgrind) a whole-process count of "
+                         "the floor less this one leaves to the replay loop")
     a = ap.parse_args()
     files = sorted(glob.glob(os.path.join(a.record, "seed-*-case-*.jsonl")), key=case_number)
     if not files:
@@ -178,6 +182,9 @@ def main():
     # that its full collections do not bill the package for them.
     gc.collect()
     gc.freeze()
+    if a.no_replay:
+        print("cases %d, requests %d: decoded, not replayed" % (len(cases), sum(map(len, cases))))
+        return
     start = time.process_time()
     replies = replay(handlers, cases)
     cpu_s = time.process_time() - start

@@ -90,25 +90,28 @@ u = os.times()
 print("start-up CPU %.2f s" % (u.children_user + u.children_system))' "$py" "$file" >"$d/startup.txt" 2>&1
 }
 
+# A floor-replay.py output's floor CPU seconds.
+floor_of() { grep -m1 '^floor CPU' "$1" 2>/dev/null | awk '{print $3}'; }
+
+# The cells "compactsim + children = total | run / floor | Rust share" of a cpu-split.sh
+# output ($1) against floor seconds ($2); "?" cells when a figure is missing.
+ratio_cells() {
+    python3 - "$(field "$1" rust_cpu_s)" "$(field "$1" children_cpu_s)" "$2" <<'PY'
+import sys
+try:
+    r, k, f = (float(x) for x in sys.argv[1:4])
+    print(f"{r:.2f} + {k:.2f} = {r + k:.2f} s | {(r + k) / f:.2f}x | {100 * r / (r + k):.1f} %")
+except ValueError:
+    print("rust %r children %r floor %r (see the files) | ? | ?" % tuple(sys.argv[1:4]))
+PY
+}
+
 p1_line() {
-    local name=$1 d="$OUT/p1-$1"
-    local rust kids floor
-    rust=$(field "$d/split.txt" rust_cpu_s)
-    kids=$(field "$d/split.txt" children_cpu_s)
-    floor=$(grep -m1 '^floor CPU' "$d/floor.txt" | awk '{print $3}')
-    local alone start
+    local name=$1 d="$OUT/p1-$1" floor alone start
+    floor=$(floor_of "$d/floor.txt")
     alone=$(grep -m1 '^child CPU' "$d/child.txt" | awk '{print $3}')
     start=$(grep -m1 '^start-up CPU' "$d/startup.txt" | awk '{print $3}')
-    python3 - "$name" "$rust" "$kids" "$floor" "$(cat "$d/split.rc")" "$(grep -m1 '^mismatches' "$d/floor.txt")" "$(same "$d/plain/report.json" "$d/rec-out/report.json")" "$alone" "$start" "$(grep -m1 '^mismatches' "$d/child.txt")" <<'PY' | tee -a "$OUT/summary.txt"
-import sys
-name, rust, kids, floor, rc, mism, rec_cmp, alone, start, child_mism = sys.argv[1:11]
-try:
-    r, k, f = float(rust), float(kids), float(floor)
-    t = r + k
-    print(f"| {name} | {f:.2f} s | {alone} s ({start} s start-up) | {r:.2f} + {k:.2f} = {t:.2f} s | {t / f:.2f}x | {100 * r / t:.1f} % | rc {rc}; floor {mism}; child {child_mism}; recorded report {rec_cmp} |")
-except ValueError:
-    print(f"| {name} | floor {floor!r} | child {alone!r} | rust {rust!r} children {kids!r} | ? | ? | rc {rc}; {mism}; recorded report {rec_cmp} (see the files) |")
-PY
+    say "| $name | $floor s | $alone s ($start s start-up) | $(ratio_cells "$d/split.txt" "$floor") | rc $(cat "$d/split.rc"); floor $(grep -m1 '^mismatches' "$d/floor.txt"); child $(grep -m1 '^mismatches' "$d/child.txt"); recorded report $(same "$d/plain/report.json" "$d/rec-out/report.json") |"
 }
 
 if ! skipped 1; then
@@ -159,20 +162,9 @@ PY
 }
 
 p1b_line() {
-    local name=$1 d="$OUT/p1b-$1" rust kids floor
-    rust=$(field "$d/split.txt" rust_cpu_s)
-    kids=$(field "$d/split.txt" children_cpu_s)
-    floor=$(grep -m1 '^floor CPU' "$OUT/p1-$name/floor.txt" 2>/dev/null | awk '{print $3}')
-    python3 - "$name" "$rust" "$kids" "$floor" "$(cat "$d/split.rc")" "$(same_but_taskset "$d/plain/report.json" "$OUT/p1-$name/plain/report.json" 2>/dev/null)" <<'PY' | tee -a "$OUT/summary.txt"
-import sys
-name, rust, kids, floor, rc, cmp = sys.argv[1:7]
-try:
-    r, k, f = float(rust), float(kids), float(floor)
-    t = r + k
-    print(f"| {name} | {f:.2f} s | {r:.2f} + {k:.2f} = {t:.2f} s | {t / f:.2f}x | {100 * r / t:.1f} % | rc {rc}; report vs phase 1 (but the taskset prefix): {cmp} |")
-except ValueError:
-    print(f"| {name} | floor {floor!r} | rust {rust!r} children {kids!r} | ? | ? | rc {rc} (see the files; phase 1 gives the floor) |")
-PY
+    local name=$1 d="$OUT/p1b-$1" floor
+    floor=$(floor_of "$OUT/p1-$name/floor.txt")
+    say "| $name | $floor s | $(ratio_cells "$d/split.txt" "$floor") | rc $(cat "$d/split.rc"); report vs phase 1 (but the taskset prefix): $(same_but_taskset "$d/plain/report.json" "$OUT/p1-$name/plain/report.json" 2>/dev/null) |"
 }
 
 if ! skipped 1b; then
