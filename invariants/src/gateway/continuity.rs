@@ -10,7 +10,7 @@
 //! named last. Judged from the store read back at every step: O(keys) a step, a
 //! parent walk only when a mapping changed.
 
-use super::{compression_tip, GatewayStep, LINEAGE_DEPTH_MAX};
+use super::{ancestors, compression_tip, GatewayStep};
 use compactsim_model::{GatewayEvent, SessionNo, StoreSnapshot, Witness};
 use std::collections::BTreeMap;
 
@@ -40,17 +40,7 @@ pub struct Continuity {
 
 /// `id` is `root` or a descendant of it (its parent chain reaches `root`).
 fn in_lineage_of(store: &StoreSnapshot, id: SessionNo, root: SessionNo) -> bool {
-    let mut at = id;
-    for _ in 0..LINEAGE_DEPTH_MAX {
-        if at == root {
-            return true;
-        }
-        match store.session(at).and_then(|s| s.parent) {
-            Some(p) => at = p,
-            None => return false,
-        }
-    }
-    false
+    id == root || ancestors(store, id).any(|a| a == root)
 }
 
 impl Continuity {

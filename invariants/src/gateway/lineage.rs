@@ -7,7 +7,7 @@
 //! conversation (FINDINGS G1).
 
 use super::continuity::Continuity;
-use super::{GatewayInvariant, GatewayStep, LINEAGE_DEPTH_MAX};
+use super::{ancestors, GatewayInvariant, GatewayStep, LINEAGE_DEPTH_MAX};
 use crate::InvariantInfo;
 use compactsim_model::{GatewayEvent, StoreSnapshot, Witness};
 
@@ -32,23 +32,22 @@ fn not_tip(store: &StoreSnapshot, what: &str, id: u32) -> Option<(String, Witnes
 }
 
 fn cycle(store: &StoreSnapshot, id: u32) -> Option<(String, Witness)> {
-    let mut at = id;
-    for _ in 0..LINEAGE_DEPTH_MAX {
-        match store.session(at).and_then(|s| s.parent) {
-            Some(p) if p == id => {
-                return Some((
-                    format!("session {id} is its own ancestor"),
-                    Witness::default(),
-                ))
-            }
-            Some(p) => at = p,
-            None => return None,
+    let mut walked = 0;
+    for p in ancestors(store, id) {
+        if p == id {
+            return Some((
+                format!("session {id} is its own ancestor"),
+                Witness::default(),
+            ));
         }
+        walked += 1;
     }
-    Some((
-        format!("session {id}: parent chain too deep"),
-        Witness::default(),
-    ))
+    (walked == LINEAGE_DEPTH_MAX).then(|| {
+        (
+            format!("session {id}: parent chain too deep"),
+            Witness::default(),
+        )
+    })
 }
 
 impl GatewayInvariant for SessionIdPersisted {

@@ -132,6 +132,15 @@ impl Default for GatewayOracle {
     }
 }
 
+/// `id`'s parent chain: its parent, the parent's parent, …, at most
+/// [`LINEAGE_DEPTH_MAX`] sessions (a cycle repeats until that bound).
+pub(crate) fn ancestors(store: &StoreSnapshot, id: u32) -> impl Iterator<Item = u32> + '_ {
+    std::iter::successors(store.session(id).and_then(|s| s.parent), move |&at| {
+        store.session(at).and_then(|s| s.parent)
+    })
+    .take(LINEAGE_DEPTH_MAX)
+}
+
 /// The session `id` resolves to by walking children to the newest (the compression
 /// tip); `None` when the walk meets a cycle.
 pub fn compression_tip(store: &StoreSnapshot, id: u32) -> Option<u32> {

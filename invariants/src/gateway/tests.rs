@@ -106,6 +106,28 @@ fn session_id_persisted_fires_on_a_route_left_on_a_rotated_session() {
 }
 
 #[test]
+fn session_id_persisted_fires_on_a_parent_cycle_and_stays_quiet_on_a_chain() {
+    let ev = done(TurnOutcome::Finished, false, &[2], &[2]);
+    // Sessions 5 -> 6 -> 5 (each the other's parent) with no child of 5 that is not an
+    // ancestor too: the route names a session of a cycle.
+    let looped = vec![session(5, Some(6), &[2]), session(6, Some(5), &[])];
+    let witnessed = violations(
+        "session-id-persisted",
+        &[(ev.clone(), store(looped, 5, None))],
+    );
+    assert_eq!(witnessed.len(), 1, "{witnessed:?}");
+    assert!(witnessed[0]
+        .message
+        .contains("session 5 is its own ancestor"));
+    let chain = vec![
+        session(7, None, &[]),
+        session(8, Some(7), &[]),
+        session(9, Some(8), &[2]),
+    ];
+    assert!(run("session-id-persisted", &[(ev, store(chain, 9, None))]).is_empty());
+}
+
+#[test]
 fn exhausted_resets_clean_fires_on_a_binding_left_on_the_exhausted_session() {
     let sessions = vec![session(0, None, &[0, 1, 2]), session(1, None, &[0])];
     let ev = done(TurnOutcome::Exhausted, false, &[3], &[0]);
