@@ -143,9 +143,18 @@ class Held:
         self.rows = list(rows)
         self.words = words if words is not None else [row_word(r) for r in self.rows]
 
-    def apply(self, edits, want):
-        """The transcript `edits` make from this one, checked against digest `want`."""
+    def apply(self, edits, want, sent=None):
+        """The transcript `edits` make from this one, checked against digest `want`.
+        `sent`: the words of the rows sent whole, in order, as the harness gives them (a
+        request's `words`); computed here when absent. The digest still checks every row
+        copied from this transcript, the rows a desynchronised side gets wrong."""
         rows, words = [], []
+        if sent is not None:
+            whole = sum(1 for e in edits if not isinstance(e, list))
+            if not isinstance(sent, list) or len(sent) != whole:
+                raise Desync("%s words for %d rows sent whole"
+                             % (len(sent) if isinstance(sent, list) else "no list of", whole))
+            sent = iter(sent)
         for k, e in enumerate(edits):
             if isinstance(e, list):
                 start, count = e
@@ -157,7 +166,7 @@ class Held:
             else:
                 e = canonical_row(e)
                 rows.append(e)
-                words.append(row_word(e))
+                words.append(row_word(e) if sent is None else next(sent))
         got = digest(words)
         if got != want:
             raise Desync("digest %r does not match the transcript its edits make "
@@ -209,8 +218,30 @@ def _send(obj):
     sys.stdout.flush()
 
 
+# What one read of stdin asks the kernel for: a request line is often hundreds of KB
+# (the rows appended since the previous pass), which the text layer's 8 KiB reads took
+# in dozens of system calls and as many wake-ups of the harness.
+STDIN_READ_BYTES = 1 << 20
+_stdin = {"of": None, "reader": None}
+
+
+def _stdin_reader():
+    """A binary reader of `sys.stdin`'s descriptor with a large buffer, made again when
+    `sys.stdin` is replaced (a fork server's worker); None when it has no descriptor."""
+    if _stdin["of"] is not sys.stdin:
+        try:
+            fd = sys.stdin.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = None
+        _stdin["of"] = sys.stdin
+        _stdin["reader"] = (None if fd is None
+                            else open(fd, "rb", buffering=STDIN_READ_BYTES, closefd=False))
+    return _stdin["reader"]
+
+
 def _read():
-    line = sys.stdin.readline()
+    reader = _stdin_reader()
+    line = reader.readline() if reader is not None else sys.stdin.readline()
     if not line:
         return None
     return json.loads(line)
@@ -245,7 +276,8 @@ class Conversation:
         if "edits" in req:
             if self.held is None:
                 raise Desync("a delta after a result this adapter could not keep")
-            self.held = self.held.apply(req.pop("edits"), req.pop("digest", None))
+            self.held = self.held.apply(req.pop("edits"), req.pop("digest", None),
+                                        req.pop("words", None))
         else:
             self.held = Held(canonical_row(r) for r in req["transcript"])
         copies = [r.copy() if "tool_calls" not in r else _copy_row(r) for r in self.held.rows]

@@ -55,3 +55,95 @@ def test_a_request_hands_out_copies_and_an_unchanged_result_is_one_copy_edit():
     reply = conv.reply(req, {"transcript": [got[0], got[2]]}, handed)
     assert reply["edits"] == [[0, 1], [2, 1]]
     assert reply["digest"] == protocol.digest([encoder_word(r) for r in (rows[0], rows[2])])
+
+
+def _request_with_words(conv, rows, edits, **extra):
+    """A pass request of `edits` whose digest is the transcript `rows`' and whose words
+    are the harness's for the rows sent whole."""
+    words = [protocol.row_word(protocol.canonical_row(e)) for e in edits if not isinstance(e, list)]
+    req = {"type": "micro_pass", "id": 2, "edits": edits, "words": words,
+           "digest": protocol.digest([encoder_word(protocol.canonical_row(r)) for r in rows])}
+    req.update(extra)
+    return conv.request(req)
+
+
+BASE = [{"role": "user", "content": "a", "_compactsim_id": 0},
+        {"role": "assistant", "content": "b é", "_compactsim_id": 1}]
+NEW = {"role": "user", "content": "c", "_compactsim_id": 2}
+
+
+def _held_base():
+    conv = protocol.Conversation()
+    conv.hello({"protocols": [1, 2]})
+    conv.request({"type": "micro_pass", "id": 1, "transcript": BASE})
+    return conv
+
+
+def test_the_request_s_words_make_the_transcript_its_edits_make_without_them():
+    with_words, without = _held_base(), _held_base()
+    req, _ = _request_with_words(with_words, BASE + [NEW], [[0, 2], NEW])
+    assert "words" not in req and req["transcript"] == BASE + [NEW]
+    without.request({"type": "micro_pass", "id": 2, "edits": [[0, 2], NEW],
+                     "digest": protocol.digest([encoder_word(r) for r in BASE + [NEW]])})
+    assert with_words.held.rows == without.held.rows
+    assert with_words.held.words == without.held.words
+
+
+def test_words_of_another_count_or_a_wrong_word_are_a_desync():
+    for words in ([], [1, 2], "x"):
+        conv = _held_base()
+        try:
+            _request_with_words(conv, BASE + [NEW], [[0, 2], NEW], words=words)
+        except protocol.Desync:
+            continue
+        raise AssertionError("words %r accepted" % (words,))
+    conv = _held_base()
+    try:
+        _request_with_words(conv, BASE + [NEW], [[0, 2], NEW], words=[12345])
+    except protocol.Desync as e:
+        assert "does not match" in str(e)
+    else:
+        raise AssertionError("a wrong word accepted")
+
+
+def test_with_words_a_corrupted_held_row_is_still_a_desync():
+    conv = _held_base()
+    rows = list(conv.held.rows)
+    rows[1] = dict(rows[1], content="corrupted")
+    conv.held = protocol.Held(rows)
+    try:
+        _request_with_words(conv, BASE + [NEW], [[0, 2], NEW])
+    except protocol.Desync as e:
+        assert "does not match" in str(e)
+    else:
+        raise AssertionError("a corrupted base accepted")
+
+
+def test_requests_are_read_from_the_descriptor_of_sys_stdin_whichever_it_is():
+    import io
+    import os
+    import sys
+    saved = sys.stdin
+    try:
+        import threading
+        r, w = os.pipe()
+        big = "x" * (3 * protocol.STDIN_READ_BYTES // 2)
+
+        def write():
+            with os.fdopen(w, "w", encoding="utf-8") as f:
+                f.write(json.dumps({"a": big}) + "\n" + json.dumps({"b": "é"}) + "\n")
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        sys.stdin = os.fdopen(r, "r", encoding="utf-8")
+        assert protocol._read() == {"a": big}
+        assert protocol._read() == {"b": "é"}
+        assert protocol._read() is None
+        writer.join()
+        sys.stdin.close()
+        # A stdin without a descriptor (a test's StringIO) is read as text.
+        sys.stdin = io.StringIO('{"c": 1}\n')
+        assert protocol._read() == {"c": 1}
+        assert protocol._read() is None
+    finally:
+        sys.stdin = saved

@@ -180,7 +180,7 @@ fn every_golden_line_validates_and_round_trips() {
 }
 
 /// A harness line parsed and written back; a protocol 2 pass is its edits (as
-/// `delta::Edit`s) and digest around the protocol 1 pass without its transcript.
+/// `delta::Edit`s), digest and words around the protocol 1 pass without its transcript.
 fn harness_round_trip(msg: &Value) -> Result<Value, serde_json::Error> {
     let Some(edits) = msg.get("edits") else {
         let typed: HarnessMsg = serde_json::from_value(msg.clone())?;
@@ -191,6 +191,10 @@ fn harness_round_trip(msg: &Value) -> Result<Value, serde_json::Error> {
     let fields = v1.as_object_mut().unwrap();
     fields.remove("edits");
     let digest = fields.remove("digest").unwrap_or(Value::Null);
+    let words: Option<Vec<u64>> = fields
+        .remove("words")
+        .map(serde_json::from_value)
+        .transpose()?;
     fields.insert("transcript".into(), json!([]));
     let typed: HarnessMsg = serde_json::from_value(v1)?;
     let mut back = serde_json::to_value(&typed)?;
@@ -198,6 +202,9 @@ fn harness_round_trip(msg: &Value) -> Result<Value, serde_json::Error> {
     fields.remove("transcript");
     fields.insert("edits".into(), serde_json::to_value(edits)?);
     fields.insert("digest".into(), digest);
+    if let Some(words) = words {
+        fields.insert("words".into(), serde_json::to_value(words)?);
+    }
     Ok(back)
 }
 

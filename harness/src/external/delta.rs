@@ -197,6 +197,18 @@ impl Held {
             .collect()
     }
 
+    /// The words of the rows [`Held::encode`] sends whole, in their order in the edits
+    /// (the request's `words`: the adapter need not compute them).
+    pub fn sent_words(sources: &[Source], next: &Held) -> Vec<u64> {
+        sources
+            .iter()
+            .filter_map(|s| match *s {
+                Source::New(i) => Some(next.words[i]),
+                Source::Base(..) => None,
+            })
+            .collect()
+    }
+
     /// The transcript `edits` make from this one, checked against `digest`; the error
     /// says what does not match. The base is used up: a row it holds alone is moved,
     /// not copied (a row copied twice is cloned the second time).
@@ -288,6 +300,7 @@ pub fn pass_line(msg: &mut HarnessMsg, held: &Held) -> Result<(String, Held), St
         turn: input.turn,
         edits: Held::edit_refs(&sources, &next),
         digest: next.digest(),
+        words: Held::sent_words(&sources, &next),
         context_window_tokens: input.context_window_tokens,
         now_ms: input.now_ms,
         config: &input.config,
@@ -334,6 +347,8 @@ impl PassDelta<'_> {
         }
         out.extend_from_slice(b"],\"digest\":");
         json_line::push_str(&mut out, &self.digest);
+        out.extend_from_slice(b",\"words\":");
+        json_line::push_serde(&mut out, &self.words)?;
         out.extend_from_slice(b",\"context_window_tokens\":");
         json_line::push_serde(&mut out, &self.context_window_tokens)?;
         out.extend_from_slice(b",\"now_ms\":");
@@ -398,6 +413,8 @@ struct PassDelta<'a> {
     turn: u32,
     edits: Vec<EditRef<'a>>,
     digest: String,
+    /// The word of each row sent whole, in order (PROTOCOL.md, Protocol 2).
+    words: Vec<u64>,
     context_window_tokens: u64,
     now_ms: u64,
     config: &'a BTreeMap<String, Value>,
@@ -494,6 +511,19 @@ mod tests {
         assert_eq!(decoded, held);
     }
 
+    /// A request's `words` are the words of its whole rows, in order: what the adapter
+    /// would compute from those rows.
+    #[test]
+    fn sent_words_are_the_whole_rows_words_in_order() {
+        let base = Held::new(vec![row(Some(0), "s"), row(Some(1), "u")]);
+        let next = vec![row(Some(9), "a"), row(Some(0), "s"), row(None, "b é")];
+        let (sources, held) = base.encode(next.clone());
+        let words = Held::sent_words(&sources, &held);
+        assert_eq!(words, vec![row_word(&next[0]), row_word(&next[2])]);
+        let (sources, held) = base.encode(base.rows.to_vec());
+        assert!(Held::sent_words(&sources, &held).is_empty());
+    }
+
     /// The hand-written pass line is serde_json's, byte for byte: rows with escapes,
     /// copies, a trigger and force, and a config.
     #[test]
@@ -530,6 +560,7 @@ mod tests {
                 turn: 3,
                 edits: Held::edit_refs(&sources, &held),
                 digest: held.digest(),
+                words: Held::sent_words(&sources, &held),
                 context_window_tokens: 200_000,
                 now_ms: 987_654_321,
                 config: &config,
