@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The real-code speed figures of docs/performance.md and adapters/hermes/FLOOR.md in one
-# sitting, on an IDLE 2-core machine (~10-15 min at the defaults). Run from (or with
+# sitting, on an IDLE 2-core machine (~20-25 min at the defaults). Run from (or with
 # REPO=) a checkout with the release binary built:
 #
 #   cargo build --release -p compactsim && bash scripts/idle-measure.sh
@@ -8,10 +8,11 @@
 # Prints, with the commands that made them:
 #   1. the floor (scripts/floor-replay.py), the child alone (scripts/child-replay.py on the
 #      same record, and its start-up on an empty stdin) and the harness CPU (scripts/cpu-split.sh) of
-#      0.19.0 batch (--era b) and iot micro, CASES x PASSES, one core each (taskset -c 0 /
-#      -c 1, side by side), --jobs 1 --shrink-time 0 --verdicts first: run/floor ratio
-#      (goal <= 1.3) and the Rust share of the run's CPU (goal < 10 %); the recorded run's
-#      report.json is cmp'd with the unrecorded one's, the replay's mismatches printed;
+#      0.19.0 batch (--era b) and iot micro, CASES x PASSES, one release after the other on
+#      core CORE (the other core idle), REPS times interleaved, --jobs 1 --shrink-time 0
+#      --verdicts first: run/floor ratio (goal <= 1.3) and the Rust share of the run's CPU
+#      (goal < 10 %), each repetition and their median; every run's report.json is cmp'd
+#      with the recorded one's, the replays' mismatches printed;
 #   2. --jobs 1 against --jobs 2 wall time of the same run, both releases (goal >= 1.8x),
 #      the two report.json cmp'd (determinism);
 #   1b. the same two runs with compactsim on core 0 and its adapter child on core 1, one
@@ -25,8 +26,8 @@
 #      report.json cmp'd with the idle run of the same flags.
 #
 # Knobs (environment): REPO, BIN, OUT (default: a new /tmp/idle-measure-XXXX), CASES (480),
-# PASSES (25), JOBS_CASES (CASES), LOAD_CASES (96), BUILDERS (2), BUILD_ARGS (--release
-# --workspace), SKIP="1 1b 2 3" (phases to skip). A small trial:
+# PASSES (25), REPS (3), CORE (1), JOBS_CASES (CASES), LOAD_CASES (96), BUILDERS (2),
+# BUILD_ARGS (--release --workspace), SKIP="1 1b 2 3" (phases to skip). A small trial:
 #   CASES=8 LOAD_CASES=4 BUILD_ARGS="--release -p compactsim-model" bash scripts/idle-measure.sh
 # Every command it runs is printed (lines starting with '#') next to its figures.
 set -uo pipefail
@@ -42,6 +43,8 @@ LOAD_CASES=${LOAD_CASES:-96}
 BUILDERS=${BUILDERS:-2}
 BUILD_ARGS=${BUILD_ARGS:---release --workspace}
 SKIP=${SKIP:-}
+REPS=${REPS:-3}
+CORE=${CORE:-1}
 V19=target/hermes-venvs/hermes-0.19.0/bin/python
 IOT=target/hermes-venvs/hermes-iot-0.22.2.post1/bin/python
 mkdir -p "$OUT"
@@ -66,32 +69,39 @@ say "# idle-measure $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/de
 say "# nproc $(nproc), load before: $(cut -d' ' -f1-3 /proc/loadavg), out $OUT"
 awk '$1 > 0.5 { print "# WARNING: load " $1 " — the machine is not idle; CPU figures move under load" }' /proc/loadavg | tee -a "$OUT/summary.txt"
 
-# --- 1. floor and harness CPU, one core each --------------------------------------------
-# $1 name, $2 core, $3 adapter file, $4 python, rest: run args.
+# --- 1. floor and harness CPU, one release at a time on one core ----------------------
+# The releases run one after the other on core CORE (1), the other core idle: side by side
+# they share the last-level cache and the memory bus, and one release's phase moved the
+# other's figures. The run, the floor and the child alone are taken REPS (3) times,
+# interleaved (run, floor, child; run, floor, child; ...) so that a drift of the machine
+# reaches all three alike; the summary is the median of each column.
+# $1 name, $2 adapter file, $3 python, rest: run args.
 floor_and_cpu() {
-    local name=$1 core=$2 file=$3 py=$4
-    shift 4
+    local name=$1 file=$2 py=$3 k
+    shift 3
     local d="$OUT/p1-$name"
     mkdir -p "$d"
-    taskset -c "$core" scripts/cpu-split.sh "$BIN" "$@" --cases "$CASES" --jobs 1 --out "$d/plain" >"$d/split.txt" 2>"$d/plain.log"
-    echo $? >"$d/split.rc"
-    taskset -c "$core" "$BIN" "$@" --cases "$CASES" --jobs 1 --out "$d/rec-out" --record "$d/rec" >"$d/rec.log" 2>&1
+    taskset -c "$CORE" "$BIN" "$@" --cases "$CASES" --jobs 1 --out "$d/rec-out" --record "$d/rec" >"$d/rec.log" 2>&1
     echo $? >"$d/rec.rc"
-    taskset -c "$core" "$py" scripts/floor-replay.py "$file" "$d/rec" >"$d/floor.txt" 2>&1
-    echo $? >"$d/floor.rc"
-    # Between floor and run: the child alone on the recorded requests (no harness beside
-    # it on the core), and its start-up alone (interpreter, import, the adapter's set-up,
-    # an empty stdin).
-    taskset -c "$core" python3 scripts/child-replay.py "$d/rec" "$py" "$file" >"$d/child.txt" 2>&1
-    echo $? >"$d/child.rc"
-    taskset -c "$core" python3 -c 'import os, subprocess, sys
+    # The child's start-up alone (interpreter, import, the adapter's set-up, an empty stdin).
+    taskset -c "$CORE" python3 -c 'import os, subprocess, sys
 subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 u = os.times()
 print("start-up CPU %.2f s" % (u.children_user + u.children_system))' "$py" "$file" >"$d/startup.txt" 2>&1
+    for k in $(seq 1 "$REPS"); do
+        taskset -c "$CORE" scripts/cpu-split.sh "$BIN" "$@" --cases "$CASES" --jobs 1 --out "$d/plain-$k" >"$d/split-$k.txt" 2>"$d/plain-$k.log"
+        echo $? >"$d/split-$k.rc"
+        taskset -c "$CORE" "$py" scripts/floor-replay.py "$file" "$d/rec" >"$d/floor-$k.txt" 2>&1
+        echo $? >"$d/floor-$k.rc"
+        # The child alone on the recorded requests (no harness beside it on the core).
+        taskset -c "$CORE" python3 scripts/child-replay.py "$d/rec" "$py" "$file" >"$d/child-$k.txt" 2>&1
+        echo $? >"$d/child-$k.rc"
+    done
 }
 
 # A floor-replay.py output's floor CPU seconds.
 floor_of() { grep -m1 '^floor CPU' "$1" 2>/dev/null | awk '{print $3}'; }
+child_of() { grep -m1 '^child CPU' "$1" 2>/dev/null | awk '{print $3}'; }
 
 # The cells "compactsim + children = total | run / floor | Rust share" of a cpu-split.sh
 # output ($1) against floor seconds ($2); "?" cells when a figure is missing.
@@ -106,30 +116,51 @@ except ValueError:
 PY
 }
 
-p1_line() {
-    local name=$1 d="$OUT/p1-$1" floor alone start
-    floor=$(floor_of "$d/floor.txt")
-    alone=$(grep -m1 '^child CPU' "$d/child.txt" | awk '{print $3}')
+# The median row of a release's REPS rows: floor, child alone, compactsim, children,
+# total, run / floor and Rust share, each the median over the repetitions.
+median_cells() {
+    local d=$1 k args=()
+    for k in $(seq 1 "$REPS"); do
+        args+=("$(floor_of "$d/floor-$k.txt")" "$(child_of "$d/child-$k.txt")" "$(field "$d/split-$k.txt" rust_cpu_s)" "$(field "$d/split-$k.txt" children_cpu_s)")
+    done
+    python3 - "${args[@]}" <<'PY'
+import statistics, sys
+try:
+    v = [float(x) for x in sys.argv[1:]]
+    reps = [v[i:i + 4] for i in range(0, len(v), 4)]
+    m = lambda xs: statistics.median(xs)
+    f, c, r, k = (m([x[j] for x in reps]) for j in range(4))
+    ratio = m([(x[2] + x[3]) / x[0] for x in reps])
+    share = m([100 * x[2] / (x[2] + x[3]) for x in reps])
+    print(f"{f:.2f} s | {c:.2f} s | {r:.2f} + {k:.2f} = {m([x[2] + x[3] for x in reps]):.2f} s | {ratio:.2f}x | {share:.1f} %")
+except ValueError:
+    print("a figure is missing (see the files) | | | ? | ?")
+PY
+}
+
+p1_lines() {
+    local name=$1 d="$OUT/p1-$1" k floor start
     start=$(grep -m1 '^start-up CPU' "$d/startup.txt" | awk '{print $3}')
-    say "| $name | $floor s | $alone s ($start s start-up) | $(ratio_cells "$d/split.txt" "$floor") | rc $(cat "$d/split.rc"); floor $(grep -m1 '^mismatches' "$d/floor.txt"); child $(grep -m1 '^mismatches' "$d/child.txt"); recorded report $(same "$d/plain/report.json" "$d/rec-out/report.json") |"
+    for k in $(seq 1 "$REPS"); do
+        floor=$(floor_of "$d/floor-$k.txt")
+        say "| $name, rep $k | $floor s | $(child_of "$d/child-$k.txt") s | $(ratio_cells "$d/split-$k.txt" "$floor") | rc $(cat "$d/split-$k.rc"); floor $(grep -m1 '^mismatches' "$d/floor-$k.txt"); child $(grep -m1 '^mismatches' "$d/child-$k.txt"); report vs recorded $(same "$d/plain-$k/report.json" "$d/rec-out/report.json") |"
+    done
+    say "| **$name, median** (start-up $start s) | $(median_cells "$d") | |"
 }
 
 if ! skipped 1; then
     say ""
-    say "## 1. floor vs harness CPU: $CASES x $PASSES, --jobs 1, one core each (goal: run <= 1.3x floor, Rust < 10 %)"
-    say "# taskset -c 0 scripts/cpu-split.sh $(q "$BIN" "${B_ARGS[@]}")--cases $CASES --jobs 1 --out DIR; the same with --record REC; $V19 scripts/floor-replay.py adapters/hermes/hermes_batch.py REC"
-    say "# taskset -c 1 ... the same for iot micro: $(q "$BIN" "${M_ARGS[@]}")with $IOT scripts/floor-replay.py adapters/hermes/hermes_micro.py REC"
-    say "# child alone: taskset -c CORE python3 scripts/child-replay.py REC PYTHON ADAPTER; start-up: the adapter with an empty stdin (children CPU, os.times)"
+    say "## 1. floor vs harness CPU: $CASES x $PASSES, --jobs 1, one release at a time on core $CORE, $REPS repetitions interleaved (goal: run <= 1.3x floor, Rust < 10 %)"
+    say "# taskset -c $CORE $(q "$BIN" "${B_ARGS[@]}")--cases $CASES --jobs 1 --record REC --out DIR, once; then REPS x: taskset -c $CORE scripts/cpu-split.sh (the same without --record); $V19 scripts/floor-replay.py adapters/hermes/hermes_batch.py REC; python3 scripts/child-replay.py REC $V19 adapters/hermes/hermes_batch.py"
+    say "# the same for iot micro: $(q "$BIN" "${M_ARGS[@]}")with $IOT and adapters/hermes/hermes_micro.py"
+    say "# start-up: the adapter with an empty stdin (children CPU, os.times)"
     start=$(date +%s)
-    floor_and_cpu batch 0 adapters/hermes/hermes_batch.py "$V19" "${B_ARGS[@]}" &
-    pb=$!
-    floor_and_cpu micro 1 adapters/hermes/hermes_micro.py "$IOT" "${M_ARGS[@]}" &
-    pm=$!
-    wait $pb $pm
-    say "| release | floor CPU | child alone CPU (of which start-up) | run CPU: compactsim + children = total | run / floor | Rust share | checks |"
+    floor_and_cpu batch adapters/hermes/hermes_batch.py "$V19" "${B_ARGS[@]}"
+    floor_and_cpu micro adapters/hermes/hermes_micro.py "$IOT" "${M_ARGS[@]}"
+    say "| release | floor CPU | child alone CPU | run CPU: compactsim + children = total | run / floor | Rust share | checks |"
     say "|---|--:|--:|--:|--:|--:|---|"
-    p1_line batch
-    p1_line micro
+    p1_lines batch
+    p1_lines micro
     say "# phase 1 wall $(( $(date +%s) - start )) s"
 fi
 
@@ -163,13 +194,13 @@ PY
 
 p1b_line() {
     local name=$1 d="$OUT/p1b-$1" floor
-    floor=$(floor_of "$OUT/p1-$name/floor.txt")
-    say "| $name | $floor s | $(ratio_cells "$d/split.txt" "$floor") | rc $(cat "$d/split.rc"); report vs phase 1 (but the taskset prefix): $(same_but_taskset "$d/plain/report.json" "$OUT/p1-$name/plain/report.json" 2>/dev/null) |"
+    floor=$(floor_of "$OUT/p1-$name/floor-1.txt")
+    say "| $name | $floor s | $(ratio_cells "$d/split.txt" "$floor") | rc $(cat "$d/split.rc"); report vs phase 1 (but the taskset prefix): $(same_but_taskset "$d/plain/report.json" "$OUT/p1-$name/plain-1/report.json" 2>/dev/null) |"
 }
 
 if ! skipped 1b; then
     say ""
-    say "## 1b. the same runs with compactsim on core 0 and its child on core 1, one release at a time (floor: phase 1)"
+    say "## 1b. the same runs with compactsim on core 0 and its child on core 1, one release at a time (floor: phase 1's first)"
     say "# taskset -c 0 scripts/cpu-split.sh $(q "$BIN")run ... --adapter 'taskset -c 1 PYTHON ADAPTER' ... --cases $CASES --jobs 1 --out DIR (flags as in phase 1)"
     start=$(date +%s)
     split_cores batch adapters/hermes/hermes_batch.py "$V19" "${B_ARGS[@]}"
