@@ -2,7 +2,8 @@
 # The CPU of a compactsim run split between the Rust process (compactsim itself, all its
 # threads) and its children (the adapter processes and anything they start): prints the
 # seconds of each (user + system) and the Rust share of the total. The command's own
-# output goes to stderr; the split is the last three lines on stdout.
+# output goes to stderr; the split is the last three lines on stdout, after a line of
+# detail (user and system time, page faults, context switches).
 #
 #   scripts/cpu-split.sh target/release/compactsim run --compactor external \
 #     --adapter 'target/hermes-venvs/hermes-0.19.0/bin/python adapters/hermes/hermes_batch.py' \
@@ -44,6 +45,12 @@ usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 total_s = usage.ru_utime + usage.ru_stime
 children_s = max(total_s - rust_s, 0.0)
 share = 100.0 * rust_s / total_s if total_s > 0 else 0.0
+# One line of detail before the split: user and system seconds of compactsim and of all,
+# minor page faults and context switches (voluntary + involuntary) of all.
+rust_user_s, rust_sys_s = int(fields[11]) / ticks, int(fields[12]) / ticks
+print(f"detail rust_user_s {rust_user_s:.2f} rust_sys_s {rust_sys_s:.2f} "
+      f"all_user_s {usage.ru_utime:.2f} all_sys_s {usage.ru_stime:.2f} "
+      f"minor_faults {usage.ru_minflt} context_switches {usage.ru_nvcsw}+{usage.ru_nivcsw}")
 print(f"rust_cpu_s {rust_s:.2f}")
 print(f"children_cpu_s {children_s:.2f}")
 print(f"rust_share_pct {share:.1f}")
