@@ -18,32 +18,25 @@ fn a_recorded_run_replays_faithfully_into_the_handlers() {
             &["--record", arg(&rec), "--protocol", protocol, "--jobs", "1"],
         );
         assert_eq!(o.code, 0, "{}", text(&o));
-        let out = Command::new("python3")
-            .arg(repo().join("scripts/floor-replay.py"))
-            .arg(repo().join("adapters/reference/compactor.py"))
-            .arg(&rec)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{stdout}{stderr}");
+        let compactor = repo().join("adapters/reference/compactor.py");
+        let stdout = python3_ok(&[
+            repo().join("scripts/floor-replay.py").as_os_str(),
+            compactor.as_os_str(),
+            rec.as_os_str(),
+        ]);
         assert!(stdout.contains("cases 2, requests "), "{stdout}");
         assert!(stdout.contains("floor CPU "), "{stdout}");
         assert!(
             stdout.contains("mismatches: 0 replies, 0 summarize calls, 0 requests not replayed"),
             "{stdout}"
         );
-        let out = Command::new("python3")
-            .arg(repo().join("scripts/child-replay.py"))
-            .arg("--sdk-split")
-            .arg(&rec)
-            .arg("python3")
-            .arg(repo().join("adapters/reference/compactor.py"))
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{stdout}{stderr}");
+        let stdout = python3_ok(&[
+            repo().join("scripts/child-replay.py").as_os_str(),
+            "--sdk-split".as_ref(),
+            rec.as_os_str(),
+            "python3".as_ref(),
+            compactor.as_os_str(),
+        ]);
         assert!(stdout.contains("mismatches: 0 replies"), "{stdout}");
         let split = stdout
             .lines()
@@ -53,4 +46,13 @@ fn a_recorded_run_replays_faithfully_into_the_handlers() {
             assert!(split.contains(part), "{split}");
         }
     }
+}
+
+/// `python3 ARGS` run to success; its stdout.
+fn python3_ok(args: &[&std::ffi::OsStr]) -> String {
+    let out = Command::new("python3").args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    stdout
 }
