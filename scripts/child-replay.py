@@ -63,13 +63,15 @@ def streams(files):
     return requests, replies
 
 
-# Run as `PYTHON -c SPLIT_BOOT OUT ADAPTER.py ARGS...`: wraps the SDK's protocol path
-# with CPU timers, runs the adapter as __main__, writes the seconds to OUT at exit.
+# Run as `PYTHON -c SPLIT_BOOT OUT SDK_DIR ADAPTER.py ARGS...`: imports the SDK from
+# SDK_DIR (this checkout's python/, the module the adapters' `protocol` shim loads),
+# wraps its protocol path with CPU timers, runs the adapter as __main__, writes the
+# seconds to OUT at exit.
 SPLIT_BOOT = r"""
-import atexit, json, os, runpy, sys, time
-out, adapter = sys.argv[1], sys.argv[2]
-sys.argv = sys.argv[2:]
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(adapter)), "..", "..", "python"))
+import atexit, json, runpy, sys, time
+out, sdk, adapter = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.argv = sys.argv[3:]
+sys.path.insert(0, sdk)
 from compactsim import protocol
 spent = {"read": 0.0, "request": 0.0, "reply": 0.0, "send": 0.0}
 def timed(key, f):
@@ -109,7 +111,8 @@ def main():
         if len(command) < 2 or not command[1].endswith(".py"):
             sys.exit("--sdk-split needs the command PYTHON ADAPTER.py [ARGS...]")
         split = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
-        command[1:1] = ["-c", SPLIT_BOOT, split]
+        sdk = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+        command[1:1] = ["-c", SPLIT_BOOT, split, sdk]
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stdout:
         stdin.write(("\n".join(requests) + "\n").encode("utf-8"))
         stdin.seek(0)

@@ -103,7 +103,7 @@ def resolve_reply(conv, req, msg):
     """The recorded reply with its transcript whole (protocol 2 edits applied)."""
     msg = dict(msg)
     if "edits" in msg:
-        held = conv.held.apply(msg.pop("edits"), msg.pop("digest"), msg.pop("words", None))
+        held = conv.held.apply(msg.pop("edits"), msg.pop("digest"))
         conv.held = held
         msg["transcript"] = held.rows
     elif "transcript" in msg and conv.protocol >= protocol.PROTOCOL_DELTAS \
