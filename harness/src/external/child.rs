@@ -1,24 +1,25 @@
-//! One adapter child process: started without a shell, fed by a writer thread, read by
-//! a stdout thread (JSON lines, bounded length); its stderr goes straight to a file of
-//! its own ([`StderrLog`]: kept in the output directory, or a temporary file removed
-//! with the child), whose last lines are read back, bounded, for messages. Every read has a deadline: the caller waits on a channel with
-//! `recv_timeout`, never on the pipe, and looks every [`EXIT_POLL_MS`] whether the child
+//! One adapter child process: started without a shell, written and read by the thread
+//! that owns it, through non-blocking pipes and `poll(2)` (JSON lines, bounded length; no
+//! helper thread, so an exchange costs the two processes' turns and nothing more); its
+//! stderr goes straight to a file of its own ([`StderrLog`]: kept in the output
+//! directory, or a temporary file removed with the child), whose last lines are read
+//! back, bounded, for messages. Every read has a deadline: the caller polls the pipes in
+//! slices of at most [`EXIT_POLL_MS`] and looks after each idle slice whether the child
 //! exited (a grandchild holding stdout open cannot hide an exit behind a timeout). Each
 //! child leads a process group of its own: ending it (drop, a timeout, an exit) kills
 //! the whole group, grandchildren included, and [`super::groups::end_all`] does the same
-//! for every child when the process ends early. The reader threads end when the pipes
-//! close and are never joined. Each child gets a scratch directory of its own
-//! ([`SCRATCH_DIR_ENV`]), which the harness removes once the group is gone, however it
-//! ended: an adapter killed before its own cleanup runs leaves nothing behind.
+//! for every child when the process ends early. Each child gets a scratch directory of
+//! its own ([`SCRATCH_DIR_ENV`]), which the harness removes once the group is gone,
+//! however it ended: an adapter killed before its own cleanup runs leaves nothing behind.
 
+use super::child_io::{Line, Pipes};
 use super::error::{FailureKind, Limit};
 use super::groups;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -62,7 +63,8 @@ fn spawn_error(program: &str, e: &std::io::Error) -> String {
 /// fits. A longer line ends the adapter as a failure naming the process; the memory a
 /// worker spends on one line is bounded by it.
 pub const PROTOCOL_LINE_BYTES_MAX: usize = 64 * 1024 * 1024;
-/// How often a read that waits for a line looks whether the child exited.
+/// The longest idle wait of a read for a line, after which it looks whether the child
+/// exited.
 pub const EXIT_POLL_MS: u64 = 50;
 /// Stderr lines quoted in a message (the last ones).
 pub const STDERR_KEPT_LINES: usize = 20;
@@ -71,28 +73,15 @@ pub const STDERR_LINE_LIMIT_CHARS: usize = 400;
 /// Most bytes of a stderr file read back for a quote (its end): the memory a quote
 /// takes is bounded whatever the adapter writes.
 pub const STDERR_TAIL_BYTES_MAX: u64 = 64 * 1024;
-/// Bytes the stdout thread reads from the pipe at a time (the pipe's capacity).
-const STDOUT_READ_BYTES: usize = PIPE_BYTES;
 /// Capacity asked for each pipe to and from a child (Linux's default is 64 KiB, and
 /// 1 MiB is its default limit for an unprivileged process): a request of a few hundred
 /// KB crosses in one write instead of a writer and a reader taking turns at every 64
 /// KiB, each turn two context switches on a shared core.
-const PIPE_BYTES: usize = 1024 * 1024;
+const PIPE_BYTES: usize = super::child_io::STDOUT_READ_BYTES;
 /// How often a child whose stdin failed is polled for its exit.
 const STDIN_FAILED_POLL_MS: u64 = 10;
 /// After the stdout pipe closes, how long to wait for the exit status.
 const EXIT_STATUS_WAIT_MS: u64 = 200;
-
-/// What the stdout thread saw.
-enum Line {
-    Text(String),
-    TooLong,
-    NotUtf8,
-    Eof,
-    /// The stdin thread could not write a request (the child closed its stdin): the
-    /// request is lost, so no reply will come.
-    StdinFailed(String),
-}
 
 /// Where a child's stderr goes: a file the child writes itself (so every line it wrote
 /// before replying is there when the reply is read), kept when it is in an output
@@ -199,8 +188,7 @@ impl StderrLog {
 /// A running adapter.
 pub struct AdapterChild {
     child: Child,
-    to_writer: Option<Sender<Vec<u8>>>,
-    lines: Receiver<Line>,
+    pipes: Pipes,
     pub stderr: StderrLog,
     /// This child's number in the process (names its stderr file).
     pub serial: u64,
@@ -276,42 +264,34 @@ impl AdapterChild {
         };
         widen_pipe(&stdin);
         widen_pipe(&stdout);
+        let pipes = match Pipes::new(stdin, stdout) {
+            Ok(pipes) => pipes,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = std::fs::remove_dir_all(&scratch);
+                log.remove_unless_kept();
+                return Err(FailureKind::Spawn(format!("non-blocking pipes: {e}")));
+            }
+        };
         let temp_stderr = (!log.keep).then(|| log.path.clone());
         making.register(serial, child.id(), scratch.clone(), temp_stderr);
-        let (line_tx, lines) = mpsc::channel();
-        let (to_writer, writer_rx) = mpsc::channel();
-        let failed_tx = line_tx.clone();
-        let spawned =
-            spawn_thread("adapter-stdout", move || read_lines(stdout, line_tx)).and_then(|_| {
-                spawn_thread("adapter-stdin", move || {
-                    write_lines(stdin, writer_rx, failed_tx)
-                })
-            });
-        let mut me = AdapterChild {
+        Ok(AdapterChild {
             child,
-            to_writer: Some(to_writer),
-            lines,
+            pipes,
             stderr: log,
             serial,
             scratch: Some(scratch),
             ended: false,
-        };
-        spawned.map_err(|e| {
-            me.kill();
-            FailureKind::Spawn(format!("thread: {e}"))
-        })?;
-        Ok(me)
+        })
     }
 
-    /// Queues one JSON line for the child's stdin. A line that cannot be written shows
-    /// up on the next read (an exit, or a stdin the child closed), so this never blocks
-    /// and never fails on its own.
+    /// Writes one JSON line to the child's stdin as far as the pipe takes it now; the
+    /// rest goes while the next read waits. A line that cannot be written shows up on
+    /// the next read (an exit, or a stdin the child closed), so this never blocks and
+    /// never fails on its own.
     pub fn send(&mut self, line: String) {
-        let mut bytes = line.into_bytes();
-        bytes.push(b'\n');
-        if let Some(tx) = &self.to_writer {
-            let _ = tx.send(bytes);
-        }
+        self.pipes.queue(line);
     }
 
     /// The next stdout line, or why there is none within `timeout_ms` from now (`limit`
@@ -321,29 +301,29 @@ impl AdapterChild {
     pub fn recv(&mut self, timeout_ms: u64, limit: Limit) -> Result<String, FailureKind> {
         let until = Instant::now() + Duration::from_millis(timeout_ms);
         loop {
+            if let Some(line) = self.pipes.lines.next() {
+                return self.line(line);
+            }
+            if let Some(why) = self.pipes.take_stdin_failure() {
+                return self.after_stdin_failed(&why);
+            }
             let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                self.kill();
+                return Err(FailureKind::Timeout { timeout_ms, limit });
+            }
             let slice = left.min(Duration::from_millis(EXIT_POLL_MS));
-            match self.lines.recv_timeout(slice) {
-                Ok(line) => return self.line(line),
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(FailureKind::Exited {
-                        status: self.exit_status(),
-                    })
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    if let Ok(Some(status)) = self.child.try_wait() {
-                        return self.after_exit(status);
-                    }
-                    if slice == left {
-                        self.kill();
-                        return Err(FailureKind::Timeout { timeout_ms, limit });
-                    }
+            // Whole milliseconds, rounded up: a wait never ends before its deadline.
+            let slice_ms = slice.as_micros().div_ceil(1000) as u64;
+            if !self.pipes.pump(slice_ms) {
+                if let Ok(Some(status)) = self.child.try_wait() {
+                    return self.after_exit(status);
                 }
             }
         }
     }
 
-    /// What a line the stdout thread read means.
+    /// What a line read from stdout means.
     fn line(&mut self, line: Line) -> Result<String, FailureKind> {
         match line {
             Line::Text(s) => Ok(s),
@@ -359,7 +339,6 @@ impl AdapterChild {
             Line::Eof => Err(FailureKind::Exited {
                 status: self.exit_status(),
             }),
-            Line::StdinFailed(why) => self.after_stdin_failed(&why),
         }
     }
 
@@ -388,11 +367,16 @@ impl AdapterChild {
     /// with its status.
     fn after_exit(&mut self, status: std::process::ExitStatus) -> Result<String, FailureKind> {
         self.kill();
-        match self
-            .lines
-            .recv_timeout(Duration::from_millis(EXIT_STATUS_WAIT_MS))
-        {
-            Ok(Line::Text(s)) => Ok(s),
+        let until = Instant::now() + Duration::from_millis(EXIT_STATUS_WAIT_MS);
+        while !self.pipes.lines.has_ready() && !self.pipes.lines.ended() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            self.pipes.pump(left.as_millis().max(1) as u64);
+        }
+        match self.pipes.lines.next() {
+            Some(Line::Text(s)) => Ok(s),
             _ => Err(FailureKind::Exited {
                 status: status.to_string(),
             }),
@@ -414,7 +398,7 @@ impl AdapterChild {
 
     /// Kills and reaps the child, then removes its scratch directory (idempotent).
     pub fn kill(&mut self) {
-        self.to_writer = None;
+        self.pipes.close_stdin();
         if !self.ended {
             self.ended = true;
             let pid = self.child.id();
@@ -476,82 +460,6 @@ fn widen_pipe(pipe: &impl std::os::fd::AsRawFd) {
     let _ = pipe;
 }
 
-fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
-    thread::Builder::new()
-        .name(name.into())
-        .spawn(f)
-        .map(|_| ())
-}
-
-fn read_lines(stdout: impl Read, tx: Sender<Line>) {
-    // A pipe's buffer (64 KiB on Linux) read in one call.
-    let mut reader = BufReader::with_capacity(STDOUT_READ_BYTES, stdout);
-    loop {
-        let line = match read_line_bounded(&mut reader, PROTOCOL_LINE_BYTES_MAX) {
-            Err(_) | Ok(None) => Line::Eof,
-            Ok(Some(Err(()))) => Line::TooLong,
-            Ok(Some(Ok(mut buf))) => {
-                while matches!(buf.last(), Some(b'\n' | b'\r')) {
-                    buf.pop();
-                }
-                String::from_utf8(buf).map_or(Line::NotUtf8, Line::Text)
-            }
-        };
-        let stop = matches!(line, Line::Eof | Line::TooLong);
-        if tx.send(line).is_err() || stop {
-            return;
-        }
-    }
-}
-
-/// The next line of `reader` with its `\n` (`None` at the end of the stream, `Err(())`
-/// once it passes `limit` bytes without one). The buffer grows by what was read, never
-/// past `limit + 1` bytes: a hostile line costs at most the limit.
-fn read_line_bounded(
-    reader: &mut impl BufRead,
-    limit: usize,
-) -> std::io::Result<Option<Result<Vec<u8>, ()>>> {
-    let mut buf: Vec<u8> = Vec::new();
-    loop {
-        let chunk = reader.fill_buf()?;
-        if chunk.is_empty() {
-            let last = (buf.len() <= limit).then_some(buf).ok_or(());
-            return Ok(last.map_or(Some(Err(())), |b| (!b.is_empty()).then_some(Ok(b))));
-        }
-        // `memchr`: the line's bytes are scanned a vector at a time (a byte-at-a-time
-        // scan was a tenth of the harness's instructions on a protocol 2 run).
-        let (take, done) = match memchr::memchr(b'\n', chunk) {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        if buf.len() + take > limit + 1 {
-            return Ok(Some(Err(())));
-        }
-        // Grows only when the chunk does not fit, doubling (bounded by the limit): a
-        // line of n bytes is copied O(n) times in all, whatever its chunks.
-        if buf.capacity() - buf.len() < take {
-            let want = (buf.len() + take)
-                .max(buf.capacity().saturating_mul(2))
-                .min(limit + 1);
-            buf.reserve_exact(want - buf.len());
-        }
-        buf.extend_from_slice(&chunk[..take]);
-        reader.consume(take);
-        if done {
-            return Ok(Some(Ok(buf)));
-        }
-    }
-}
-
-fn write_lines(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>, failed: Sender<Line>) {
-    while let Ok(bytes) = rx.recv() {
-        if let Err(e) = stdin.write_all(&bytes).and_then(|_| stdin.flush()) {
-            let _ = failed.send(Line::StdinFailed(e.to_string()));
-            return;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -598,43 +506,5 @@ mod tests {
         let b = AdapterChild::spawn(&argv, &[], None).expect("sh starts");
         assert_ne!(a.scratch_dir(), b.scratch_dir());
         assert!(a.scratch_dir().is_some_and(|d| d.is_dir()));
-    }
-
-    /// A line is read whole up to the limit, a longer one is refused, and the buffer
-    /// never grows past the limit (plus its newline).
-    #[test]
-    fn a_line_is_bounded_by_the_protocol_line_limit() {
-        let mut r = std::io::Cursor::new(b"abc\ndefgh\nij".to_vec());
-        assert_eq!(
-            read_line_bounded(&mut r, 4).unwrap(),
-            Some(Ok(b"abc\n".to_vec()))
-        );
-        assert_eq!(read_line_bounded(&mut r, 4).unwrap(), Some(Err(())));
-        let mut r = BufReader::with_capacity(3, std::io::Cursor::new(vec![b'x'; 1000]));
-        assert_eq!(
-            read_line_bounded(&mut r, 1000).unwrap(),
-            Some(Ok(vec![b'x'; 1000]))
-        );
-        let mut r = std::io::Cursor::new(vec![b'x'; 1000]);
-        assert_eq!(read_line_bounded(&mut r, 999).unwrap(), Some(Err(())));
-        let mut r = BufReader::with_capacity(3, std::io::Cursor::new(b"12345678\n".to_vec()));
-        let line = read_line_bounded(&mut r, 8).unwrap().unwrap().unwrap();
-        assert!(line.capacity() <= 9, "capacity {}", line.capacity());
-        assert_eq!(read_line_bounded(&mut r, 8).unwrap(), None);
-    }
-
-    /// A line read in many small chunks takes at most twice its length, however far the
-    /// limit is: the buffer grows when a chunk does not fit, not once per chunk.
-    #[test]
-    fn a_line_read_in_small_chunks_grows_its_buffer_only_as_needed() {
-        let mut text = vec![b'x'; 1000];
-        text.push(b'\n');
-        let mut r = BufReader::with_capacity(7, std::io::Cursor::new(text));
-        let line = read_line_bounded(&mut r, 1 << 30)
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        assert_eq!(line.len(), 1001);
-        assert!(line.capacity() <= 2 * 1001, "capacity {}", line.capacity());
     }
 }

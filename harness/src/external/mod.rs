@@ -5,6 +5,7 @@
 pub mod argv;
 pub mod chat;
 pub mod child;
+mod child_io;
 pub mod compactor;
 #[cfg(test)]
 mod condense_tests;
