@@ -15,6 +15,8 @@ import gc
 import json
 import sys
 import zlib
+from itertools import compress, repeat
+from operator import contains
 
 PROTOCOL_VERSION = 1
 # Transcript deltas: pass requests and results carry `edits` and a `digest`.
@@ -139,9 +141,21 @@ class Held:
     """The transcript the adapter holds under protocol 2 (canonical rows and their
     digest words); `None` rows: unknown (a delta against it is refused)."""
 
-    def __init__(self, rows=(), words=None):
+    def __init__(self, rows=(), words=None, digest=None):
         self.rows = list(rows)
         self.words = words if words is not None else [row_word(r) for r in self.rows]
+        # The digest of `words` when it is known (the one a request was checked against).
+        self.digest = digest
+
+    def copies(self):
+        """Fresh copies of the rows, for a handler that may change them in place: each
+        row's dict, and a tool call's dicts, new (the texts are shared: str is
+        immutable). The plain rows are copied in C; only rows with tool calls in Python."""
+        rows = self.rows
+        out = list(map(dict.copy, rows))
+        for k in compress(range(len(rows)), map(contains, rows, repeat("tool_calls"))):
+            out[k] = _copy_row(rows[k])
+        return out
 
     def apply(self, edits, want, sent=None):
         """The transcript `edits` make from this one, checked against digest `want`.
@@ -171,15 +185,20 @@ class Held:
         if got != want:
             raise Desync("digest %r does not match the transcript its edits make "
                          "(%d rows, digest %r)" % (want, len(rows), got))
-        return Held(rows, words)
+        return Held(rows, words, got)
 
     def encode(self, returned, handed):
         """(edits, the new Held) for the rows a handler returned; `handed` maps id() of
         each copy the handler was given to its index here (an unchanged copy is cheap)."""
-        by_id = None  # held row index by id, built when a row is not a handed copy
-        edits, rows, words, after = [], [], [], None
         held_rows, held_words, handed_at = self.rows, self.words, handed.get
         n = len(held_rows)
+        # Every row the copy handed out at its place, unchanged: the edits the loop below
+        # writes then, found in C (`handed` lists the copies in their order).
+        if (n and len(returned) == n and list(map(id, returned)) == list(handed)
+                and returned == held_rows):
+            return [[0, n]], self
+        by_id = None  # held row index by id, built when a row is not a handed copy
+        edits, rows, words, after = [], [], [], None
         for r in returned:
             j = handed_at(id(r))
             if j is None or r != held_rows[j]:
@@ -280,7 +299,7 @@ class Conversation:
                                         req.pop("words", None))
         else:
             self.held = Held(canonical_row(r) for r in req["transcript"])
-        copies = [r.copy() if "tool_calls" not in r else _copy_row(r) for r in self.held.rows]
+        copies = self.held.copies()
         req["transcript"] = copies
         return req, dict(zip(map(id, copies), range(len(copies))))
 
@@ -299,7 +318,9 @@ class Conversation:
         reply = dict(reply)
         del reply["transcript"]
         reply["edits"] = edits
-        reply["digest"] = digest(held.words)
+        if held.digest is None:
+            held.digest = digest(held.words)
+        reply["digest"] = held.digest
         return reply
 
 

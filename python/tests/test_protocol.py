@@ -57,6 +57,52 @@ def test_a_request_hands_out_copies_and_an_unchanged_result_is_one_copy_edit():
     assert reply["digest"] == protocol.digest([encoder_word(r) for r in (rows[0], rows[2])])
 
 
+class _Unordered(dict):
+    """A `handed` map that lists no copies: `encode` then takes its row loop."""
+
+    def __iter__(self):
+        return iter(())
+
+
+def _random_row(rng, k):
+    row = {"role": rng.choice(["user", "assistant", "tool"]),
+           "content": rng.choice([None, "", "x" * rng.randint(1, 40), "é"]),
+           "_compactsim_id": "m%d" % k}
+    if rng.random() < 0.3:
+        row["tool_calls"] = [{"id": "c%d" % k, "type": "function",
+                              "function": {"name": "f", "arguments": "{}"}}]
+    return row
+
+
+def test_the_unchanged_transcript_s_shortcut_writes_what_the_row_loop_writes():
+    rng = random.Random(20261207)
+    shortcuts = 0
+    for _ in range(600):
+        rows = [_random_row(rng, k) for k in range(rng.randint(0, 6))]
+        conv = protocol.Conversation()
+        conv.hello({"protocols": [1, 2]})
+        req, handed = conv.request({"type": "micro_pass", "id": 1, "transcript": rows})
+        got = req["transcript"]
+        shape = rng.choice(["same", "same", "fresh", "reordered", "changed", "shorter"])
+        if shape == "fresh":
+            got = [dict(r) for r in got]
+        elif shape == "reordered":
+            got = got[::-1]
+        elif shape == "changed" and got:
+            got[rng.randrange(len(got))]["content"] = "changed"
+        elif shape == "shorter":
+            got = got[1:]
+        fast_edits, fast = conv.held.encode(got, handed)
+        slow_edits, slow = conv.held.encode(got, _Unordered(handed))
+        assert fast_edits == slow_edits, (shape, rows)
+        assert fast.rows == slow.rows and fast.words == slow.words, (shape, rows)
+        shortcuts += fast is conv.held
+        reply = conv.reply(req, {"transcript": got}, handed)
+        assert reply["edits"] == slow_edits
+        assert reply["digest"] == protocol.digest(slow.words)
+    assert shortcuts > 100, "the shortcut was never taken"
+
+
 def _request_with_words(conv, rows, edits, **extra):
     """A pass request of `edits` whose digest is the transcript `rows`' and whose words
     are the harness's for the rows sent whole."""
