@@ -5,7 +5,7 @@
 //! handed to summary-failure-safe as an observation on the pass's event.
 
 use super::chat::TextBook;
-use super::fallback_words::{add_words, foreign, WordSet};
+use super::fallback_words::{add_words, foreign, judged, WordSet};
 use compactsim_invariants::fallback_text;
 use compactsim_model::{written_summaries, Message};
 
@@ -32,13 +32,16 @@ pub fn mismatch(
     before: &[Message],
     after: &[Message],
 ) -> Option<String> {
-    book.seen_words.settle();
+    let written: Vec<_> = written_summaries(before, after)
+        .map(|(_, m)| (m.id, book.content_text(&m.content)))
+        .collect();
+    let judged = written.iter().flat_map(|(_, text)| judged(text, declared));
+    book.seen_words.settle_for(judged.collect::<Vec<_>>());
     let book = &*book;
-    written_summaries(before, after).find_map(|(_, m)| {
-        let text = book.content_text(&m.content);
+    written.into_iter().find_map(|(id, text)| {
         let chars = text.chars().count();
         if let Some(miss) = fallback_text::mismatch(template, &text) {
-            return Some(format!("{} ({chars} characters) lacks {miss}", m.id));
+            return Some(format!("{id} ({chars} characters) lacks {miss}"));
         }
         let (n, listed) = foreign(&text, &book.seen_words, declared);
         (n > 0).then(|| {
@@ -46,7 +49,7 @@ pub fn mismatch(
                 "{} ({chars} characters) holds {n} words in no text the harness sent or \
                  served (rows, summaries, failure messages) and not in the declared text or \
                  words: {}",
-                m.id,
+                id,
                 listed.join(", ")
             )
         })

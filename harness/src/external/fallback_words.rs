@@ -14,7 +14,7 @@
 
 use super::text_hash::{TextHasher, TextMap};
 use compactsim_model::ToolCall;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
@@ -78,12 +78,20 @@ pub struct SeenWords {
     read_shared: TextMap<usize, Arc<str>>,
     /// The rows' tool-call lists already read, by address (held likewise).
     calls_read: TextMap<usize, Arc<[ToolCall]>>,
-    /// Texts seen but not yet split into words: the split is paid only by a case whose
-    /// rule runs ([`SeenWords::settle`]), not by every request of every case.
-    pending: Vec<Arc<str>>,
+    /// Texts seen but not yet split into words, oldest first: the split is paid only by
+    /// a case whose rule runs ([`SeenWords::settle_for`]), not by every request of every
+    /// case, and only as far as the rule's words need.
+    pending: VecDeque<Unsplit>,
     /// Known words by a slot of their length and end letters ([`hot_slot`]): a word of
     /// the few a case's texts repeat is known after one short compare, not a hash.
     hot: Vec<Option<Box<str>>>,
+}
+
+/// A source of words not split yet.
+enum Unsplit {
+    Text(Arc<str>),
+    /// A row's tool calls: each one's name and arguments (written out when split).
+    Calls(Arc<[ToolCall]>),
 }
 
 /// Slots of [`SeenWords::hot`].
@@ -128,17 +136,54 @@ impl SeenWords {
             return;
         }
         self.read_shared.insert(address, text.clone());
-        self.pending.push(text.clone());
+        self.pending.push_back(Unsplit::Text(text.clone()));
     }
 
     /// Splits every text seen since the last call into words (each distinct text once).
     pub fn settle(&mut self) {
-        for text in std::mem::take(&mut self.pending) {
-            if self.read.contains(&text) {
-                continue;
+        while let Some(source) = self.pending.pop_front() {
+            self.split(source);
+        }
+    }
+
+    /// Splits the texts seen, oldest first, until every one of `wanted` is seen (or a
+    /// piece of a seen word), or every text is split: [`SeenWords::contains`] then
+    /// answers for each of `wanted` what it answers once every text is split (a word
+    /// seen stays seen, and one still unseen was looked for in every text).
+    pub fn settle_for(&mut self, wanted: impl IntoIterator<Item = String>) {
+        let mut left: Vec<String> = wanted.into_iter().collect();
+        left.sort_unstable();
+        left.dedup();
+        left.retain(|w| !self.contains(w));
+        while !left.is_empty() {
+            let Some(source) = self.pending.pop_front() else {
+                break;
+            };
+            let known = self.known.len();
+            self.split(source);
+            // Only a new word can make one of `left` seen.
+            if self.known.len() > known {
+                left.retain(|w| !self.contains(w));
             }
-            self.see_str(&text);
-            self.read.insert(text);
+        }
+    }
+
+    /// Reads the words of one source (a text unless a text with its content was read).
+    fn split(&mut self, source: Unsplit) {
+        match source {
+            Unsplit::Text(text) => {
+                if self.read.contains(&text) {
+                    return;
+                }
+                self.see_str(&text);
+                self.read.insert(text);
+            }
+            Unsplit::Calls(calls) => {
+                for c in calls.iter() {
+                    self.see_str(&c.name);
+                    self.see_str(&c.arguments.to_string());
+                }
+            }
         }
     }
 
@@ -152,10 +197,7 @@ impl SeenWords {
             return;
         }
         self.calls_read.insert(address, calls.clone());
-        for c in calls.iter() {
-            self.pending.push(Arc::from(c.name.as_str()));
-            self.pending.push(Arc::from(c.arguments.to_string()));
-        }
+        self.pending.push_back(Unsplit::Calls(calls.clone()));
     }
 
     /// Reads a short text (a tool call's name or arguments, a failure message) each time.
@@ -221,9 +263,10 @@ impl SeenWords {
         self.words.insert(w.into());
     }
 
-    /// Whether `word` is a seen word or a piece at the start or the end of one.
+    /// Whether `word` is a word of the texts split so far, or a piece at the start or
+    /// the end of one (after [`SeenWords::settle`], or [`SeenWords::settle_for`] a list
+    /// holding `word`: of every text seen).
     pub fn contains(&self, word: &str) -> bool {
-        debug_assert!(self.pending.is_empty(), "SeenWords::settle before contains");
         let backwards: String = word.chars().rev().collect();
         starts_one(&self.words, word) || starts_one(&self.backwards, &backwards)
     }
@@ -247,6 +290,20 @@ fn piece_of_one(declared: &WordSet, word: &str) -> bool {
         .any(|d| d.starts_with(word) || d.ends_with(word))
 }
 
+/// The words of `text` that only the seen words can excuse (lowercased, in order,
+/// repeats included): not in `declared`, not a piece of a declared word, not beside an
+/// ellipsis. [`foreign`] looks each up in the seen words; the same list given to
+/// [`SeenWords::settle_for`] splits as many texts as those lookups need.
+pub fn judged<'a>(text: &'a str, declared: &'a WordSet) -> impl Iterator<Item = String> + 'a {
+    spans(text).filter_map(move |(at, word)| {
+        let w = word.to_lowercase();
+        let excused = declared.contains(w.as_str())
+            || piece_of_one(declared, &w)
+            || beside_ellipsis(text, at, word.len());
+        (!excused).then_some(w)
+    })
+}
+
 /// Words of a foreign-prose witness at most.
 pub const FOREIGN_WORDS_LISTED: usize = 8;
 
@@ -257,16 +314,8 @@ pub const FOREIGN_WORDS_LISTED: usize = 8;
 pub fn foreign(text: &str, seen: &SeenWords, declared: &WordSet) -> (usize, Vec<String>) {
     let mut found = WordSet::default();
     let mut listed = Vec::new();
-    for (at, word) in spans(text) {
-        let w = word.to_lowercase();
-        if seen.contains(&w)
-            || declared.contains(w.as_str())
-            || found.contains(w.as_str())
-            || piece_of_one(declared, &w)
-        {
-            continue;
-        }
-        if beside_ellipsis(text, at, word.len()) {
+    for w in judged(text, declared) {
+        if seen.contains(&w) || found.contains(w.as_str()) {
             continue;
         }
         if listed.len() < FOREIGN_WORDS_LISTED {
@@ -350,6 +399,53 @@ mod tests {
         // A line break between the cut word and the ellipsis (a fallback cut whole).
         let (n, listed) = foreign("the Dropp\n...\n\nCalled zq", &seen, &declared);
         assert_eq!((n, listed), (1, vec!["zq".to_string()]));
+    }
+
+    /// `settle_for` splits the texts only as far as the judged words need, and
+    /// [`foreign`] then answers what it answers with every text split.
+    #[test]
+    fn settling_for_the_judged_words_splits_only_what_they_need() {
+        let texts = [
+            "The user asked for the build log.",
+            "zq here",
+            "more words after",
+        ];
+        let fresh = || {
+            let mut seen = SeenWords::default();
+            for t in texts {
+                seen.see_text(&Arc::from(t));
+            }
+            seen
+        };
+        let mut declared = WordSet::default();
+        add_words(&mut declared, "Summary unavailable; Called tool(s)");
+        for fallback in [
+            "Summary unavailable. USER asked: the build log.",
+            "Called the build: zq",
+            "Summary: a word from nowhere, and here",
+            "the bui... ild",
+            "",
+        ] {
+            let mut all = fresh();
+            all.settle();
+            let mut some = fresh();
+            some.settle_for(judged(fallback, &declared));
+            assert_eq!(
+                foreign(fallback, &some, &declared),
+                foreign(fallback, &all, &declared),
+                "{fallback:?}"
+            );
+        }
+        let mut some = fresh();
+        some.settle_for(judged("USER asked: the build log", &declared));
+        assert_eq!(some.pending.len(), 2, "one text holds every judged word");
+        some.settle_for(judged("here", &declared));
+        assert_eq!(some.pending.len(), 1, "the second text holds the next");
+        some.settle_for(judged("nowhere", &declared));
+        assert!(
+            some.pending.is_empty(),
+            "a word no text holds is looked for in every one"
+        );
     }
 
     /// iot 0.22.2.post1 cuts its whole fallback at 8,000 characters and marks the cut

@@ -16,7 +16,9 @@ const CALL_ID_PREFIX: &str = "call_";
 fn call_ids_spelled(prompt: &str) -> BTreeSet<CallId> {
     let mut ids = BTreeSet::new();
     let bytes = prompt.as_bytes();
-    for (at, _) in prompt.match_indices(CALL_ID_PREFIX) {
+    // `memmem`: the prefix found a vector at a time (a two-way search of every prompt
+    // was 2.5 % of a 0.19.0 batch run's instructions).
+    for at in memchr::memmem::find_iter(bytes, CALL_ID_PREFIX) {
         let digits = &bytes[at + CALL_ID_PREFIX.len()..];
         let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
         if let Ok(id) = prompt[at + CALL_ID_PREFIX.len()..][..n].parse() {
