@@ -77,7 +77,7 @@ pub const STDERR_TAIL_BYTES_MAX: u64 = 64 * 1024;
 /// 1 MiB is its default limit for an unprivileged process): a request of a few hundred
 /// KB crosses in one write instead of a writer and a reader taking turns at every 64
 /// KiB, each turn two context switches on a shared core.
-const PIPE_BYTES: usize = super::child_io::STDOUT_READ_BYTES;
+pub(super) const PIPE_BYTES: usize = 1024 * 1024;
 /// How often a child whose stdin failed is polled for its exit.
 const STDIN_FAILED_POLL_MS: u64 = 10;
 /// After the stdout pipe closes, how long to wait for the exit status.
@@ -252,26 +252,22 @@ impl AdapterChild {
                 return Err(FailureKind::Spawn(spawn_error(program, &e)));
             }
         };
-        let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
-            (Some(i), Some(o)) => (i, o),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let _ = std::fs::remove_dir_all(&scratch);
-                log.remove_unless_kept();
-                return Err(FailureKind::Spawn("pipes not available".into()));
+        let pipes = match (child.stdin.take(), child.stdout.take()) {
+            (Some(stdin), Some(stdout)) => {
+                widen_pipe(&stdin);
+                widen_pipe(&stdout);
+                Pipes::new(stdin, stdout).map_err(|e| format!("non-blocking pipes: {e}"))
             }
+            _ => Err("pipes not available".to_string()),
         };
-        widen_pipe(&stdin);
-        widen_pipe(&stdout);
-        let pipes = match Pipes::new(stdin, stdout) {
+        let pipes = match pipes {
             Ok(pipes) => pipes,
-            Err(e) => {
+            Err(why) => {
                 let _ = child.kill();
                 let _ = child.wait();
                 let _ = std::fs::remove_dir_all(&scratch);
                 log.remove_unless_kept();
-                return Err(FailureKind::Spawn(format!("non-blocking pipes: {e}")));
+                return Err(FailureKind::Spawn(why));
             }
         };
         let temp_stderr = (!log.keep).then(|| log.path.clone());

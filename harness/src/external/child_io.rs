@@ -5,14 +5,14 @@
 //! exchange wakes the harness once (no writer or reader thread to hand the bytes over:
 //! on a shared core each hand-over was two more context switches per message).
 
-use super::child::PROTOCOL_LINE_BYTES_MAX;
+use super::child::{PIPE_BYTES, PROTOCOL_LINE_BYTES_MAX};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
 use std::process::{ChildStdin, ChildStdout};
 
 /// Bytes read from stdout at a time (the pipe's capacity: a reply in one call).
-pub(super) const STDOUT_READ_BYTES: usize = 1024 * 1024;
+const STDOUT_READ_BYTES: usize = PIPE_BYTES;
 /// Reads of stdout in one [`Pipes::pump`] at most: a child that writes without end
 /// cannot keep its caller from its deadline.
 const READS_PER_PUMP_MAX: usize = 64;
@@ -245,7 +245,7 @@ impl Pipes {
                 }
             }
         }
-        if self.pending_at == self.pending.len() && self.pending.capacity() > STDOUT_READ_BYTES {
+        if self.pending_at == self.pending.len() && self.pending.capacity() > PIPE_BYTES {
             // A very long request is not kept around once written.
             self.pending = Vec::new();
             self.pending_at = 0;
@@ -392,7 +392,7 @@ mod tests {
             .expect("cat starts");
         let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
         let mut pipes = Pipes::new(stdin, stdout).expect("non-blocking");
-        let long = "y".repeat(3 * STDOUT_READ_BYTES);
+        let long = "y".repeat(3 * PIPE_BYTES);
         pipes.queue(long.clone());
         pipes.queue("short".into());
         let mut got = Vec::new();

@@ -5,7 +5,7 @@
 //! handed to summary-failure-safe as an observation on the pass's event.
 
 use super::chat::TextBook;
-use super::fallback_words::{add_words, foreign, judged, WordSet};
+use super::fallback_words::{add_words, foreign_among, judged, WordSet};
 use compactsim_invariants::fallback_text;
 use compactsim_model::{written_summaries, Message};
 
@@ -32,18 +32,26 @@ pub fn mismatch(
     before: &[Message],
     after: &[Message],
 ) -> Option<String> {
+    // Each written summary with the words of it only the seen words can excuse (found
+    // once: they choose how far the seen texts are split, then are looked up).
     let written: Vec<_> = written_summaries(before, after)
-        .map(|(_, m)| (m.id, book.content_text(&m.content)))
+        .map(|(_, m)| {
+            let text = book.content_text(&m.content);
+            let words: Vec<String> = judged(&text, declared).collect();
+            (m.id, text, words)
+        })
         .collect();
-    let judged = written.iter().flat_map(|(_, text)| judged(text, declared));
-    book.seen_words.settle_for(judged.collect::<Vec<_>>());
+    let wanted = written
+        .iter()
+        .flat_map(|(_, _, words)| words.iter().cloned());
+    book.seen_words.settle_for(wanted.collect::<Vec<_>>());
     let book = &*book;
-    written.into_iter().find_map(|(id, text)| {
+    written.into_iter().find_map(|(id, text, words)| {
         let chars = text.chars().count();
         if let Some(miss) = fallback_text::mismatch(template, &text) {
             return Some(format!("{id} ({chars} characters) lacks {miss}"));
         }
-        let (n, listed) = foreign(&text, &book.seen_words, declared);
+        let (n, listed) = foreign_among(words, &book.seen_words);
         (n > 0).then(|| {
             format!(
                 "{} ({chars} characters) holds {n} words in no text the harness sent or \

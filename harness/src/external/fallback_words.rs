@@ -312,9 +312,17 @@ pub const FOREIGN_WORDS_LISTED: usize = 8;
 /// first appearance, and how many there are in all (only the first
 /// [`FOREIGN_WORDS_LISTED`] are listed).
 pub fn foreign(text: &str, seen: &SeenWords, declared: &WordSet) -> (usize, Vec<String>) {
+    foreign_among(judged(text, declared), seen)
+}
+
+/// [`foreign`] of a text whose [`judged`] words are `judged`.
+pub fn foreign_among(
+    judged: impl IntoIterator<Item = String>,
+    seen: &SeenWords,
+) -> (usize, Vec<String>) {
     let mut found = WordSet::default();
     let mut listed = Vec::new();
-    for w in judged(text, declared) {
+    for w in judged {
         if seen.contains(&w) || found.contains(w.as_str()) {
             continue;
         }
